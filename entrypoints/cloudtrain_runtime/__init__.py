@@ -1,0 +1,1 @@
+"""The cloudtrain container runtime."""

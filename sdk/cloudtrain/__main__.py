@@ -1,0 +1,5 @@
+"""``python -m cloudtrain`` is the ``cloudtrain`` command."""
+
+from cloudtrain.cli import main
+
+main()

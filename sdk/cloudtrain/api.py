@@ -1,0 +1,81 @@
+"""The Python API: the same flow as the CLI, for pipelines (KFP, SageMaker Pipelines, Airflow).
+
+spec -> plan -> pack the code -> render the request -> submit. Each step is a plain
+function; ``render`` stops before anything is contacted, which is what ``--dry-run`` shows.
+
+Example:
+>>> import cloudtrain
+>>> spec = cloudtrain.JobSpec(name="demo", code={"module": "trainer.task"})
+>>> cloudtrain.plan(spec, "local").strategy
+'one-device'
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from cloudtrain import bundle as bundles
+from cloudtrain.plan import Plan, plan
+from cloudtrain.providers import Job, backend, backend_for_job
+from cloudtrain.spec import JobSpec
+from cloudtrain.specfile import load_spec
+
+
+def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:
+    """Accept a JobSpec, or the path of a job.yaml (with optional ``KEY=VALUE`` overrides)."""
+    if isinstance(spec, JobSpec):
+        return spec
+    return load_spec(spec, overrides)
+
+
+def pack_code(plan_: Plan) -> tuple[Plan, bundles.Bundle]:
+    """Pack the spec's source directory and return the plan pointing at the bundle's URI."""
+    spec = plan_.spec
+    packed = bundles.pack(
+        spec.code.source_dir,
+        bundle_cache(),
+        include_runtime=plan_.image != "local" and spec.image == "auto",
+    )
+    return plan_.with_bundle(packed.uri_under(plan_.storage.code)), packed
+
+
+def bundle_cache() -> Path:
+    """Where packed bundles are kept on this machine (``$XDG_CACHE_HOME/cloudtrain/bundles``)."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "cloudtrain" / "bundles"
+
+
+def render(spec: JobSpec | str | os.PathLike[str], provider: str | None = None) -> dict[str, Any]:
+    """The exact request ``submit`` would send, without contacting anything.
+
+    Example:
+    >>> request = render("examples/binary_classifier/job.yaml", "local")  # doctest: +SKIP
+    """
+    planned, _ = pack_code(plan(as_spec(spec), provider))
+    return backend(planned.provider).render(planned)
+
+
+def submit(
+    spec: JobSpec | str | os.PathLike[str],
+    provider: str | None = None,
+    *,
+    clients: Any = None,
+) -> Job:
+    """Plan, pack, render and submit the job; returns a handle with status/logs/wait/cancel.
+
+    Args:
+        spec: a JobSpec or the path of a job.yaml.
+        provider: ``local``, ``vertex`` or ``sagemaker``; default ``spec.provider``.
+        clients: provider clients to use instead of the defaults (tests, custom transports).
+    """
+    planned, packed = pack_code(plan(as_spec(spec), provider))
+    module = backend(planned.provider)
+    return module.submit(planned, module.render(planned), packed, clients=clients)
+
+
+def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> Job:
+    """Reconnect to a submitted job by the ID ``submit`` printed."""
+    module = backend(provider) if provider else backend_for_job(job_id)
+    return module.attach(job_id, clients=clients)

@@ -1,0 +1,95 @@
+"""The ``cloudtrain`` command line.
+
+Commands are registered by name and imported only when run, so ``cloudtrain --help``
+and the spec commands stay fast: no TensorFlow, no cloud SDK, on the start-up path.
+Only ``main`` prints errors and chooses the exit code; everything below it raises.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from cloudtrain.errors import CloudtrainError
+
+# name -> "module:attribute"; imported when the command is used.
+COMMANDS = {
+    "validate": "cloudtrain.cli.spec_commands:validate",
+    "plan": "cloudtrain.cli.spec_commands:plan_command",
+    "schema": "cloudtrain.cli.spec_commands:schema",
+    "render": "cloudtrain.cli.job_commands:render_command",
+    "submit": "cloudtrain.cli.job_commands:submit_command",
+    "status": "cloudtrain.cli.job_commands:status",
+    "logs": "cloudtrain.cli.job_commands:logs",
+    "cancel": "cloudtrain.cli.job_commands:cancel",
+    "wait": "cloudtrain.cli.job_commands:wait",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy:
+            module, _, attr = self.lazy[cmd_name].partition(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(package_name="cloudtrain", prog_name="cloudtrain")
+def cli() -> None:
+    """Distributed TensorFlow/Keras training on Vertex AI, SageMaker or this machine, from one job spec.
+
+    \b
+    Start here:
+      cloudtrain validate job.yaml                      check the spec
+      cloudtrain plan job.yaml --provider vertex        machines, replicas, batch, strategy
+      cloudtrain submit job.yaml --dry-run              the exact request, nothing sent
+      cloudtrain submit job.yaml --provider local       run it here, as the cloud would
+
+    Every command that reads a spec takes --set KEY=VALUE overrides, e.g.
+    --set training.epochs=5. Set CLOUDTRAIN_DEBUG=1 to see tracebacks.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; the only place that prints errors and exits."""
+    try:
+        code = cli.main(args=argv, prog_name="cloudtrain", standalone_mode=False)
+    except CloudtrainError as exc:
+        _debug_traceback()
+        for problem in exc.problems:
+            click.echo(f"Error: {problem}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _debug_traceback() -> None:
+    if os.environ.get("CLOUDTRAIN_DEBUG") == "1":
+        traceback.print_exc()

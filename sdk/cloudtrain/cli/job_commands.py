@@ -1,0 +1,148 @@
+"""``render``, ``submit``, ``status``, ``logs``, ``cancel`` and ``wait``: the job's life cycle."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from cloudtrain import api
+from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, spec_options
+from cloudtrain.cli.spec_commands import summary
+from cloudtrain.errors import CloudtrainError
+from cloudtrain.plan import plan
+from cloudtrain.providers import Job, JobStatus, backend
+from cloudtrain.specfile import load_spec
+
+provider_option = click.option(
+    "--provider",
+    "-p",
+    type=PROVIDER_CHOICE,
+    default=None,
+    help="Provider of the job. Default: inferred from the ID.",
+)
+
+
+@click.command("render")
+@spec_options
+def render_command(job: str, provider: str | None, overrides: tuple[str, ...]) -> None:
+    """Print the provider request for JOB as JSON, exactly as submit would send it.
+
+    Vertex: the JSON body of POST .../customJobs. SageMaker: the keyword arguments of
+    boto3's create_training_job. Local: the processes and environments it would start.
+
+    \b
+    Example:
+      cloudtrain render job.yaml --provider vertex > customjob.json
+    """
+    planned, _ = api.pack_code(plan(load_spec(job, overrides), provider))
+    click.echo(json.dumps(backend(planned.provider).render(planned), indent=2))
+
+
+@click.command("submit")
+@spec_options
+@click.option("--dry-run", is_flag=True, help="Print the request and the plan; send nothing.")
+@click.option(
+    "--wait/--no-wait",
+    "wait_",
+    default=None,
+    help="Follow logs until the job ends (default for local).",
+)
+@json_option
+def submit_command(
+    job: str,
+    provider: str | None,
+    overrides: tuple[str, ...],
+    dry_run: bool,
+    wait_: bool | None,
+    as_json: bool,
+) -> None:
+    """Submit JOB to a provider (local by default) and print the job ID.
+
+    With --dry-run, print the request JSON on stdout and the plan summary on stderr,
+    so `cloudtrain submit job.yaml --dry-run | jq` works.
+
+    \b
+    Examples:
+      cloudtrain submit job.yaml                           run here on the local provider
+      cloudtrain submit job.yaml --provider vertex --dry-run
+      cloudtrain submit job.yaml --provider sagemaker --set resources.spot=true
+    """
+    planned, packed = api.pack_code(plan(load_spec(job, overrides), provider))
+    module = backend(planned.provider)
+    request = module.render(planned)
+    if dry_run:
+        click.echo(json.dumps(request, indent=2))
+        click.echo(f"Plan: {summary(planned)}", err=True)
+        click.echo(
+            f"Code: {packed.name} ({packed.files} files, {packed.size} bytes) -> {planned.bundle}",
+            err=True,
+        )
+        return
+    submitted = module.submit(planned, request, packed, clients=None)
+    click.echo(json.dumps({"id": submitted.id, "provider": submitted.provider}) if as_json else submitted.id)
+    if wait_ if wait_ is not None else planned.provider == "local":
+        _follow(submitted)
+    else:
+        click.echo(f"Follow it with: cloudtrain logs {submitted.id} --follow", err=True)
+
+
+@click.command()
+@click.argument("job_id")
+@provider_option
+@json_option
+def status(job_id: str, provider: str | None, as_json: bool) -> None:
+    """Print the state of JOB_ID (succeeded, failed, running, ...) and the provider's detail."""
+    current = api.attach(job_id, provider).status()
+    if as_json:
+        click.echo(json.dumps({"id": job_id, **current.__dict__, "done": current.done}))
+    else:
+        click.echo(
+            f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}"
+        )
+
+
+@click.command()
+@click.argument("job_id")
+@provider_option
+@click.option("--follow", "-f", is_flag=True, help="Keep streaming until the job ends.")
+def logs(job_id: str, provider: str | None, follow: bool) -> None:
+    """Print the logs of JOB_ID, one line per entry, prefixed by replica ([chief-0], [worker-1], ...)."""
+    for line in api.attach(job_id, provider).logs(follow=follow):
+        click.echo(line)
+
+
+@click.command()
+@click.argument("job_id")
+@provider_option
+def cancel(job_id: str, provider: str | None) -> None:
+    """Cancel (Vertex) or stop (SageMaker, local) JOB_ID."""
+    api.attach(job_id, provider).cancel()
+    click.echo(f"Cancellation requested for {job_id}", err=True)
+
+
+@click.command()
+@click.argument("job_id")
+@provider_option
+@click.option("--poll", default=30.0, show_default=True, help="Seconds between status checks.")
+def wait(job_id: str, provider: str | None, poll: float) -> None:
+    """Block until JOB_ID ends; exit 0 if it succeeded, 1 otherwise."""
+    final = api.attach(job_id, provider).wait(poll_s=poll, on_status=_print_status)
+    _exit_for(final)
+
+
+def _follow(job: Job) -> None:
+    for line in job.logs(follow=True):
+        click.echo(line)
+    _exit_for(job.wait(poll_s=1.0))
+
+
+def _print_status(current: JobStatus) -> None:
+    click.echo(f"{current.state} ({current.provider_state}) {current.detail}".rstrip(), err=True)
+
+
+def _exit_for(final: JobStatus) -> None:
+    if final.state != "succeeded":
+        raise CloudtrainError(f"Job ended {final.state} ({final.provider_state}). {final.detail}".rstrip())
+    sys.stdout.flush()

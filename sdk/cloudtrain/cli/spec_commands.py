@@ -1,0 +1,107 @@
+"""``validate``, ``plan`` and ``schema``: everything that needs only the spec and the catalog."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from cloudtrain.cli.options import json_option, spec_options
+from cloudtrain.plan import Plan, plan
+from cloudtrain.specfile import load_spec
+
+
+@click.command()
+@spec_options
+@json_option
+def validate(job: str, provider: str | None, overrides: tuple[str, ...], as_json: bool) -> None:
+    """Check JOB (a job.yaml) and that it can run on the provider.
+
+    Every problem is printed on its own line with the field, the value and the fix;
+    the exit code is 2 when there is any. Nothing is contacted over the network.
+
+    \b
+    Examples:
+      cloudtrain validate job.yaml
+      cloudtrain validate job.yaml --provider sagemaker --set resources.hosts=4
+    """
+    planned = plan(load_spec(job, overrides), provider)
+    if as_json:
+        click.echo(json.dumps({"valid": True, "provider": planned.provider, "summary": summary(planned)}))
+    else:
+        click.echo(f"{job} is valid for {planned.provider}: {summary(planned)}")
+
+
+@click.command("plan")
+@spec_options
+@json_option
+def plan_command(job: str, provider: str | None, overrides: tuple[str, ...], as_json: bool) -> None:
+    """Show how JOB resolves on a provider: machine, replicas, batch, learning rate, strategy, paths.
+
+    \b
+    Examples:
+      cloudtrain plan job.yaml --provider vertex
+      cloudtrain plan job.yaml --provider sagemaker --json | jq .global_batch
+    """
+    planned = plan(load_spec(job, overrides), provider)
+    if as_json:
+        click.echo(json.dumps(planned.to_dict(), indent=2))
+    else:
+        click.echo(describe(planned))
+
+
+@click.command()
+def schema() -> None:
+    """Print the JSON Schema of job.yaml (for editor autocompletion and CI checks).
+
+    \b
+    Example:
+      cloudtrain schema > job.schema.json
+    """
+    from cloudtrain.spec import JobSpec
+
+    click.echo(json.dumps(JobSpec.model_json_schema(), indent=2))
+
+
+def summary(p: Plan) -> str:
+    """One line: hosts × machine, replicas, global batch, strategy."""
+    machine = p.machine.machine_type if p.machine else f"local ({p.devices_per_host} CPU device(s))"
+    return (
+        f"{p.hosts} × {machine}, {p.replicas} replicas, global batch {p.global_batch}, strategy {p.strategy}"
+    )
+
+
+def describe(p: Plan) -> str:
+    """The plan as aligned ``key  value`` lines for people."""
+    lr = f"{p.learning_rate:g} ({p.lr_scaling} from {p.base_learning_rate:g}"
+    lr += f", warm-up {p.warmup_steps} steps)" if p.warmup_steps else ")"
+    rows = [
+        ("job", p.name),
+        ("provider", p.provider),
+        ("machine", _machine(p)),
+        ("hosts", str(p.hosts)),
+        ("replicas", f"{p.replicas} ({p.hosts} × {p.devices_per_host})"),
+        ("global batch", f"{p.global_batch} ({p.per_replica_batch} per replica)"),
+        ("learning rate", lr),
+        ("steps/epoch", str(p.steps_per_epoch or "from the dataset")),
+        ("strategy", f"{p.strategy}: {p.strategy_reason}"),
+        ("mixed precision", p.mixed_precision),
+        ("spot", "yes" if p.spot else "no"),
+        ("max runtime", f"{p.max_runtime_s} s"),
+        ("image", p.image),
+        ("backup", p.storage.backup),
+        ("tensorboard", p.storage.tensorboard),
+        ("export", p.storage.export),
+    ]
+    width = max(len(key) for key, _ in rows)
+    return "\n".join(f"{key:<{width}}  {value}" for key, value in rows)
+
+
+def _machine(p: Plan) -> str:
+    m = p.machine
+    if m is None:
+        return f"this machine, {p.devices_per_host} emulated device(s) per host"
+    accel = f", {m.accelerator_count} × {m.accelerator}" if m.accelerator_count else ""
+    return (
+        f"{m.machine_type} ({m.vcpus} vCPU, {m.memory_gb} GB{accel}, {m.intra_host}, {m.network_gbps} Gb/s)"
+    )

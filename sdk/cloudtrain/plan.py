@@ -1,0 +1,457 @@
+"""Resolve a JobSpec for one provider: machines, replicas, batch, learning rate, strategy, paths.
+
+``plan(spec, provider)`` is the one place these are derived. Backends render requests
+from the Plan, the cost table prices it and the runtime receives its ``RuntimeConfig``;
+nothing downstream derives them again.
+
+Example:
+>>> from cloudtrain.spec import JobSpec
+>>> spec = JobSpec(
+...     name="demo", code={"module": "trainer.task"}, storage={"root": "gs://bucket/demo"},
+...     resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2},
+... )
+>>> p = plan(spec, "vertex")
+>>> p.machine.machine_type, p.replicas, p.global_batch, p.strategy
+('a2-highgpu-8g', 16, 512, 'multi-worker')
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from cloudtrain import catalog
+from cloudtrain.errors import SpecError
+from cloudtrain.spec import JobSpec, RuntimeConfig
+
+PROVIDERS = ("local", "vertex", "sagemaker")
+
+
+@dataclass(frozen=True)
+class ProviderRules:
+    """What a provider accepts, as data; one checker turns violations into SpecErrors."""
+
+    title: str
+    schemes: tuple[str, ...]
+    max_runtime_s: int
+    max_runtime_source: str
+    unsupported: dict[str, str]
+
+
+RULES: dict[str, ProviderRules] = {
+    "vertex": ProviderRules(
+        title="Vertex AI",
+        schemes=("gs://",),
+        max_runtime_s=7 * 86400,
+        max_runtime_source="Scheduling.timeout: 7 days (reference/vertex.md §1.1, §4.4)",
+        unsupported={},
+    ),
+    "sagemaker": ProviderRules(
+        title="SageMaker",
+        schemes=("s3://",),
+        max_runtime_s=28 * 86400,
+        max_runtime_source="StoppingCondition.MaxRuntimeInSeconds: 28 days (reference/sagemaker.md §2)",
+        unsupported={"tpu": "SageMaker has no TPUs; use --provider vertex"},
+    ),
+}
+
+
+@dataclass(frozen=True)
+class StoragePaths:
+    """Where each role writes, as provider URIs (or local paths)."""
+
+    root: str
+    backup: str
+    checkpoints: str
+    tensorboard: str
+    export: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A JobSpec resolved for one provider. Everything a backend or the runtime needs."""
+
+    provider: str
+    spec: JobSpec
+    machine: catalog.Machine | None
+    hosts: int
+    devices_per_host: int
+    replicas: int
+    per_replica_batch: int
+    global_batch: int
+    base_learning_rate: float
+    learning_rate: float
+    lr_scaling: str
+    steps_per_epoch: int | None
+    warmup_steps: int | None
+    strategy: str
+    strategy_reason: str
+    mixed_precision: str
+    storage: StoragePaths
+    image: str
+    runtime: RuntimeConfig
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def spot(self) -> bool:
+        return self.spec.resources.spot
+
+    @property
+    def max_runtime_s(self) -> int:
+        return self.spec.limits.max_runtime
+
+    @property
+    def bundle(self) -> str | None:
+        """URI of the code bundle, once packed (see ``with_bundle``)."""
+        return self.runtime.bundle
+
+    def with_bundle(self, uri: str) -> Plan:
+        """This plan with the code bundle's URI filled in; render needs it."""
+        return replace(self, runtime=self.runtime.model_copy(update={"bundle": uri}))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as JSON-ready data (what ``cloudtrain plan --json`` prints)."""
+        return {
+            "name": self.name,
+            "provider": self.provider,
+            "machine": asdict(self.machine) if self.machine else None,
+            "hosts": self.hosts,
+            "devices_per_host": self.devices_per_host,
+            "replicas": self.replicas,
+            "per_replica_batch": self.per_replica_batch,
+            "global_batch": self.global_batch,
+            "learning_rate": {
+                "base": self.base_learning_rate,
+                "scaled": self.learning_rate,
+                "scaling": self.lr_scaling,
+                "warmup_epochs": self.spec.training.learning_rate.warmup_epochs,
+                "warmup_steps": self.warmup_steps,
+            },
+            "steps_per_epoch": self.steps_per_epoch,
+            "epochs": self.spec.training.epochs,
+            "strategy": self.strategy,
+            "strategy_reason": self.strategy_reason,
+            "mixed_precision": self.mixed_precision,
+            "spot": self.spot,
+            "max_runtime_s": self.max_runtime_s,
+            "image": self.image,
+            "bundle": self.bundle,
+            "storage": asdict(self.storage),
+        }
+
+    def __repr__(self) -> str:
+        machine = self.machine.machine_type if self.machine else "local"
+        return (
+            f"Plan(name={self.name!r}, provider={self.provider!r}, machine={machine!r}, "
+            f"hosts={self.hosts}, replicas={self.replicas}, global_batch={self.global_batch}, "
+            f"strategy={self.strategy!r})"
+        )
+
+
+def plan(spec: JobSpec, provider: str | None = None) -> Plan:
+    """Resolve ``spec`` for ``provider`` (default: ``spec.provider``).
+
+    Raises:
+        SpecError: with one message per problem when the spec cannot run on the provider.
+    """
+    provider = provider or spec.provider
+    if provider not in PROVIDERS:
+        from cloudtrain.errors import did_you_mean
+
+        raise SpecError(f"Unknown provider {provider!r}.{did_you_mean(provider, PROVIDERS)}")
+    problems = _provider_problems(spec, provider)
+    machine = None
+    kind = catalog.accelerators()[spec.resources.accelerator].kind
+    if provider != "local" and kind not in RULES[provider].unsupported:
+        machine, machine_problems = _machine(spec, provider)
+        problems += machine_problems
+    if problems:
+        raise SpecError(problems)
+    return _resolve(spec, provider, machine)
+
+
+def _provider_problems(spec: JobSpec, provider: str) -> list[str]:
+    if provider == "local":
+        if catalog.accelerators()[spec.resources.accelerator].kind == "tpu":
+            return [
+                "resources.accelerator: TPUs cannot be emulated by the local provider; use --provider vertex."
+            ]
+        return []
+    rules = RULES[provider]
+    res = spec.resources
+    accel = catalog.accelerators()[res.accelerator]
+    problems = []
+    if accel.kind in rules.unsupported:
+        problems.append(f"resources.accelerator: {rules.unsupported[accel.kind]}.")
+    root = spec.storage_root(provider)
+    if not root.startswith(rules.schemes):
+        scheme = rules.schemes[0]
+        problems.append(
+            f"storage.root: {root!r} cannot be used on {rules.title}, which needs a {scheme} URI. "
+            f"Set {provider}.storage_root (or storage.root) to {scheme}BUCKET/path."
+        )
+    for channel, uri in spec.data.items():
+        if not uri.startswith(rules.schemes):
+            problems.append(
+                f"data.{channel}: {uri!r} cannot be read on {rules.title}; use a {rules.schemes[0]} URI."
+            )
+    if spec.limits.max_runtime > rules.max_runtime_s:
+        days = rules.max_runtime_s // 86400
+        kind = "spot training" if res.spot else "training"
+        problems.append(
+            f"limits.max_runtime: {_human(spec.limits.max_runtime)} exceeds the {days}-day maximum "
+            f"for {kind} on {rules.title} ({rules.max_runtime_source}). "
+            f"Set limits.max_runtime to {days}d or less."
+        )
+    if provider == "vertex":
+        problems += _vertex_problems(spec)
+    if provider == "sagemaker" and spec.sagemaker.role is None:
+        problems.append(
+            "sagemaker.role is required on SageMaker. Set it to the ARN of the role the job runs as, "
+            "e.g. arn:aws:iam::123456789012:role/SageMakerTraining."
+        )
+    return problems
+
+
+def _vertex_problems(spec: JobSpec) -> list[str]:
+    res, vertex = spec.resources, spec.vertex
+    problems = []
+    if catalog.accelerators()[res.accelerator].kind == "tpu":
+        if res.hosts > 1:
+            problems.append(
+                f"resources.hosts: TPU jobs on Vertex AI run as one worker pool with one replica, "
+                f"but resources.hosts={res.hosts}. Set resources.hosts: 1 and choose the slice "
+                f"size with resources.per_host (chips)."
+            )
+        if res.spot and res.per_host > 8:
+            problems.append("resources.spot: Vertex AI does not support Spot VMs with TPU Pods.")
+    if vertex.tensorboard and not vertex.service_account:
+        problems.append(
+            "vertex.tensorboard needs vertex.service_account: Vertex AI refuses TensorBoard uploads "
+            "without one. Set vertex.service_account."
+        )
+    if vertex.project is None:
+        problems.append("vertex.project is required on Vertex AI. Set it to your Google Cloud project ID.")
+    return problems
+
+
+def _machine(spec: JobSpec, provider: str) -> tuple[catalog.Machine | None, list[str]]:
+    res = spec.resources
+    machine = catalog.machine_for(provider, res.accelerator, res.per_host)
+    if machine is not None:
+        return machine, []
+    counts = catalog.device_counts(provider, res.accelerator)
+    title = RULES[provider].title
+    if not counts:
+        offered = sorted({m.accelerator for m in catalog.machines(provider)})
+        return None, [
+            f"resources.accelerator: {res.accelerator!r} is not offered on {title}. "
+            f"Choose one of: {', '.join(offered)}."
+        ]
+    kind = "chip" if catalog.accelerators()[res.accelerator].kind == "tpu" else "GPU"
+    return None, [
+        f"resources.per_host: {res.per_host} is not a valid {kind} count for {res.accelerator} "
+        f"on {provider} ({', '.join(map(str, counts))})."
+    ]
+
+
+def _resolve(spec: JobSpec, provider: str, machine: catalog.Machine | None) -> Plan:
+    res, training = spec.resources, spec.training
+    devices = machine.devices if machine else res.per_host
+    replicas = res.hosts * devices
+    per_replica = _per_replica_batch(spec, replicas, devices)
+    global_batch = per_replica * replicas
+    strategy, reason = choose_strategy(spec, devices)
+    lr = training.learning_rate
+    scaled = scale_learning_rate(lr.base, replicas, lr.scaling)
+    steps = _steps_per_epoch(spec, global_batch)
+    warmup = math.ceil(lr.warmup_epochs * steps) if steps and lr.warmup_epochs else None
+    storage = storage_paths(spec.storage_root(provider))
+    precision = mixed_precision(training.mixed_precision, res.accelerator if machine else "cpu")
+    runtime = RuntimeConfig(
+        name=spec.name,
+        module=spec.code.module,
+        script=spec.code.script,
+        args=spec.code.args,
+        epochs=training.epochs,
+        steps_per_epoch=training.steps_per_epoch,
+        per_replica_batch=per_replica,
+        replicas=replicas,
+        learning_rate=scaled,
+        base_learning_rate=lr.base,
+        warmup_epochs=lr.warmup_epochs,
+        mixed_precision=precision,
+        strategy=strategy,
+        keras_backend=training.keras_backend,
+        layout_map=training.layout_map,
+        model_parallel=training.model_parallel,
+        accelerator=res.accelerator,
+        devices_per_host=devices,
+        hosts=res.hosts,
+        backup_dir=storage.backup,
+        tensorboard_dir=storage.tensorboard,
+        export_dir=storage.export,
+        data=spec.data,
+    )
+    return Plan(
+        provider=provider,
+        spec=spec,
+        machine=machine,
+        hosts=res.hosts,
+        devices_per_host=devices,
+        replicas=replicas,
+        per_replica_batch=per_replica,
+        global_batch=global_batch,
+        base_learning_rate=lr.base,
+        learning_rate=scaled,
+        lr_scaling=lr.scaling,
+        steps_per_epoch=steps,
+        warmup_steps=warmup,
+        strategy=strategy,
+        strategy_reason=reason,
+        mixed_precision=precision,
+        storage=storage,
+        image=resolve_image(spec, provider, machine),
+        runtime=runtime,
+    )
+
+
+DEFAULT_PER_REPLICA_BATCH = 32
+
+
+def _per_replica_batch(spec: JobSpec, replicas: int, devices: int) -> int:
+    """Per-replica batch from the spec; a global batch must split evenly over the replicas."""
+    training = spec.training
+    if training.global_batch is None:
+        return training.per_replica_batch or DEFAULT_PER_REPLICA_BATCH
+    if training.global_batch % replicas:
+        lower = training.global_batch // replicas * replicas
+        options = " or ".join(str(n) for n in (lower, lower + replicas) if n > 0)
+        raise SpecError(
+            f"training.global_batch: {training.global_batch} does not divide over {replicas} replicas "
+            f"({spec.resources.hosts} hosts × {devices} {spec.resources.accelerator}). "
+            f"Use a multiple of {replicas} (e.g. {options}), or set training.per_replica_batch."
+        )
+    return training.global_batch // replicas
+
+
+def _steps_per_epoch(spec: JobSpec, global_batch: int) -> int | None:
+    training = spec.training
+    if training.steps_per_epoch:
+        return training.steps_per_epoch
+    if training.examples_per_epoch:
+        return math.ceil(training.examples_per_epoch / global_batch)
+    return None
+
+
+def choose_strategy(spec: JobSpec, devices_per_host: int) -> tuple[str, str]:
+    """The strategy the runtime will create, and why, in one line.
+
+    An explicit ``training.strategy`` wins when the hardware allows it.
+    """
+    training, res = spec.training, spec.resources
+    kind = catalog.accelerators()[res.accelerator].kind
+    requested = training.strategy
+    if requested != "auto":
+        _check_explicit(requested, kind, res.hosts * devices_per_host)
+        return requested, f"training.strategy: {requested} set in the spec"
+    if training.keras_backend == "jax":
+        if training.layout_map:
+            return (
+                "keras-model-parallel",
+                "Keras on JAX with a layout map: keras.distribution.ModelParallel",
+            )
+        return (
+            "keras-data-parallel",
+            "Keras on JAX: keras.distribution.DataParallel over all devices",
+        )
+    if kind == "tpu":
+        return "tpu", "TPU accelerator: TPUStrategy"
+    if res.hosts > 1:
+        return "multi-worker", f"{res.hosts} hosts: MultiWorkerMirroredStrategy"
+    if devices_per_host > 1:
+        return "mirrored", f"1 host with {devices_per_host} devices: MirroredStrategy"
+    return "one-device", "1 device: the default strategy"
+
+
+def _check_explicit(strategy: str, kind: str, replicas: int) -> None:
+    if strategy == "tpu" and kind != "tpu":
+        raise SpecError(
+            f"training.strategy: 'tpu' needs a TPU accelerator, but resources.accelerator is a {kind}. "
+            "Set resources.accelerator: tpu-v5e, or use strategy auto."
+        )
+    if kind == "tpu" and strategy in ("mirrored", "multi-worker", "one-device"):
+        raise SpecError(f"training.strategy: {strategy!r} cannot drive a TPU. Use strategy 'tpu' or auto.")
+    if strategy == "one-device" and replicas > 1:
+        raise SpecError(
+            f"training.strategy: 'one-device' would use 1 of {replicas} devices. "
+            "Set resources.per_host: 1 and resources.hosts: 1, or use strategy auto."
+        )
+
+
+def scale_learning_rate(base: float, replicas: int, scaling: str) -> float:
+    """Scale a single-replica learning rate to ``replicas`` replicas.
+
+    Example:
+    >>> scale_learning_rate(0.001, 8, "linear")
+    0.008
+    """
+    factor = {"linear": replicas, "sqrt": math.sqrt(replicas), "none": 1}[scaling]
+    return round(base * factor, 12)
+
+
+def mixed_precision(requested: str, accelerator: str) -> str:
+    """Resolve ``auto``: bf16 where the hardware has it, fp16 on older GPUs, off on CPU."""
+    if requested != "auto":
+        return requested
+    accel = catalog.accelerators()[accelerator]
+    if accel.kind == "cpu":
+        return "off"
+    return "bf16" if accel.bf16 else "fp16"
+
+
+def storage_paths(root: str) -> StoragePaths:
+    """Every storage role under one root; the same names as Vertex's AIP_*_DIR variables."""
+    base = root.rstrip("/")
+    return StoragePaths(
+        root=base,
+        backup=f"{base}/backup",
+        checkpoints=f"{base}/checkpoints",
+        tensorboard=f"{base}/logs",
+        export=f"{base}/model",
+        code=f"{base}/code",
+    )
+
+
+def resolve_image(spec: JobSpec, provider: str, machine: catalog.Machine | None) -> str:
+    """The container image: the spec's URI, or for ``auto`` the catalog's image for this hardware."""
+    if spec.image != "auto" or provider == "local":
+        return spec.image if spec.image != "auto" else "local"
+    kind = catalog.accelerators()[machine.accelerator].kind if machine else "cpu"
+    region = spec.sagemaker.region if provider == "sagemaker" else spec.vertex.region
+    for row in _image_rows():
+        if row["provider"] == provider and row["kind"] == kind:
+            return row["uri"].format(region=region)
+    raise SpecError(
+        f"image: auto has no maintained TensorFlow {kind.upper()} image on {RULES[provider].title}. "
+        f"Build containers/{kind}.Dockerfile, push it, and set image: to its URI."
+    )
+
+
+def _image_rows() -> list[dict[str, str]]:
+    with (Path(catalog.__file__).parent / "images.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _human(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
