@@ -1,0 +1,67 @@
+"""What every provider puts into the training container: command, environment, runtime config.
+
+The container contract is small and the same everywhere, so the Vertex and SageMaker
+backends (and the local emulation of both) render it from here:
+
+- ``CLOUDTRAIN_CONFIG``: the plan's ``RuntimeConfig`` as compact JSON. SageMaker caps
+  Environment values at 512 characters, so there it travels as the hyperparameter
+  ``cloudtrain_config`` (2,500 characters) instead; the runtime reads either.
+- ``CLOUDTRAIN_BUNDLE``: the code bundle's path *inside the container* (``/gcs/...`` on
+  Vertex, ``/opt/ml/input/data/code/...`` on SageMaker).
+- ``CLOUDTRAIN_ROOT`` (not set by providers): a folder that stands in for ``/`` when the
+  local provider emulates ``/gcs`` or ``/opt/ml``. The runtime reads it for every fixed
+  path, the bootstrap below included, and nothing else tells it it is emulated.
+
+With ``image: auto`` the image is a stock TensorFlow image without cloudtrain, so the
+command is a short bootstrap that unpacks the bundle (which then carries the runtime's
+source under ``.cloudtrain-runtime/``) and starts the runtime. With your own image the
+image's ENTRYPOINT (``cloudtrain-runtime``) runs and no command is rendered.
+"""
+
+from __future__ import annotations
+
+import json
+
+from cloudtrain.plan import Plan
+
+CONFIG_ENV = "CLOUDTRAIN_CONFIG"
+BUNDLE_ENV = "CLOUDTRAIN_BUNDLE"
+ROOT_ENV = "CLOUDTRAIN_ROOT"
+CONFIG_HYPERPARAMETER = "cloudtrain_config"
+
+# Runs in a stock TensorFlow image: stdlib only; safe extraction (no absolute paths,
+# no "..", no links out of the target: tarfile's "data" filter, Python >= 3.11.4).
+BOOTSTRAP = """\
+import os, sys, tarfile
+root = os.environ.get("CLOUDTRAIN_ROOT", "/")
+bundle = os.path.join(root, os.environ["CLOUDTRAIN_BUNDLE"].lstrip("/"))
+dest = os.path.join(root, "tmp/cloudtrain/code")
+os.makedirs(dest, exist_ok=True)
+with tarfile.open(bundle) as tar:
+    tar.extractall(dest, filter="data")
+sys.path.insert(0, os.path.join(dest, ".cloudtrain-runtime"))
+os.environ["CLOUDTRAIN_CODE_DIR"] = dest
+from cloudtrain_runtime.main import main
+main(sys.argv[1:])
+"""
+
+
+def runtime_config_json(plan: Plan) -> str:
+    """The RuntimeConfig as compact, key-sorted JSON (stable for golden files)."""
+    return json.dumps(plan.runtime.model_dump(mode="json"), separators=(",", ":"), sort_keys=True)
+
+
+def command(plan: Plan) -> list[str] | None:
+    """The container command, or None to run the image's own ENTRYPOINT."""
+    if plan.spec.image == "auto":
+        return ["python3", "-c", BOOTSTRAP]
+    return None
+
+
+def environment(plan: Plan, bundle_path: str, *, include_config: bool = True) -> dict[str, str]:
+    """Environment variables for every replica: the user's ``env`` plus the runtime contract."""
+    env = dict(plan.spec.env)
+    env[BUNDLE_ENV] = bundle_path
+    if include_config:
+        env[CONFIG_ENV] = runtime_config_json(plan)
+    return env
