@@ -1,0 +1,260 @@
+"""The supervisor of one local run: start every replica, stream their output, restart on failure.
+
+It runs as its own detached process (``python -m cloudtrain.providers.local_launcher
+RUN_DIR``), so a local job outlives the shell that submitted it, exactly like a cloud
+job, and ``cloudtrain status|logs|cancel local:<id>`` work from anywhere. Everything it
+knows comes from ``RUN_DIR/request.json`` (the rendered request with the run folder
+and buckets filled in); everything it reports goes to files in ``RUN_DIR``:
+
+- ``launcher.pid``: this process; ``cancel`` sends it SIGTERM.
+- ``status.json``: the run's state, rewritten atomically at every change.
+- ``output.log``: every replica's merged output, each line prefixed ``[chief-0] ``.
+
+A replica that exits non-zero makes the launcher SIGKILL the others at once (TF would
+only notice after a ~10 s heartbeat timeout, reference/tf-distribution-on-cpu.md §3)
+and start the whole set again on fresh ports and fresh host folders, as Vertex's
+``restart_job_on_worker_restart`` and SageMaker's retry do, up to ``max_restarts``.
+Training resumes from the backup in the (persistent) stand-in bucket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from cloudtrain.providers import local_hosts
+
+POLL_S = 0.1
+# Set by the launcher (not part of the request): without it Python buffers the
+# replicas' stdout in the pipe and progress lines arrive only at exit.
+STREAMING_ENV = {"PYTHONUNBUFFERED": "1"}
+# Variables of the submitting shell that would confuse a replica about who it is.
+SCRUBBED_ENV = ("TF_CONFIG", "CLUSTER_SPEC", "CLOUDTRAIN_FAULT", "CLOUDTRAIN_HOSTS", "CLOUDTRAIN_ROOT")
+FAULT_ENV = "CLOUDTRAIN_FAULT"
+
+
+@dataclass
+class Outcome:
+    """How one attempt ended: every replica succeeded, one failed, or the run was cancelled."""
+
+    ok: bool
+    detail: str
+    cancelled: bool = False
+
+
+class RunFiles:
+    """The files of one run folder, and the only code that writes them."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.dir = run_dir
+        self._lock = threading.Lock()
+        self._log: IO[str] = (run_dir / "output.log").open("a", encoding="utf-8")
+
+    def request(self) -> dict[str, Any]:
+        return json.loads((self.dir / "request.json").read_text())
+
+    def say(self, replica: str, line: str) -> None:
+        """Append one line of output, prefixed by the replica that wrote it."""
+        with self._lock:
+            self._log.write(f"[{replica}] {line.rstrip()}\n")
+            self._log.flush()
+
+    def set_status(self, state: str, provider_state: str, detail: str = "") -> None:
+        """Rewrite status.json atomically, so a reader never sees half a file."""
+        tmp = self.dir / "status.json.tmp"
+        tmp.write_text(json.dumps({"state": state, "provider_state": provider_state, "detail": detail}))
+        tmp.replace(self.dir / "status.json")
+
+    def close(self) -> None:
+        self._log.close()
+
+
+class Launcher:
+    """Runs the request's replicas as one set, attempt after attempt."""
+
+    def __init__(self, files: RunFiles) -> None:
+        self.files = files
+        self.request = files.request()
+        self.cancelled = threading.Event()
+
+    def run(self) -> None:
+        """Attempt the run until it succeeds, is cancelled, or has used up its restarts."""
+        limit = int(self.request["max_restarts"])
+        for attempt in range(limit + 1):
+            outcome = self._attempt(attempt, limit)
+            if outcome.ok or outcome.cancelled or attempt == limit:
+                break
+            self.files.say("cloudtrain", f"Restarting all replicas (restart {attempt + 1} of {limit}).")
+        self._finish(outcome, attempt)
+
+    def _attempt(self, attempt: int, limit: int) -> Outcome:
+        self.files.set_status("running", f"RUNNING (attempt {attempt + 1} of {limit + 1})")
+        replicas = resolve_ports(self.request["replicas"])
+        for replica in replicas:
+            local_hosts.prepare(replica)
+        procs = {r["name"]: self._start(r, attempt) for r in replicas}
+        pumps = [self._pump(name, proc) for name, proc in procs.items()]
+        outcome = self._watch(procs)
+        for pump in pumps:
+            pump.join()
+        for replica in replicas:
+            local_hosts.sync_out(replica)
+        return outcome
+
+    def _start(self, replica: dict[str, Any], attempt: int) -> subprocess.Popen[bytes]:
+        env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+        env.update(STREAMING_ENV)
+        env.update(replica["env"])
+        if attempt == 0 and self.request.get("fault"):
+            env[FAULT_ENV] = self.request["fault"]
+        return subprocess.Popen(
+            replica["argv"],
+            env=env,
+            cwd=replica["root"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stopping it stops its children
+        )
+
+    def _pump(self, name: str, proc: subprocess.Popen[bytes]) -> threading.Thread:
+        def copy() -> None:
+            assert proc.stdout is not None
+            for raw in proc.stdout:
+                self.files.say(name, raw.decode("utf-8", errors="replace"))
+            proc.stdout.close()
+
+        thread = threading.Thread(target=copy, name=f"pump-{name}", daemon=True)
+        thread.start()
+        return thread
+
+    def _watch(self, procs: dict[str, subprocess.Popen[bytes]]) -> Outcome:
+        """Wait until all replicas succeed, one fails (stop the rest), or the run is cancelled."""
+        while not self.cancelled.is_set():
+            codes = {name: proc.poll() for name, proc in procs.items()}
+            failed = [(name, rc) for name, rc in codes.items() if rc not in (None, 0)]
+            if failed:
+                name, rc = failed[0]
+                detail = f"Replica {name} died ({describe_exit(rc)})."
+                self.files.say("cloudtrain", f"{detail} Stopping the other replicas.")
+                stop(procs.values())
+                return Outcome(ok=False, detail=detail)
+            if all(rc == 0 for rc in codes.values()):
+                return Outcome(ok=True, detail=f"All {len(procs)} replicas exited 0.")
+            time.sleep(POLL_S)
+        stop(procs.values())
+        return Outcome(ok=False, detail="Cancelled by the user.", cancelled=True)
+
+    def _finish(self, outcome: Outcome, attempt: int) -> None:
+        if outcome.ok:
+            local_hosts.collect(self.request)
+        local_hosts.remove_hosts(self.request["replicas"])
+        restarts = f" after {attempt} restart{'s' * (attempt != 1)}" if attempt else ""
+        if outcome.cancelled:
+            state, word = "cancelled", "CANCELLED"
+        elif outcome.ok:
+            state, word = "succeeded", "SUCCEEDED"
+        else:
+            state, word = "failed", "FAILED"
+            if attempt == int(self.request["max_restarts"]) and attempt:
+                outcome.detail += f" Gave up{restarts}."
+        self.files.say("cloudtrain", f"Job {state}{restarts}. {outcome.detail}")
+        self.files.set_status(state, word, outcome.detail)
+
+
+def resolve_ports(replicas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Replace every ``<port:N>`` placeholder (one per replica) with a fresh free loopback port."""
+    ports = free_ports(len(replicas))
+    return substitute(replicas, {f"<port:{i}>": str(port) for i, port in enumerate(ports)})
+
+
+def substitute(value: Any, placeholders: dict[str, str]) -> Any:
+    """``value`` (JSON-like) with every placeholder replaced in every string, keys included."""
+    if isinstance(value, str):
+        for placeholder, text in placeholders.items():
+            value = value.replace(placeholder, text)
+        return value
+    if isinstance(value, dict):
+        return {substitute(k, placeholders): substitute(v, placeholders) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(item, placeholders) for item in value]
+    return value
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free TCP ports on 127.0.0.1 (bound together, then released)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def stop(procs: Iterable[subprocess.Popen[bytes]]) -> None:
+    """SIGKILL each still-running replica's process group and reap it."""
+    for proc in procs:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    for proc in procs:
+        proc.wait()
+
+
+def describe_exit(rc: int) -> str:
+    """``exit 1``, or ``killed by SIGKILL`` for a negative return code."""
+    if rc < 0:
+        return f"killed by {signal.Signals(-rc).name}"
+    return f"exit {rc}"
+
+
+def detach(run_dir: Path) -> None:
+    """Fork the launcher into its own session; the parent records its pid and returns at once.
+
+    The submitting process only waits for the short-lived parent, so the launcher is
+    never its zombie child and outlives it, like a cloud job outlives the shell.
+    """
+    pid = os.fork()
+    if pid:
+        (run_dir / "launcher.pid").write_text(str(pid))
+        os._exit(0)
+    os.setsid()
+    log = os.open(run_dir / "launcher.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    for fd in (1, 2):
+        os.dup2(log, fd)
+    os.close(log)
+
+
+def main(argv: list[str]) -> None:
+    """Entry point: ``[--detach] RUN_DIR``."""
+    if argv[0] == "--detach":
+        argv = argv[1:]
+        detach(Path(argv[0]))
+    files = RunFiles(Path(argv[0]))
+    launcher = Launcher(files)
+    signal.signal(signal.SIGTERM, lambda *_: launcher.cancelled.set())
+    try:
+        launcher.run()
+    except Exception as exc:  # the run must end with a status, whatever went wrong here
+        files.say("cloudtrain", f"Launcher error: {exc!r}")
+        files.set_status("failed", "LAUNCHER_ERROR", f"The local launcher failed: {exc!r}")
+        raise
+    finally:
+        files.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,158 @@
+"""The local launcher with real processes: streaming, restart on a death, give-up, cancel, attach.
+
+The replicas here run a small real script instead of the TensorFlow runtime, so these
+tests take seconds; ``test_local_training.py`` runs the real runtime. The script plays
+a replica honestly: it reads TF_CONFIG and CLOUDTRAIN_FAULT and, like a surviving MWMS
+worker whose peer died, blocks forever once a fault is injected, so the run only
+recovers if the launcher stops the survivors itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from cloudtrain import api
+from cloudtrain.cli import cli
+from cloudtrain.errors import ProviderError
+from cloudtrain.plan import plan
+from cloudtrain.providers import local
+from cloudtrain.providers.local_job import LocalJob
+from cloudtrain.spec import JobSpec
+
+pytestmark = pytest.mark.timeout(120)
+
+REPLICA_SCRIPT = """\
+import json, os, pathlib, signal, sys, time
+task = json.loads(os.environ["TF_CONFIG"])["task"]
+me = f"{task['type']}:{task['index']}"
+root = pathlib.Path(os.environ["CLOUDTRAIN_ROOT"])
+print("hello from", me, "pid", os.getpid(), "gcs linked", (root / "gcs").is_symlink())
+fault = os.environ.get("CLOUDTRAIN_FAULT", "")
+if fault.startswith(me + "@"):
+    print("dying", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+if fault or os.environ.get("MODE") == "hang":
+    time.sleep(600)
+if os.environ.get("MODE") == "fail":
+    sys.exit(3)
+print("done", me)
+"""
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def _submit(
+    tmp_path: Path, *, fault: str | None = None, env: dict[str, str] | None = None, max_restarts: int = 3
+) -> LocalJob:
+    """Submit a 2-host plain local job whose replicas run REPLICA_SCRIPT."""
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "replica.py").write_text(REPLICA_SCRIPT)
+    spec = JobSpec(
+        name="launcher-test",
+        code={"module": "trainer.task", "source_dir": str(project)},
+        resources={"hosts": 2},
+        storage={"root": str(tmp_path / "outputs")},
+    )
+    planned, packed = api.pack_code(plan(spec, "local"))
+    request = local.with_fault(local.render(planned), fault)
+    for replica in request["replicas"]:
+        replica["argv"] = [sys.executable, str(project / "replica.py")]
+        replica["env"].update(env or {})
+    request["max_restarts"] = max_restarts
+    return local.submit(planned, request, packed)
+
+
+def test_a_run_streams_prefixed_lines_and_ends_succeeded(tmp_path: Path, home: Path) -> None:
+    job = _submit(tmp_path)
+    final = job.wait(poll_s=0.2)
+    lines = list(job.logs())
+    assert final.state == "succeeded", lines
+    assert any(
+        line.startswith("[chief-0] hello from chief:0") and "gcs linked True" in line for line in lines
+    )
+    assert "[worker-0] done worker:0" in lines
+    assert lines[-1].startswith("[cloudtrain] Job succeeded.")
+    # the bundle was "uploaded" under storage.root/code, named by its content hash
+    assert [p.name for p in (tmp_path / "outputs" / "code").iterdir()] == [
+        Path(job.request["upload"]["target"]).name
+    ]
+    # host folders, like cloud VMs' disks, do not outlive the job
+    assert sorted(p.name for p in job.run_dir.iterdir()) == [
+        "launcher.log",
+        "launcher.pid",
+        "output.log",
+        "request.json",
+        "status.json",
+    ]
+
+
+def test_a_dead_replica_stops_the_others_and_the_set_restarts_once(tmp_path: Path, home: Path) -> None:
+    job = _submit(tmp_path, fault="worker:0@epoch:1")
+    final = job.wait(poll_s=0.2)
+    lines = list(job.logs())
+    assert final.state == "succeeded", lines
+    assert "[worker-0] dying" in lines
+    assert "[cloudtrain] Replica worker-0 died (killed by SIGKILL). Stopping the other replicas." in lines
+    assert "[cloudtrain] Restarting all replicas (restart 1 of 3)." in lines
+    # the fault is injected on the first attempt only: each replica finishes exactly once
+    assert lines.count("[chief-0] done chief:0") == 1
+    assert lines.count("[worker-0] done worker:0") == 1
+    assert lines[-1] == "[cloudtrain] Job succeeded after 1 restart. All 2 replicas exited 0."
+
+
+def test_a_replica_that_keeps_failing_fails_the_job_after_the_restart_limit(
+    tmp_path: Path, home: Path
+) -> None:
+    job = _submit(tmp_path, env={"MODE": "fail"}, max_restarts=1)
+    final = job.wait(poll_s=0.2)
+    lines = list(job.logs())
+    assert final.state == "failed"
+    assert final.detail.endswith("died (exit 3). Gave up after 1 restart.")
+    assert sum("hello from chief:0" in line for line in lines) == 2
+
+
+def test_cancel_from_another_handle_stops_every_replica(tmp_path: Path, home: Path) -> None:
+    job = _submit(tmp_path, env={"MODE": "hang"})
+    pids = _replica_pids(job, count=2)
+    local.attach(job.id).cancel()
+    final = job.wait(poll_s=0.2)
+    assert final.state == "cancelled"
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def _replica_pids(job: LocalJob, count: int) -> list[int]:
+    pids: list[int] = []
+    for line in job.logs(follow=True):
+        if " hello from " in line:
+            pids.append(int(line.split(" pid ")[1].split()[0]))
+        if len(pids) == count:
+            return pids
+    raise AssertionError("the replicas never started")
+
+
+def test_status_and_logs_work_from_the_cli_by_id(tmp_path: Path, home: Path) -> None:
+    job = _submit(tmp_path)
+    job.wait(poll_s=0.2)
+    runner = CliRunner()
+    status = runner.invoke(cli, ["status", job.id, "--json"])
+    logs = runner.invoke(cli, ["logs", job.id])
+    assert status.exit_code == 0, status.output
+    assert json.loads(status.output)["state"] == "succeeded"
+    assert "[worker-0] done worker:0" in logs.output.splitlines()
+
+
+def test_attach_to_an_unknown_run_names_the_folder_it_looked_in(home: Path) -> None:
+    with pytest.raises(ProviderError, match=r"No local run 'local:nope' under .*runs"):
+        local.attach("local:nope")
