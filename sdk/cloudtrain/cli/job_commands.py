@@ -12,7 +12,7 @@ from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, spec_options
 from cloudtrain.cli.spec_commands import summary
 from cloudtrain.errors import CloudtrainError
 from cloudtrain.plan import plan
-from cloudtrain.providers import Job, JobStatus, backend
+from cloudtrain.providers import Job, JobStatus, backend, local
 from cloudtrain.specfile import load_spec
 
 provider_option = click.option(
@@ -49,6 +49,18 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...]) -
     default=None,
     help="Follow logs until the job ends (default for local).",
 )
+@click.option(
+    "--emulate",
+    type=click.Choice(["vertex", "sagemaker"]),
+    default=None,
+    help="With --provider local: render that provider's request and run it here, as it would.",
+)
+@click.option(
+    "--fault",
+    metavar="TASK:INDEX@epoch:N",
+    default=None,
+    help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts).",
+)
 @json_option
 def submit_command(
     job: str,
@@ -56,6 +68,8 @@ def submit_command(
     overrides: tuple[str, ...],
     dry_run: bool,
     wait_: bool | None,
+    emulate: str | None,
+    fault: str | None,
     as_json: bool,
 ) -> None:
     """Submit JOB to a provider (local by default) and print the job ID.
@@ -68,10 +82,14 @@ def submit_command(
       cloudtrain submit job.yaml                           run here on the local provider
       cloudtrain submit job.yaml --provider vertex --dry-run
       cloudtrain submit job.yaml --provider sagemaker --set resources.spot=true
+      cloudtrain submit job.yaml --emulate vertex --fault worker:0@epoch:1
     """
-    planned, packed = api.pack_code(plan(load_spec(job, overrides), provider))
-    module = backend(planned.provider)
-    request = module.render(planned)
+    spec = load_spec(job, overrides)
+    planned, packed = api.pack_code(
+        plan(spec, local.plan_provider(provider or spec.provider, emulate=emulate, fault=fault))
+    )
+    module = backend("local" if emulate else planned.provider)
+    request = local.with_fault(module.render(planned), fault)
     if dry_run:
         click.echo(json.dumps(request, indent=2))
         click.echo(f"Plan: {summary(planned)}", err=True)
@@ -82,7 +100,7 @@ def submit_command(
         return
     submitted = module.submit(planned, request, packed, clients=None)
     click.echo(json.dumps({"id": submitted.id, "provider": submitted.provider}) if as_json else submitted.id)
-    if wait_ if wait_ is not None else planned.provider == "local":
+    if wait_ if wait_ is not None else submitted.provider == "local":
         _follow(submitted)
     else:
         click.echo(f"Follow it with: cloudtrain logs {submitted.id} --follow", err=True)
