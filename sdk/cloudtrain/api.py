@@ -18,7 +18,7 @@ from typing import Any
 
 from cloudtrain import bundle as bundles
 from cloudtrain.plan import Plan, plan
-from cloudtrain.providers import Job, backend, backend_for_job
+from cloudtrain.providers import Job, backend, backend_for_job, local
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
 
@@ -62,6 +62,8 @@ def submit(
     provider: str | None = None,
     *,
     clients: Any = None,
+    emulate: str | None = None,
+    fault: str | None = None,
 ) -> Job:
     """Plan, pack, render and submit the job; returns a handle with status/logs/wait/cancel.
 
@@ -69,10 +71,15 @@ def submit(
         spec: a JobSpec or the path of a job.yaml.
         provider: ``local``, ``vertex`` or ``sagemaker``; default ``spec.provider``.
         clients: provider clients to use instead of the defaults (tests, custom transports).
+        emulate: local only: ``vertex`` or ``sagemaker`` runs that provider's request here.
+        fault: local only: ``worker:0@epoch:1`` makes that replica kill itself once.
     """
-    planned, packed = pack_code(plan(as_spec(spec), provider))
-    module = backend(planned.provider)
-    return module.submit(planned, module.render(planned), packed, clients=clients)
+    spec = as_spec(spec)
+    target = local.plan_provider(provider or spec.provider, emulate=emulate, fault=fault)
+    planned, packed = pack_code(plan(spec, target))
+    module = backend("local" if emulate else planned.provider)
+    request = local.with_fault(module.render(planned), fault)
+    return module.submit(planned, request, packed, clients=clients)
 
 
 def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> Job:
