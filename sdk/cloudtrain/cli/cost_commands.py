@@ -1,0 +1,208 @@
+"""``cost`` (price a job on every provider and shape) and ``prices refresh`` (update the catalog)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from cloudtrain import cost, pricing
+from cloudtrain.specfile import load_spec
+
+CLOUD_CHOICE = click.Choice(list(cost.CLOUD_PROVIDERS))
+
+
+def throughput_option(required: bool) -> Any:
+    """``--throughput RATE@ACCELERATOR`` or a throughput JSON path."""
+    return click.option(
+        "--throughput",
+        "-t",
+        required=required,
+        metavar="RATE@ACCEL|FILE",
+        help="Measured examples/s of ONE device, e.g. 1200@a100-40gb, or a cloudtrain-throughput.json.",
+    )
+
+
+@click.command("cost")
+@click.argument("job", type=click.Path(dir_okay=False))
+@throughput_option(required=True)
+@click.option("--provider", "-p", "providers", type=CLOUD_CHOICE, multiple=True, help="Only this provider.")
+@click.option("--region", "regions", multiple=True, help="Catalog region(s). Default: the spec's regions.")
+@click.option("--max-hours", type=click.FloatRange(min=0, min_open=True), help="Leave out slower options.")
+@click.option(
+    "--max-cost", type=click.FloatRange(min=0, min_open=True), help="Leave out dearer options (USD)."
+)
+@click.option(
+    "--speeds",
+    type=click.Path(dir_okay=False),
+    help="CSV accelerator,relative_speed overriding the shipped table.",
+)
+@click.option("--spot-overhead", type=float, help="Assumed extra time on spot (0.1 = 10%).")
+@click.option("--spot-discount", type=float, help="Assumed SageMaker spot discount (0.6 = 60% off).")
+@click.option(
+    "--prices", "prices_file", type=click.Path(dir_okay=False), help="Price CSV (from prices refresh)."
+)
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a spec field.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write hours vs dollars to this PNG.")
+def cost_command(job: str, **options: Any) -> None:
+    """Price JOB on every provider and shape that fits it, before a cent is spent.
+
+    Every option keeps the spec's replica count (so the global batch and learning rate
+    are unchanged): one big host or several smaller ones, TPU slices where the strategy
+    allows, on-demand and spot. Cheapest first; unknown prices are listed, never guessed.
+
+    \b
+    Examples:
+      cloudtrain cost job.yaml --throughput 1200@a100-40gb
+      cloudtrain cost job.yaml -t outputs/cloudtrain-throughput.json --provider vertex --json
+      cloudtrain cost job.yaml -t 300@t4 --max-cost 50 --plot cost.png
+    """
+    found = cost.select(
+        cost.report(
+            load_spec(job, options["overrides"]),
+            throughput=options["throughput"],
+            providers=tuple(options["providers"]) or cost.CLOUD_PROVIDERS,
+            regions=tuple(options["regions"]),
+            settings=_settings(options),
+        ),
+        max_hours=options["max_hours"],
+        max_cost=options["max_cost"],
+    )
+    if options["plot"]:
+        from cloudtrain.cost_plot import plot
+
+        found.notes.append(f"Plot written to {plot(found.options, options['plot'])}")
+    click.echo(json.dumps(as_json(found), indent=2) if options["as_json"] else table(found))
+
+
+def _settings(options: dict[str, Any]) -> cost.CostSettings:
+    defaults = cost.CostSettings()
+    return cost.CostSettings(
+        prices=pricing.read_prices(options["prices_file"]) if options["prices_file"] else defaults.prices,
+        speeds=pricing.read_speeds(options["speeds"]),
+        spot_overhead=_given(options["spot_overhead"], defaults.spot_overhead),
+        sagemaker_spot_discount=_given(options["spot_discount"], defaults.sagemaker_spot_discount),
+    )
+
+
+def _given(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
+COLUMNS = (
+    "#",
+    "provider",
+    "region",
+    "shape",
+    "accel",
+    "dev",
+    "capacity",
+    "eff",
+    "time",
+    "USD",
+    "USD/h",
+    "price",
+    "as of",
+    "marks",
+)
+
+
+def table(found: cost.Estimate) -> str:
+    """The ranked options as aligned text, then the inputs and assumptions behind them."""
+    rows = [_row(i, o) for i, o in enumerate(found.options, 1)]
+    widths = [max(len(str(c)) for c in column) for column in zip(COLUMNS, *rows, strict=True)]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [COLUMNS, *rows]
+    ]
+    if not rows:
+        lines.append("No option fits the filters.")
+    return "\n".join([*lines, "", *footer(found)])
+
+
+def _row(rank: int, o: cost.CostOption) -> tuple[str, ...]:
+    known = o.price is not None and o.price.known
+    return (
+        str(rank),
+        o.provider,
+        o.region,
+        o.label,
+        o.accelerator,
+        str(o.hosts * o.devices_per_host),
+        o.capacity,
+        f"{o.efficiency.value:.2f}",
+        cost.duration(o.hours * 3600),
+        "price unknown" if o.usd is None else cost.dollars(o.usd),
+        "-" if o.usd_per_hour is None else cost.dollars(o.usd_per_hour),
+        o.rate_basis,
+        o.price.as_of if known and o.price else "-",
+        ", ".join(o.marks),
+    )
+
+
+def footer(found: cost.Estimate) -> list[str]:
+    """The inputs and assumptions a reader needs to trust (or redo) the numbers."""
+    settings, measured = found.settings, found.throughput
+    used = sorted({o.accelerator for o in found.options})
+    speeds = ", ".join(f"{a} {settings.speeds.get(a)}" for a in used)
+    return [
+        f"Work: {found.work_examples:,} examples ({found.work_basis}).",
+        f"Speed: {measured.examples_per_sec:g} examples/s on 1 × {measured.accelerator} ({measured.source}), "
+        f"scaled by relative speed (catalog/speeds.csv: {speeds}) × devices × eff.",
+        "eff = assumed scaling efficiency: 0.90 NVLink/ICI, 0.80 PCIe within a host; × 0.72-0.78 "
+        "GPUDirect/EFA, × 0.60 Ethernet across hosts (catalog/scaling.csv).",
+        f"Spot: assumed +{settings.spot_overhead:.0%} time for interruptions; SageMaker publishes no spot "
+        f"price, so spot = on-demand × (1 − {settings.sagemaker_spot_discount:.0%}) (assumed; --spot-discount).",
+        "price: list = published price; est. = estimate, Vertex = Compute Engine list × 1.15 "
+        "(formula per row in catalog/prices.csv and --json).",
+        "Billing: Vertex in 30 s increments, SageMaker per second. Storage, egress, image pull "
+        "and provisioning time are not included.",
+        *(f"Note: {note}" for note in found.notes),
+    ]
+
+
+def as_json(found: cost.Estimate) -> dict[str, Any]:
+    """The estimate as JSON: options, inputs and assumptions; unknown prices are null."""
+    settings = found.settings
+    return {
+        "work_examples": found.work_examples,
+        "work_basis": found.work_basis,
+        "throughput": {
+            "examples_per_sec": found.throughput.examples_per_sec,
+            "accelerator": found.throughput.accelerator,
+            "source": found.throughput.source,
+        },
+        "assumptions": {
+            "spot_interruption_overhead": settings.spot_overhead,
+            "sagemaker_spot_discount": settings.sagemaker_spot_discount,
+            "relative_speeds": settings.speeds,
+        },
+        "options": [o.to_dict() for o in found.options],
+        "notes": found.notes,
+    }
+
+
+@click.group("prices")
+def prices_group() -> None:
+    """The managed-training price catalog: see where prices come from, refresh them."""
+
+
+@prices_group.command("refresh")
+@click.option("--provider", type=click.Choice(["aws", "gcp"]), multiple=True, help="Default: both.")
+@click.option("--region", "regions", multiple=True, help="Regions to fetch. Default: the catalog's regions.")
+@click.option("--out", type=click.Path(dir_okay=False), default="prices.csv", show_default=True)
+def refresh(provider: tuple[str, ...], regions: tuple[str, ...], out: str) -> None:
+    """Fetch current prices (AWS Price List API, Google Cloud Billing Catalog) into a price CSV.
+
+    AWS needs any IAM identity (aws configure). Google needs GOOGLE_API_KEY or
+    application-default credentials. Use the file with cloudtrain cost --prices FILE.
+
+    \b
+    Example:
+      cloudtrain prices refresh --provider aws --region us-east-1 --out prices.csv
+    """
+    from cloudtrain import prices_refresh
+
+    written = prices_refresh.refresh(providers=provider or ("aws", "gcp"), regions=regions, out=out)
+    click.echo(f"Wrote {written.rows} prices ({written.unknown} unknown) to {written.path}", err=True)

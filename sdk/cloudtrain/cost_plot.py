@@ -1,0 +1,103 @@
+"""Draw the cost table as hours against dollars, with the Pareto front highlighted.
+
+matplotlib is optional (``pip install 'cloudtrain[plot]'``) and imported only here,
+inside ``plot``, with the non-interactive Agg backend so it works on a headless machine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cloudtrain.errors import require
+
+if TYPE_CHECKING:
+    from cloudtrain.cost import CostOption
+
+COLORS = {"vertex": "#1a73e8", "sagemaker": "#ff9900"}
+MARKERS = {"on-demand": "o", "spot": "^"}
+
+
+def plot(options: list[CostOption], path: str | Path) -> Path:
+    """Write a log-log scatter of ``options`` (priced ones) to ``path`` (PNG) and return it.
+
+    Every priced option is a point: colour = provider, shape = on-demand or spot. The
+    Pareto front is joined by a line and labelled; so are the cheapest and the fastest.
+    """
+    require("matplotlib", "plot")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    priced = [o for o in options if o.usd is not None]
+    fig, ax = plt.subplots(figsize=(11, 7), dpi=120)
+    for provider in COLORS:
+        for capacity, marker in MARKERS.items():
+            group = [o for o in priced if o.provider == provider and o.capacity == capacity]
+            ax.scatter(
+                [o.hours for o in group],
+                [o.usd for o in group],
+                c=COLORS[provider],
+                marker=marker,
+                s=40,
+                alpha=0.55,
+                label=f"{provider} {capacity}",
+            )
+    _front(ax, priced)
+    _style(ax, priced)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
+def _front(ax: object, priced: list[CostOption]) -> None:
+    front = sorted((o for o in priced if "pareto" in o.marks), key=lambda o: o.hours)
+    ax.plot(  # type: ignore[attr-defined]
+        [o.hours for o in front],
+        [o.usd for o in front],
+        color="#c5221f",
+        linewidth=1.5,
+        marker="o",
+        markersize=9,
+        markerfacecolor="none",
+        label="Pareto front",
+    )
+    middle = (front[0].hours * front[-1].hours) ** 0.5 if front else 0.0
+    for i, option in enumerate(front):
+        right_half = option.hours > middle
+        ax.annotate(  # type: ignore[attr-defined]
+            _label(option),
+            (option.hours, option.usd),
+            textcoords="offset points",
+            xytext=(-10 if right_half else 10, 10 if i % 2 else -14),
+            ha="right" if right_half else "left",
+            fontsize=8,
+            color="#202124",
+        )
+
+
+def _label(option: CostOption) -> str:
+    marks = [m for m in option.marks if m != "pareto"]
+    suffix = f" [{', '.join(marks)}]" if marks else ""
+    return f"{option.label} {option.accelerator} {option.capacity}{suffix}"
+
+
+def _style(ax: object, priced: list[CostOption]) -> None:
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    from cloudtrain.cost import duration
+
+    ax.set_xscale("log")  # type: ignore[attr-defined]
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))  # type: ignore[attr-defined]
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda hours, _: duration(hours * 3600)))  # type: ignore[attr-defined]
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda hours, _: ""))  # type: ignore[attr-defined]
+    ax.set_yscale("log")  # type: ignore[attr-defined]
+    ax.set_xlabel("training time (log scale)")  # type: ignore[attr-defined]
+    ax.set_ylabel("cost (USD, log scale)")  # type: ignore[attr-defined]
+    dates = sorted({o.price.as_of for o in priced if o.price and o.price.as_of})
+    span = f"prices as of {dates[0]} to {dates[-1]}" if dates else "no known prices"
+    ax.set_title(f"Time vs cost of every option ({span}; Vertex prices are estimates)", fontsize=10)  # type: ignore[attr-defined]
+    ax.grid(True, which="both", linewidth=0.3, alpha=0.6)  # type: ignore[attr-defined]
+    ax.legend(fontsize=8, loc="upper right")  # type: ignore[attr-defined]
