@@ -1,0 +1,276 @@
+"""Vertex AI: render a Plan as a CustomJob, upload the code, submit, follow and cancel it.
+
+``render(plan)`` returns the JSON body of ``POST
+https://{region}-aiplatform.googleapis.com/v1/projects/{project}/locations/{region}/customJobs``
+in REST camelCase, exactly what ``google.protobuf.json_format.ParseDict`` accepts for
+``aiplatform_v1.CustomJob``. It is built from plain dicts, so ``render`` and ``submit
+--dry-run`` import no Google library. Worker pool 0 is the chief (replica count 1),
+pool 1 the other ``hosts - 1`` workers, as Vertex requires (reference/vertex.md §1.2).
+
+Submitting is idempotent. ``render`` stamps the request with the label
+``cloudtrain_request``: a hash of everything else in the body, the code bundle's
+content hash included. Before creating a job, ``submit`` lists the project's custom
+jobs with the filter ``labels.cloudtrain_request="<hash>"`` and returns the newest one
+that is queued, running or succeeded instead of creating a second. A job that failed,
+was cancelled or expired does not count, so submitting again after a failure retries.
+Changing the spec or the code changes the hash and creates a new job.
+
+The code bundle is uploaded by ``submit`` to ``storage.root/code/<sha256>.tar.gz``
+(skipped when that object exists: the name is the content hash) and read by the
+container through the Cloud Storage FUSE mount at ``/gcs/BUCKET/...``, so the container
+needs no cloud SDK.
+
+Test-only endpoints (no cloud account needed):
+
+- ``CLOUDTRAIN_VERTEX_ENDPOINT=host:port``: the JobService client talks gRPC to that
+  address over an insecure channel, with anonymous credentials.
+- ``CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT=host:port``: Cloud Logging's ``entries:list``
+  is called over plain HTTP at that address, without credentials.
+- ``STORAGE_EMULATOR_HOST=http://host:port``: google-cloud-storage's own setting for
+  a Cloud Storage emulator.
+
+Example:
+>>> from cloudtrain.spec import JobSpec
+>>> from cloudtrain.plan import plan
+>>> spec = JobSpec(
+...     name="demo", code={"module": "trainer.task"}, storage={"root": "gs://bucket/demo"},
+...     resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2},
+...     vertex={"project": "my-project"},
+... )
+>>> body = render(plan(spec, "vertex").with_bundle("gs://bucket/demo/code/0123.tar.gz"))
+>>> [pool["replicaCount"] for pool in body["jobSpec"]["workerPoolSpecs"]]
+[1, 1]
+>>> body["jobSpec"]["workerPoolSpecs"][0]["machineSpec"]
+{'machineType': 'a2-highgpu-8g', 'acceleratorType': 'NVIDIA_TESLA_A100', 'acceleratorCount': 8}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from cloudtrain import container
+from cloudtrain.errors import ProviderError, SpecError
+from cloudtrain.providers.vertex_jobs import REQUEST_LABEL, VertexClients, VertexJob, attach, owns, submit
+
+if TYPE_CHECKING:
+    from cloudtrain.catalog import Machine
+    from cloudtrain.plan import Plan
+
+__all__ = ["VertexClients", "VertexJob", "attach", "fuse_path", "owns", "render", "submit"]
+
+JOB_LABEL = "cloudtrain_job"
+
+# ContainerSpec.env: "at most 100" (aiplatform_v1 custom_job.proto, reference/vertex.md §1.1).
+MAX_ENV_VARS = 100
+# Labels: keys and values up to 63 characters of lowercase letters, digits, "_" and "-";
+# keys start with a letter; at most 64 labels (cloud.google.com/vertex-ai/docs/general/labels).
+MAX_LABEL_CHARS = 63
+MAX_LABELS = 64
+_LABEL_INVALID = re.compile(r"[^a-z0-9_-]")
+
+DEFAULT_BOOT_DISK = "pd-ssd"
+# Machines that boot only from Hyperdisk: hyperdisk-balanced is their default boot disk
+# (DiskSpec, reference/vertex.md §1.1).
+BOOT_DISK_BY_MACHINE = {
+    "a3-ultragpu-8g": "hyperdisk-balanced",
+    "a4-highgpu-8g": "hyperdisk-balanced",
+}
+
+
+def render(plan: Plan) -> dict[str, Any]:
+    """The CustomJob for ``plan`` as the REST JSON body of ``POST .../customJobs``.
+
+    Args:
+        plan: a Vertex plan whose code bundle URI is set (``api.pack_code`` or
+            ``Plan.with_bundle``); the container reads the bundle through ``/gcs``.
+
+    Returns:
+        A plain dict, deterministic for a given plan, free of credentials.
+
+    Raises:
+        ProviderError: if the plan has no bundle URI or is not a Vertex plan.
+        SpecError: if the job would exceed Vertex's limits on env variables or labels.
+    """
+    _check_plan(plan)
+    body = {
+        "displayName": plan.name,
+        "labels": _user_labels(plan),
+        "jobSpec": _job_spec(plan),
+    }
+    body["labels"][REQUEST_LABEL] = request_hash(body)
+    return body
+
+
+def request_hash(body: dict[str, Any]) -> str:
+    """A 16-hex-digit hash of the request body, without its own ``cloudtrain_request`` label.
+
+    The label that carries it is how ``submit`` finds a job it already created.
+    """
+    labels = {k: v for k, v in body.get("labels", {}).items() if k != REQUEST_LABEL}
+    canonical = json.dumps({**body, "labels": labels}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def fuse_path(uri: str) -> str:
+    """The path at which a replica reads ``gs://BUCKET/path``: ``/gcs/BUCKET/path``.
+
+    Example:
+    >>> fuse_path("gs://my-bucket/code/abc.tar.gz")
+    '/gcs/my-bucket/code/abc.tar.gz'
+    """
+    if not uri.startswith("gs://"):
+        raise ProviderError(f"Vertex AI reads code from Cloud Storage, but the bundle is at {uri!r}.")
+    return "/gcs/" + uri.removeprefix("gs://")
+
+
+def _check_plan(plan: Plan) -> None:
+    if plan.provider != "vertex" or plan.machine is None:
+        raise ProviderError(
+            f"vertex.render needs a Vertex plan; got provider {plan.provider!r}. Use plan(spec, 'vertex')."
+        )
+    if plan.bundle is None:
+        raise ProviderError(
+            "The plan has no code bundle URI, so the container would have no code. "
+            "Pack it first: cloudtrain.api.pack_code(plan), or plan.with_bundle('gs://...')."
+        )
+
+
+def _job_spec(plan: Plan) -> dict[str, Any]:
+    vertex = plan.spec.vertex
+    spec: dict[str, Any] = {
+        "workerPoolSpecs": _worker_pools(plan),
+        "scheduling": _scheduling(plan),
+        "baseOutputDirectory": {"outputUriPrefix": plan.storage.root},
+    }
+    optional = {
+        "serviceAccount": vertex.service_account,
+        "network": vertex.network,
+        "tensorboard": vertex.tensorboard,
+    }
+    spec.update({key: value for key, value in optional.items() if value})
+    return spec
+
+
+def _worker_pools(plan: Plan) -> list[dict[str, Any]]:
+    """Pool 0 is the chief with exactly one replica; pool 1 holds the other hosts.
+
+    Vertex sets TF_CONFIG from these pools: pool 0 becomes ``chief``, pool 1 ``worker``
+    (reference/vertex.md §1.2, §2.2).
+    """
+    chief = _pool(plan, replicas=1)
+    if plan.hosts == 1:
+        return [chief]
+    return [chief, _pool(plan, replicas=plan.hosts - 1)]
+
+
+def _pool(plan: Plan, *, replicas: int) -> dict[str, Any]:
+    assert plan.machine is not None  # _check_plan guarantees it
+    return {
+        "machineSpec": _machine_spec(plan.machine),
+        "replicaCount": replicas,
+        "diskSpec": {
+            "bootDiskType": BOOT_DISK_BY_MACHINE.get(plan.machine.machine_type, DEFAULT_BOOT_DISK),
+            "bootDiskSizeGb": plan.spec.resources.disk_gb,
+        },
+        "containerSpec": _container_spec(plan),
+    }
+
+
+def _machine_spec(machine: Machine) -> dict[str, Any]:
+    """GPUs by accelerator enum and count; TPU v5e by machine type and topology only.
+
+    v5e takes no acceleratorType (reference/vertex.md §4.3).
+    """
+    spec: dict[str, Any] = {"machineType": machine.machine_type}
+    if machine.tpu_topology:
+        spec["tpuTopology"] = machine.tpu_topology
+    elif machine.accelerator_count:
+        spec["acceleratorType"] = machine.provider_accelerator
+        spec["acceleratorCount"] = machine.accelerator_count
+    return spec
+
+
+def _container_spec(plan: Plan) -> dict[str, Any]:
+    spec: dict[str, Any] = {"imageUri": plan.image}
+    command = container.command(plan)
+    if command:
+        spec["command"] = command
+    spec["env"] = _env(plan)
+    return spec
+
+
+def _env(plan: Plan) -> list[dict[str, str]]:
+    assert plan.bundle is not None  # _check_plan guarantees it
+    env = container.environment(plan, fuse_path(plan.bundle))
+    if len(env) > MAX_ENV_VARS:
+        own = len(env) - len(plan.spec.env)
+        raise SpecError(
+            f"env: Vertex AI accepts at most {MAX_ENV_VARS} environment variables per container, "
+            f"and this job needs {len(env)} ({len(plan.spec.env)} from env, {own} set by cloudtrain). "
+            f"Remove {len(env) - MAX_ENV_VARS} from env."
+        )
+    return [{"name": name, "value": value} for name, value in env.items()]
+
+
+def _scheduling(plan: Plan) -> dict[str, Any]:
+    """Timeout always; whole-job restart for multi-worker, since MWMS is not elastic.
+
+    A worker restarting alone would wait forever for peers that moved on
+    (reference/vertex.md §6, "Restarts and preemption").
+    """
+    scheduling: dict[str, Any] = {"timeout": f"{plan.max_runtime_s}s"}
+    if plan.hosts > 1:
+        scheduling["restartJobOnWorkerRestart"] = True
+    if plan.spot:
+        scheduling["strategy"] = "SPOT"
+    if plan.spec.vertex.max_wait is not None:
+        scheduling["maxWaitDuration"] = f"{plan.spec.vertex.max_wait}s"
+    return scheduling
+
+
+def _user_labels(plan: Plan) -> dict[str, str]:
+    """The spec's labels made valid for Vertex, plus the job name for filtering in the console."""
+    labels: dict[str, str] = {}
+    for key, value in plan.spec.vertex.labels.items():
+        clean = sanitise_label_key(key)
+        if clean in labels or clean in (REQUEST_LABEL, JOB_LABEL):
+            raise SpecError(
+                f"vertex.labels: {key!r} becomes the label key {clean!r}, which is already used. "
+                "Rename one of the labels."
+            )
+        labels[clean] = sanitise_label_value(value)
+    labels[JOB_LABEL] = sanitise_label_value(plan.name)
+    if len(labels) + 1 > MAX_LABELS:
+        raise SpecError(
+            f"vertex.labels: Vertex AI allows {MAX_LABELS} labels per job and cloudtrain adds 2; "
+            f"remove {len(labels) + 1 - MAX_LABELS} of the {len(plan.spec.vertex.labels)} labels."
+        )
+    return labels
+
+
+def sanitise_label_key(key: str) -> str:
+    """Lowercase, other characters to ``-``, at most 63 characters, starting with a letter.
+
+    Example:
+    >>> sanitise_label_key("Team Name")
+    'team-name'
+    >>> sanitise_label_key("2024")
+    'k2024'
+    """
+    clean = sanitise_label_value(key)
+    if not clean[:1].isalpha():
+        clean = f"k{clean}"[:MAX_LABEL_CHARS]
+    return clean
+
+
+def sanitise_label_value(value: str) -> str:
+    """Lowercase, other characters to ``-``, at most 63 characters (empty is allowed).
+
+    Example:
+    >>> sanitise_label_value("Q3/Churn.v2")
+    'q3-churn-v2'
+    """
+    return _LABEL_INVALID.sub("-", value.lower())[:MAX_LABEL_CHARS]
