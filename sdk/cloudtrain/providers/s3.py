@@ -1,0 +1,92 @@
+"""Upload a code bundle to S3 once: content-addressed names make "already there" mean "same bytes".
+
+The bundle's file name is the hash of its content (``bundle.py``), so an object with that
+key and the bundle's size is the same bundle, and a re-submit of unchanged code uploads
+nothing. Large uploads show a progress bar on stderr; small ones finish before one
+would be readable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from cloudtrain.errors import SpecError
+from cloudtrain.providers.sagemaker_aws import AwsCallError
+
+if TYPE_CHECKING:
+    from cloudtrain.bundle import Bundle
+    from cloudtrain.providers.sagemaker_aws import AwsClients
+
+PROGRESS_MIN_BYTES = 8 * 1024 * 1024
+_S3_URI = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.+)$")
+
+
+def split_uri(uri: str) -> tuple[str, str]:
+    """``s3://bucket/a/b`` -> ``("bucket", "a/b")``.
+
+    Example:
+    >>> split_uri("s3://my-bucket/code/3f2a.tar.gz")
+    ('my-bucket', 'code/3f2a.tar.gz')
+    """
+    match = _S3_URI.match(uri)
+    if not match:
+        raise SpecError(f"{uri!r} is not an S3 object URI. Use s3://BUCKET/key.")
+    return match["bucket"], match["key"]
+
+
+def upload_bundle(
+    aws: AwsClients, bundle: Bundle, uri: str, *, progress_min_bytes: int = PROGRESS_MIN_BYTES
+) -> bool:
+    """Upload ``bundle`` to ``uri`` unless an object of the same size is already there.
+
+    Returns:
+        True if the bundle was uploaded, False if it was already in S3.
+
+    Raises:
+        AwsCallError: S3 refused the check or the upload (for example AccessDenied).
+    """
+    bucket, key = split_uri(uri)
+    if _size_of(aws, bucket, key) == bundle.size:
+        return False
+    with _progress(bundle, show=bundle.size >= progress_min_bytes) as advance:
+        aws.call(
+            "s3",
+            "upload_file",
+            Filename=str(bundle.path),
+            Bucket=bucket,
+            Key=key,
+            ExtraArgs={"ContentType": "application/gzip", "Metadata": {"sha256": bundle.sha256}},
+            Callback=advance,
+        )
+    return True
+
+
+def _size_of(aws: AwsClients, bucket: str, key: str) -> int | None:
+    """The object's size, or None when there is no such object."""
+    try:
+        return int(aws.call("s3", "head_object", Bucket=bucket, Key=key)["ContentLength"])
+    except AwsCallError as exc:
+        if exc.code in ("404", "NoSuchKey", "NotFound"):
+            return None
+        raise
+
+
+@contextmanager
+def _progress(bundle: Bundle, *, show: bool) -> Iterator[Callable[[int], None]]:
+    """A rich progress bar on stderr (or nothing); yields the bytes-sent callback.
+
+    s3transfer calls the callback from its worker threads; rich's ``advance`` takes a lock.
+    """
+    if not show:
+        yield lambda _sent: None
+        return
+    from rich.console import Console
+    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
+
+    columns = (*Progress.get_default_columns(), DownloadColumn(), TransferSpeedColumn())
+    with Progress(*columns, console=Console(stderr=True)) as bar:
+        task = bar.add_task(f"Uploading {bundle.name}", total=bundle.size)
+        yield lambda sent: bar.advance(task, sent)

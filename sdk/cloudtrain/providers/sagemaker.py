@@ -1,0 +1,326 @@
+"""SageMaker backend: a Plan becomes boto3 ``create_training_job`` keyword arguments, then a job.
+
+``render(plan)`` is pure: the request is built from the Plan alone and checked against
+SageMaker's documented limits (botocore's service model) before anything is sent.
+``submit`` uploads the code bundle to S3 once, creates the training job through boto3's
+``sagemaker`` client and returns a ``SageMakerJob``; job IDs are training-job ARNs.
+
+How the container is fed (no cloud SDK inside it):
+
+- the code bundle is the input channel ``code``, so it lands at
+  ``/opt/ml/input/data/code/<hash>.tar.gz`` and ``CLOUDTRAIN_BUNDLE`` points there;
+- the runtime config travels as the hyperparameter ``cloudtrain_config`` (Environment
+  values are capped at 512 characters, hyperparameter values at 2,500);
+- with ``image: auto`` the bootstrap program is split one line per ContainerArguments
+  entry (each entry is capped at 256 characters) and re-joined by a one-line loader.
+
+Idempotency. ``TrainingJobName`` is the spec's name plus 10 hex digits of the SHA-256 of
+the rest of the request, which holds the bundle's content hash. Rendering the same spec
+and code gives the same name, so a retried or repeated submit asks SageMaker for a job
+that already exists; SageMaker refuses it (``ResourceInUse``: names are unique per
+account and region, forever) and ``submit`` attaches to that job instead of creating a
+second one. Any change to the code or spec gives a new name. To run an identical job
+again, say so in the spec, e.g. ``--set sagemaker.tags.run=2``.
+
+Example:
+>>> from cloudtrain.specfile import load_spec
+>>> from cloudtrain.plan import plan
+>>> spec = load_spec("examples/binary_classifier/job.yaml")  # doctest: +SKIP
+>>> request = render(plan(spec, "sagemaker").with_bundle("s3://b/code/0123.tar.gz"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import re
+from typing import TYPE_CHECKING, Any
+
+from cloudtrain import container
+from cloudtrain.errors import ProviderError, SpecError
+from cloudtrain.providers import s3
+from cloudtrain.providers.sagemaker_aws import AwsCallError, AwsClients
+from cloudtrain.providers.sagemaker_job import SageMakerJob
+
+if TYPE_CHECKING:
+    from cloudtrain.bundle import Bundle
+    from cloudtrain.plan import Plan
+
+CODE_CHANNEL = "code"
+DATA_DIR = "/opt/ml/input/data"
+CHECKPOINT_DIR = "/opt/ml/checkpoints"
+JOB_TAG = "cloudtrain:job"
+# A spot job may wait for capacity as long as it may run, but never past 28 days, the
+# documented maximum run time (reference/sagemaker.md §2; the model sets no maximum).
+MAX_WAIT_CAP_S = 28 * 86400
+NAME_HASH_CHARS = 10
+_ARN = re.compile(
+    r"^arn:aws[a-z-]*:sagemaker:(?P<region>[a-z0-9-]+):\d{12}:training-job/(?P<name>[A-Za-z0-9-]{1,63})$"
+)
+# Runs the bootstrap from its lines in argv (see the module docstring).
+LOADER = 'import sys; source = "\\n".join(sys.argv[1:]); del sys.argv[1:]; exec(source)'
+
+# SageMaker's documented limits (botocore sagemaker service model, CreateTrainingJob).
+MAX_ARGUMENT = 256
+MAX_CHANNELS = 20
+MAX_TAGS = 50
+
+
+def render(plan: Plan) -> dict[str, Any]:
+    """The boto3 ``create_training_job`` keyword arguments for ``plan``; pure and deterministic.
+
+    Raises:
+        SpecError: the plan is not packed yet, or the request would break a SageMaker limit.
+    """
+    bundle_uri = _bundle_uri(plan)
+    request: dict[str, Any] = {
+        "AlgorithmSpecification": _algorithm(plan),
+        "RoleArn": plan.spec.sagemaker.role,
+        "ResourceConfig": _resources(plan),
+        "EnableManagedSpotTraining": plan.spot,
+        "StoppingCondition": stopping_condition(plan.max_runtime_s, spot=plan.spot),
+        "CheckpointConfig": {"S3Uri": f"{plan.storage.checkpoints}/", "LocalPath": CHECKPOINT_DIR},
+        "OutputDataConfig": {"S3OutputPath": f"{plan.storage.root}/output"},
+        "InputDataConfig": _channels(plan, bundle_uri),
+        "HyperParameters": _hyperparameters(plan),
+        "Environment": _environment(plan, bundle_uri),
+        **_retry_strategy(plan),
+        **_vpc(plan),
+        "Tags": _tags(plan),
+    }
+    return {"TrainingJobName": job_name(plan.name, request), **request}
+
+
+def job_name(name: str, request: dict[str, Any]) -> str:
+    """``<name>-<hash of the request>``, at most 63 characters.
+
+    Example:
+    >>> job_name("churn", {"RoleArn": "arn:aws:iam::123456789012:role/R"})
+    'churn-60e8ed3e61'
+    """
+    content = json.dumps(request, sort_keys=True, separators=(",", ":"))
+    digest = hashlib.sha256(content.encode()).hexdigest()[:NAME_HASH_CHARS]
+    return f"{name[: 63 - NAME_HASH_CHARS - 1]}-{digest}"
+
+
+def stopping_condition(max_runtime_s: int, *, spot: bool) -> dict[str, int]:
+    """MaxRuntime from limits.max_runtime; with spot, MaxWait = 2 × MaxRuntime (capped, never less).
+
+    Example:
+    >>> stopping_condition(3600, spot=True)
+    {'MaxRuntimeInSeconds': 3600, 'MaxWaitTimeInSeconds': 7200}
+    """
+    condition = {"MaxRuntimeInSeconds": max_runtime_s}
+    if spot:
+        condition["MaxWaitTimeInSeconds"] = max(max_runtime_s, min(2 * max_runtime_s, MAX_WAIT_CAP_S))
+    return condition
+
+
+def _bundle_uri(plan: Plan) -> str:
+    if plan.provider != "sagemaker":
+        raise SpecError(
+            f"sagemaker.render got a plan for {plan.provider!r}. Plan it with provider 'sagemaker'."
+        )
+    if plan.bundle is None or not plan.bundle.startswith("s3://"):
+        raise SpecError(
+            f"The plan's code bundle is {plan.bundle!r}; SageMaker needs an s3:// URI. "
+            "Pack the code first: cloudtrain.api.pack_code(plan) (the CLI does this)."
+        )
+    return plan.bundle
+
+
+def _bundle_path(bundle_uri: str) -> str:
+    """Where the code channel puts the bundle inside the container."""
+    return f"{DATA_DIR}/{CODE_CHANNEL}/{posixpath.basename(bundle_uri)}"
+
+
+def _algorithm(plan: Plan) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "TrainingImage": plan.image,
+        "TrainingInputMode": plan.spec.sagemaker.input_mode,
+    }
+    command = container.command(plan)
+    if command is not None:
+        spec.update(container_command(command))
+    return spec
+
+
+def container_command(command: list[str]) -> dict[str, list[str]]:
+    """ContainerEntrypoint/ContainerArguments for ``command``, each entry within 256 characters.
+
+    ``[python, -c, PROGRAM]`` with a long program becomes ``[python, -c, LOADER]`` plus the
+    program's lines as arguments; the loader joins them and runs the result.
+
+    Example:
+    >>> container_command(["python3", "-c", "print(1)"])
+    {'ContainerEntrypoint': ['python3', '-c', 'print(1)']}
+    """
+    *head, program = command
+    if head[-1:] == ["-c"] and len(program) > MAX_ARGUMENT:
+        rendered = {"ContainerEntrypoint": [*head, LOADER], "ContainerArguments": program.splitlines()}
+    else:
+        rendered = {"ContainerEntrypoint": list(command)}
+    too_long = [arg for args in rendered.values() for arg in args if len(arg) > MAX_ARGUMENT]
+    if too_long:
+        raise SpecError(
+            f"image: the container command has an entry of {len(too_long[0])} characters; SageMaker "
+            f"allows {MAX_ARGUMENT} per ContainerEntrypoint/ContainerArguments entry. Use your own image."
+        )
+    return rendered
+
+
+def _resources(plan: Plan) -> dict[str, Any]:
+    assert plan.machine is not None, "plan() resolves a machine for every SageMaker accelerator"
+    return {
+        "InstanceType": plan.machine.machine_type,
+        "InstanceCount": plan.hosts,
+        "VolumeSizeInGB": plan.spec.resources.disk_gb,
+    }
+
+
+def _channels(plan: Plan, bundle_uri: str) -> list[dict[str, Any]]:
+    """The code channel, then one channel per ``data`` entry in name order."""
+    data = sorted(plan.spec.data.items())
+    if len(data) + 1 > MAX_CHANNELS:
+        raise SpecError(
+            f"data: {len(data)} channels plus the code channel exceed SageMaker's {MAX_CHANNELS} "
+            "input channels. Merge channels under a common s3:// prefix."
+        )
+    mode = plan.spec.sagemaker.input_mode
+    # The code channel is always File mode: the bootstrap needs a real file to open.
+    return [_channel(CODE_CHANNEL, bundle_uri, "File")] + [_channel(n, uri, mode) for n, uri in data]
+
+
+def _channel(name: str, uri: str, mode: str) -> dict[str, Any]:
+    source = {"S3DataType": "S3Prefix", "S3Uri": uri, "S3DataDistributionType": "FullyReplicated"}
+    return {"ChannelName": name, "DataSource": {"S3DataSource": source}, "InputMode": mode}
+
+
+def _hyperparameters(plan: Plan) -> dict[str, str]:
+    params = {container.CONFIG_HYPERPARAMETER: container.runtime_config_json(plan)}
+    check_map(
+        "HyperParameters",
+        params,
+        limits=(100, 256, 2500),
+        fix="Shorten code.args, data URIs or training.layout_map.",
+    )
+    return params
+
+
+def _environment(plan: Plan, bundle_uri: str) -> dict[str, str]:
+    env = container.environment(plan, _bundle_path(bundle_uri), include_config=False)
+    check_map("env", env, limits=(100, 512, 512), fix="Pass long values in code.args instead.")
+    return env
+
+
+def check_map(field: str, values: dict[str, str], *, limits: tuple[int, int, int], fix: str) -> None:
+    """Enforce SageMaker's (entries, key length, value length) limits on a string map.
+
+    Values are never quoted in the message: they may be private.
+
+    Example:
+    >>> check_map("env", {"A": "x" * 600}, limits=(100, 512, 512), fix="Shorten it.")
+    Traceback (most recent call last):
+    ...
+    cloudtrain.errors.SpecError: env.A: the value has 600 characters; SageMaker allows at most 512. Shorten it.
+    """
+    entries, key_max, value_max = limits
+    problems = [
+        f"{field}.{key}: the value has {len(value)} characters; SageMaker allows at most {value_max}. {fix}"
+        for key, value in values.items()
+        if len(value) > value_max
+    ]
+    problems += [
+        f"{field}: the key {key[:40]!r}… has {len(key)} characters; SageMaker allows at most {key_max}."
+        for key in values
+        if len(key) > key_max
+    ]
+    if len(values) > entries:
+        problems.append(
+            f"{field}: {len(values)} entries (with cloudtrain's own); SageMaker allows at most {entries}."
+        )
+    if problems:
+        raise SpecError(problems)
+
+
+def _retry_strategy(plan: Plan) -> dict[str, Any]:
+    retries = plan.spec.sagemaker.max_retries
+    return {"RetryStrategy": {"MaximumRetryAttempts": retries}} if retries > 0 else {}
+
+
+def _vpc(plan: Plan) -> dict[str, Any]:
+    settings = plan.spec.sagemaker
+    if bool(settings.subnets) != bool(settings.security_groups):
+        raise SpecError(
+            "sagemaker.subnets and sagemaker.security_groups go together: a job in a VPC needs both "
+            f"(received {len(settings.subnets)} subnets and {len(settings.security_groups)} security "
+            "groups). Set both, or neither to run outside a VPC."
+        )
+    if not settings.subnets:
+        return {}
+    return {
+        "VpcConfig": {"SecurityGroupIds": list(settings.security_groups), "Subnets": list(settings.subnets)}
+    }
+
+
+def _tags(plan: Plan) -> list[dict[str, str]]:
+    """The spec's tags plus ``cloudtrain:job``, sorted by key."""
+    tags = {**plan.spec.sagemaker.tags, JOB_TAG: plan.name}
+    reserved = sorted(key for key in plan.spec.sagemaker.tags if key.lower().startswith("aws:"))
+    if reserved:
+        raise SpecError(f"sagemaker.tags: {reserved[0]!r} uses the reserved prefix 'aws:'. Rename the tag.")
+    if len(tags) > MAX_TAGS:
+        raise SpecError(
+            f"sagemaker.tags: {len(tags)} tags (with {JOB_TAG!r}); SageMaker allows at most {MAX_TAGS}."
+        )
+    return [{"Key": key, "Value": value} for key, value in sorted(tags.items())]
+
+
+def submit(
+    plan: Plan, request: dict[str, Any], bundle: Bundle, clients: AwsClients | None = None
+) -> SageMakerJob:
+    """Upload the code bundle (once) and create the training job; return its handle.
+
+    A job with the request's name may already exist (a retried or repeated submit, see
+    the module docstring): then this attaches to it and creates nothing.
+
+    Raises:
+        ProviderError: SageMaker or S3 refused a call (one line, with the fix).
+        CredentialsError: no usable AWS credentials.
+    """
+    aws = clients or AwsClients(region=plan.spec.sagemaker.region)
+    s3.upload_bundle(aws, bundle, _bundle_uri(plan))
+    return SageMakerJob(_create(aws, request), aws, request=request)
+
+
+def _create(aws: AwsClients, request: dict[str, Any]) -> str:
+    """Create the job and return its ARN, or the ARN of the job that already has this name."""
+    try:
+        return str(aws.call("sagemaker", "create_training_job", **request)["TrainingJobArn"])
+    except AwsCallError as exc:
+        if exc.code != "ResourceInUse" and "already exists" not in str(exc):
+            raise
+    described = aws.call("sagemaker", "describe_training_job", TrainingJobName=request["TrainingJobName"])
+    return str(described["TrainingJobArn"])
+
+
+def owns(job_id: str) -> bool:
+    """Whether ``job_id`` is a SageMaker training-job ARN.
+
+    Example:
+    >>> owns("arn:aws:sagemaker:us-east-1:123456789012:training-job/churn-60e8ed3e61")
+    True
+    """
+    return bool(_ARN.match(job_id))
+
+
+def attach(job_id: str, clients: AwsClients | None = None) -> SageMakerJob:
+    """The handle of an existing job, from its ARN (the region comes from the ARN)."""
+    match = _ARN.match(job_id)
+    if match is None:
+        raise ProviderError(
+            f"{job_id!r} is not a SageMaker training-job ARN "
+            "(arn:aws:sagemaker:REGION:ACCOUNT:training-job/NAME). Use the ID submit printed."
+        )
+    return SageMakerJob(job_id, clients or AwsClients(region=match["region"]))

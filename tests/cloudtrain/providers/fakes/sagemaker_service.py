@@ -1,0 +1,239 @@
+"""A loopback SageMaker: the AWS JSON 1.1 protocol on 127.0.0.1, for the real boto3 client.
+
+moto's SageMaker is not faithful where the backend needs it to be (no StopTrainingJob,
+Environment dropped, duplicate names accepted, jobs complete at once), so this speaks
+the few operations cloudtrain uses, as SageMaker does:
+
+- every request is validated against botocore's service model (``sagemaker_model``),
+  maximum lengths, patterns and enums included, and refused with ValidationException;
+- a second job with an existing name is refused with ResourceInUse;
+- a job moves one step of its script per DescribeTrainingJob (no clocks in tests), by
+  default Starting -> Downloading -> Training -> Completed; ``script`` sets another one,
+  e.g. a spot interruption or a failure;
+- StopTrainingJob moves a running job to Stopping, then Stopped;
+- ``fail`` makes the next N calls of an operation fail (throttling, 5xx).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from fakes import sagemaker_model
+
+ACCOUNT = "123456789012"
+TERMINAL = ("Completed", "Failed", "Stopped")
+Step = tuple[str, str, str]  # TrainingJobStatus, SecondaryStatus, StatusMessage
+
+DEFAULT_SCRIPT: list[Step] = [
+    ("InProgress", "Starting", "Launching requested ML instances"),
+    ("InProgress", "Downloading", "Downloading input data"),
+    ("InProgress", "Training", "Training image download completed. Training in progress."),
+    ("Completed", "Completed", "Training job completed"),
+]
+SPOT_SCRIPT: list[Step] = [
+    ("InProgress", "Starting", "Launching requested ML instances"),
+    ("InProgress", "Training", "Training in progress."),
+    ("InProgress", "Interrupted", "Training job interrupted: spot capacity reclaimed"),
+    ("InProgress", "Restarting", "Restarting training job from the last checkpoint"),
+    ("InProgress", "Training", "Training in progress."),
+    ("Completed", "Completed", "Training job completed"),
+]
+STOP_SCRIPT: list[Step] = [
+    ("Stopping", "Stopping", "Stopping the training job"),
+    ("Stopped", "Stopped", "The training job was stopped"),
+]
+
+
+class ApiError(Exception):
+    """An error response: HTTP status, AWS error code and message."""
+
+    def __init__(self, code: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.code, self.message, self.status = code, message, status
+
+
+@dataclass
+class FakeJob:
+    arn: str
+    request: dict[str, Any]
+    script: list[Step]
+    failure_reason: str = ""
+    position: int = -1
+    created: float = field(default_factory=time.time)
+    transitions: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def step(self) -> Step:
+        return self.script[max(self.position, 0)]
+
+    def advance(self) -> None:
+        if self.position < len(self.script) - 1:
+            self.position += 1
+            _, secondary, message = self.step
+            self.transitions.append({"Status": secondary, "StartTime": time.time(), "StatusMessage": message})
+
+
+class FakeSageMaker:
+    """The service state and its operations; ``serve()`` puts it on a loopback port."""
+
+    def __init__(self, region: str = "us-east-1") -> None:
+        self.region = region
+        self.jobs: dict[str, FakeJob] = {}
+        self.tags: dict[str, list[dict[str, str]]] = {}
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.next_script: list[Step] = list(DEFAULT_SCRIPT)
+        self.next_failure_reason = ""
+        self._failures: dict[str, list[tuple[str, int]]] = {}
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    # --- test controls -------------------------------------------------------------
+
+    def script(self, steps: list[Step], failure_reason: str = "") -> None:
+        """The life cycle of jobs created from now on."""
+        self.next_script, self.next_failure_reason = list(steps), failure_reason
+
+    def fail(self, operation: str, code: str, times: int = 1, status: int = 400) -> None:
+        """Answer the next ``times`` calls of ``operation`` with error ``code``."""
+        self._failures.setdefault(operation, []).extend([(code, status)] * times)
+
+    def count(self, operation: str) -> int:
+        return sum(1 for name, _ in self.calls if name == operation)
+
+    # --- server --------------------------------------------------------------------
+
+    def serve(self) -> str:
+        """Start serving on a free loopback port; returns the endpoint URL."""
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def shutdown(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def handle(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.calls.append((operation, params))
+            pending = self._failures.get(operation)
+            if pending:
+                code, status = pending.pop(0)
+                raise ApiError(code, f"Injected {code}", status)
+            problems = sagemaker_model.problems(operation, params)
+            if problems:
+                raise ApiError("ValidationException", "; ".join(problems))
+            handler = getattr(self, f"_{_snake(operation)}", None)
+            if handler is None:
+                raise ApiError("UnknownOperationException", f"{operation} is not supported by the fake")
+            return handler(params)
+
+    # --- operations ----------------------------------------------------------------
+
+    def _create_training_job(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params["TrainingJobName"]
+        arn = f"arn:aws:sagemaker:{self.region}:{ACCOUNT}:training-job/{name.lower()}"
+        if name in self.jobs:
+            raise ApiError(
+                "ResourceInUse",
+                f"Training job names must be unique within an AWS account and region, and a training "
+                f"job with this name already exists ({arn})",
+            )
+        self.jobs[name] = FakeJob(arn, params, list(self.next_script), self.next_failure_reason)
+        self.tags[arn] = list(params.get("Tags", []))
+        return {"TrainingJobArn": arn}
+
+    def _describe_training_job(self, params: dict[str, Any]) -> dict[str, Any]:
+        job = self._job(params["TrainingJobName"])
+        job.advance()
+        status, secondary, _ = job.step
+        described = {k: v for k, v in job.request.items() if k != "Tags"}
+        described |= {
+            "TrainingJobArn": job.arn,
+            "TrainingJobStatus": status,
+            "SecondaryStatus": secondary,
+            "SecondaryStatusTransitions": job.transitions,
+            "CreationTime": job.created,
+        }
+        if status == "Failed" and job.failure_reason:
+            described["FailureReason"] = job.failure_reason
+        return described
+
+    def _stop_training_job(self, params: dict[str, Any]) -> dict[str, Any]:
+        job = self._job(params["TrainingJobName"])
+        status = job.step[0]
+        if status in TERMINAL or status == "Stopping":
+            raise ApiError(
+                "ValidationException", f"The training job is in status {status} and cannot be stopped."
+            )
+        job.script, job.position = [*job.script[: job.position + 1], *STOP_SCRIPT], job.position
+        return {}
+
+    def _list_training_jobs(self, params: dict[str, Any]) -> dict[str, Any]:
+        contains = params.get("NameContains", "")
+        summaries = [
+            {
+                "TrainingJobName": name,
+                "TrainingJobArn": job.arn,
+                "CreationTime": job.created,
+                "TrainingJobStatus": job.step[0],
+            }
+            for name, job in self.jobs.items()
+            if contains in name
+        ]
+        return {"TrainingJobSummaries": summaries}
+
+    def _add_tags(self, params: dict[str, Any]) -> dict[str, Any]:
+        self._arn(params["ResourceArn"])
+        self.tags[params["ResourceArn"]] += params["Tags"]
+        return {"Tags": params["Tags"]}
+
+    def _list_tags(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"Tags": self.tags[self._arn(params["ResourceArn"])]}
+
+    def _job(self, name: str) -> FakeJob:
+        if name not in self.jobs:
+            raise ApiError("ValidationException", "Requested resource not found.")
+        return self.jobs[name]
+
+    def _arn(self, arn: str) -> str:
+        if arn not in self.tags:
+            raise ApiError("ResourceNotFound", f"Resource {arn} not found.")
+        return arn
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _handler(service: FakeSageMaker) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            target = self.headers.get("X-Amz-Target", "")
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            try:
+                if not target.startswith("SageMaker."):
+                    raise ApiError("UnknownOperationException", f"Unknown target {target!r}")
+                self._send(200, service.handle(target.removeprefix("SageMaker."), body))
+            except ApiError as exc:
+                self._send(exc.status, {"__type": exc.code, "message": exc.message})
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/x-amz-json-1.1")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("x-amzn-RequestId", "00000000-0000-0000-0000-000000000000")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: tests read ``service.calls`` instead."""
+
+    return Handler
