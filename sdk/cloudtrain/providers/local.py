@@ -101,7 +101,7 @@ def task_names(hosts: int) -> list[tuple[str, int]]:
 def _replica(plan: Plan, task: tuple[str, int], addresses: list[str]) -> dict[str, Any]:
     name = f"{task[0]}-{task[1]}"
     assert plan.bundle is not None  # render checked it
-    env = container.environment(plan, container_path(plan.bundle))
+    env = container.environment(plan, container_path(os.path.abspath(plan.bundle)))
     env[container.ROOT_ENV] = f"<run>/hosts/{name}"
     env[CPU_DEVICES_ENV] = str(plan.devices_per_host)
     if plan.hosts > 1:
@@ -112,8 +112,21 @@ def _replica(plan: Plan, task: tuple[str, int], addresses: list[str]) -> dict[st
         "argv": [sys.executable, *RUNTIME_ARGV],
         "env": env,
         "root": f"<run>/hosts/{name}",
-        "links": {"gcs": "<buckets>/gcs", "s3": "<buckets>/s3"},
+        "links": _mounts(plan.bundle),
     }
+
+
+def _mounts(bundle: str) -> dict[str, str]:
+    """The stand-in buckets at ``/gcs`` and ``/s3``, and a local bundle's folder at its own path.
+
+    The runtime opens ``CLOUDTRAIN_BUNDLE`` under its root, like every fixed container
+    path, so a bundle kept in a local folder is mounted at the same path inside the root.
+    """
+    mounts = {"gcs": "<buckets>/gcs", "s3": "<buckets>/s3"}
+    if container_path(bundle) == bundle:
+        folder = os.path.dirname(os.path.abspath(bundle))
+        mounts[folder.lstrip("/")] = folder
+    return mounts
 
 
 def container_path(uri: str) -> str:

@@ -46,13 +46,13 @@ def render(plan: Plan, *, max_restarts: int) -> dict[str, Any]:
     """The local request that runs ``plan``'s cloud request as that provider would."""
     assert plan.bundle is not None  # local.render checked it
     cloud = backend(plan.provider).render(plan)
-    translate = _vertex if plan.provider == "vertex" else _sagemaker
+    replicas = _vertex(cloud) if plan.provider == "vertex" else _sagemaker(cloud, plan.spec.sagemaker.region)
     return {
         "name": plan.name,
         "emulates": plan.provider,
         "max_restarts": max_restarts,
         "upload": {"bundle": plan.bundle, "target": bucket_path(plan.bundle)},
-        **translate(cloud),
+        **replicas,
     }
 
 
@@ -117,6 +117,7 @@ def _vertex_replica(
         "argv": [*command, *container.get("args", [])],
         "env": env,
         "root": f"<run>/hosts/{name}",
+        "cwd": f"<run>/hosts/{name}",
         "links": {"gcs": "<buckets>/gcs"},
     }
 
@@ -134,11 +135,14 @@ def _aip_dirs(job: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _sagemaker(cloud: dict[str, Any]) -> dict[str, Any]:
+def _sagemaker(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     count = cloud["ResourceConfig"]["InstanceCount"]
     names = [f"algo-{i + 1}" for i in range(count)]
     resolver = ",".join(f"{name}=127.0.0.1:<port:{i}>" for i, name in enumerate(names))
-    replicas = [_sagemaker_replica(cloud, name, sorted(names), resolver) for name in names]
+    # resourceconfig.json lists hosts "sorted lexicographically" (reference/sagemaker.md §3)
+    host_env = {"TRAINING_JOB_NAME": cloud["TrainingJobName"], "TRAINING_JOB_ARN": _job_arn(cloud, region)}
+    host_env["CLOUDTRAIN_HOSTS"] = resolver
+    replicas = [_sagemaker_replica(cloud, name, sorted(names), host_env) for name in names]
     output = cloud["OutputDataConfig"]["S3OutputPath"].rstrip("/")
     return {
         "replicas": replicas,
@@ -149,20 +153,18 @@ def _sagemaker(cloud: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _sagemaker_replica(cloud: dict[str, Any], name: str, hosts: list[str], resolver: str) -> dict[str, Any]:
+def _sagemaker_replica(
+    cloud: dict[str, Any], name: str, hosts: list[str], host_env: dict[str, str]
+) -> dict[str, Any]:
     root = f"<run>/hosts/{name}"
-    instance_type = cloud["ResourceConfig"]["InstanceType"]
-    env = dict(cloud.get("Environment", {}))
-    env["TRAINING_JOB_NAME"] = cloud["TrainingJobName"]
-    env["TRAINING_JOB_ARN"] = _job_arn(cloud)
-    env["CLOUDTRAIN_ROOT"] = root
-    env["CLOUDTRAIN_HOSTS"] = resolver
-    env["CLOUDTRAIN_CPU_DEVICES"] = str(_devices(instance_type))
+    env = {**cloud.get("Environment", {}), **host_env, "CLOUDTRAIN_ROOT": root}
+    env["CLOUDTRAIN_CPU_DEVICES"] = str(_devices(cloud["ResourceConfig"]["InstanceType"]))
     replica: dict[str, Any] = {
         "name": name,
         "argv": _sagemaker_argv(cloud["AlgorithmSpecification"]),
         "env": env,
         "root": root,
+        "cwd": root,
         "files": _sagemaker_config(cloud, name, hosts),
         "copy_in": [
             {
@@ -226,10 +228,9 @@ def _sagemaker_config(cloud: dict[str, Any], name: str, hosts: list[str]) -> dic
     return files
 
 
-def _job_arn(cloud: dict[str, Any]) -> str:
+def _job_arn(cloud: dict[str, Any], region: str) -> str:
     """The ARN the job would have, in the account and partition of its role."""
     parts = cloud["RoleArn"].split(":")
-    region = cloud.get("_region", "us-east-1")
     return f"arn:{parts[1]}:sagemaker:{region}:{parts[4]}:training-job/{cloud['TrainingJobName'].lower()}"
 
 

@@ -30,7 +30,9 @@ def prepare(replica: dict[str, Any]) -> None:
     root.mkdir(parents=True)
     for rel, target in replica.get("links", {}).items():
         Path(target).mkdir(parents=True, exist_ok=True)
-        _under(root, rel).symlink_to(target, target_is_directory=True)
+        link = _under(root, rel)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target, target_is_directory=True)
     for rel, content in replica.get("files", {}).items():
         path = _under(root, rel)
         path.parent.mkdir(parents=True, exist_ok=True)

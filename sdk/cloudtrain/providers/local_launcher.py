@@ -121,7 +121,7 @@ class Launcher:
         return subprocess.Popen(
             replica["argv"],
             env=env,
-            cwd=replica["root"],
+            cwd=replica.get("cwd"),  # plain local: the submitting shell's folder
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

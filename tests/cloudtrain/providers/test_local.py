@@ -1,0 +1,154 @@
+"""``local.render`` is pure and gives each replica the environment its provider documents."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cloudtrain.errors import SpecError
+from cloudtrain.plan import plan
+from cloudtrain.providers import local, sagemaker, vertex
+from cloudtrain.specfile import load_spec
+
+BUNDLES = {
+    "local": "/data/outputs/code/0123456789abcdef.tar.gz",
+    "vertex": "gs://my-bucket/binary-classifier/code/0123456789abcdef.tar.gz",
+    "sagemaker": "s3://my-bucket/binary-classifier/code/0123456789abcdef.tar.gz",
+}
+
+
+def _render(example_job: Path, provider: str, hosts: int = 2) -> dict[str, Any]:
+    spec = load_spec(example_job, [f"resources.hosts={hosts}"])
+    return local.render(plan(spec, provider).with_bundle(BUNDLES[provider]))
+
+
+def _env(request: dict[str, Any], name: str) -> dict[str, str]:
+    return next(r["env"] for r in request["replicas"] if r["name"] == name)
+
+
+@pytest.mark.parametrize("provider", ["local", "vertex", "sagemaker"])
+def test_render_is_pure_and_json_ready(example_job: Path, provider: str) -> None:
+    first, second = _render(example_job, provider), _render(example_job, provider)
+    assert first == second
+    assert json.loads(json.dumps(first)) == first
+
+
+def test_plain_local_runs_one_runtime_per_host_with_tf_config_on_loopback(example_job: Path) -> None:
+    request = _render(example_job, "local", hosts=3)
+    assert [r["name"] for r in request["replicas"]] == ["chief-0", "worker-0", "worker-1"]
+    assert {tuple(r["argv"]) for r in request["replicas"]} == {(sys.executable, "-m", "cloudtrain_runtime")}
+    env = _env(request, "worker-1")
+    assert json.loads(env["TF_CONFIG"]) == {
+        "cluster": {
+            "chief": ["127.0.0.1:<port:0>"],
+            "worker": ["127.0.0.1:<port:1>", "127.0.0.1:<port:2>"],
+        },
+        "task": {"type": "worker", "index": 1},
+    }
+    assert env["CLOUDTRAIN_ROOT"] == "<run>/hosts/worker-1"
+    assert env["CLOUDTRAIN_CPU_DEVICES"] == "1"  # resources.per_host
+    assert env["CLOUDTRAIN_BUNDLE"] == BUNDLES["local"]
+    assert json.loads(env["CLOUDTRAIN_CONFIG"])["replicas"] == 3
+    # the bundle's folder is mounted at its own path, since the runtime opens it under the root
+    assert request["replicas"][0]["links"]["data/outputs/code"] == "/data/outputs/code"
+
+
+def test_plain_local_with_one_host_sets_no_tf_config(example_job: Path) -> None:
+    request = _render(example_job, "local", hosts=1)
+    assert [r["name"] for r in request["replicas"]] == ["chief-0"]
+    assert "TF_CONFIG" not in _env(request, "chief-0")
+
+
+def test_vertex_emulation_gives_each_replica_what_vertex_gives(example_job: Path) -> None:
+    request = _render(example_job, "vertex", hosts=3)
+    job = vertex.render(
+        plan(load_spec(example_job, ["resources.hosts=3"]), "vertex").with_bundle(BUNDLES["vertex"])
+    )
+    container = job["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]
+    assert [r["name"] for r in request["replicas"]] == ["chief-0", "worker-0", "worker-1"]
+    env = _env(request, "worker-0")
+    tf_config = json.loads(env["TF_CONFIG"])
+    assert tf_config["task"] == {"type": "worker", "index": 0}
+    assert tf_config["cluster"] == {
+        "chief": ["127.0.0.1:<port:0>"],
+        "worker": ["127.0.0.1:<port:1>", "127.0.0.1:<port:2>"],
+    }
+    assert tf_config["environment"] == "cloud"
+    assert tf_config["job"] == job["jobSpec"]
+    cluster_spec = json.loads(env["CLUSTER_SPEC"])
+    assert cluster_spec["task"] == {"type": "workerpool1", "index": 0}
+    assert set(cluster_spec["cluster"]) == {"workerpool0", "workerpool1"}
+    assert env["AIP_MODEL_DIR"] == "gs://my-bucket/binary-classifier/model/"
+    assert env["AIP_CHECKPOINT_DIR"] == "gs://my-bucket/binary-classifier/checkpoints/"
+    assert env["AIP_TENSORBOARD_LOG_DIR"] == "gs://my-bucket/binary-classifier/logs/"
+    for item in container["env"]:
+        assert env[item["name"]] == item["value"]
+    # image: auto -> the request's bootstrap command, run by this machine's Python
+    assert request["replicas"][1]["argv"] == [sys.executable, *container["command"][1:]]
+    assert request["replicas"][1]["links"] == {"gcs": "<buckets>/gcs"}
+    assert (
+        request["upload"]["target"]
+        == "<buckets>/gcs/my-bucket/binary-classifier/code/0123456789abcdef.tar.gz"
+    )
+
+
+def test_vertex_emulation_of_one_replica_has_cluster_spec_but_no_tf_config(example_job: Path) -> None:
+    env = _env(_render(example_job, "vertex", hosts=1), "chief-0")
+    assert "TF_CONFIG" not in env  # "Vertex does not set TF_CONFIG for single-replica training jobs"
+    assert json.loads(env["CLUSTER_SPEC"])["task"] == {"type": "workerpool0", "index": 0}
+
+
+def test_sagemaker_emulation_builds_an_opt_ml_tree_per_host_and_no_tf_config(example_job: Path) -> None:
+    request = _render(example_job, "sagemaker")
+    cloud = sagemaker.render(plan(load_spec(example_job), "sagemaker").with_bundle(BUNDLES["sagemaker"]))
+    algo2 = request["replicas"][1]
+    assert algo2["name"] == "algo-2"
+    assert "TF_CONFIG" not in algo2["env"]
+    assert algo2["env"]["CLOUDTRAIN_HOSTS"] == "algo-1=127.0.0.1:<port:0>,algo-2=127.0.0.1:<port:1>"
+    assert algo2["env"]["TRAINING_JOB_NAME"] == cloud["TrainingJobName"]
+    assert algo2["env"]["CLOUDTRAIN_BUNDLE"] == cloud["Environment"]["CLOUDTRAIN_BUNDLE"]
+    config = {path.rsplit("/", 1)[1]: json.loads(text) for path, text in algo2["files"].items()}
+    assert config["resourceconfig.json"]["current_host"] == "algo-2"
+    assert config["resourceconfig.json"]["hosts"] == ["algo-1", "algo-2"]
+    assert config["hyperparameters.json"] == cloud["HyperParameters"]
+    assert config["inputdataconfig.json"]["code"]["TrainingInputMode"] == "File"
+    checkpoints = "<buckets>/s3/my-bucket/binary-classifier/checkpoints/"
+    assert {"source": checkpoints, "target": "opt/ml/checkpoints"} in algo2["copy_in"]
+    assert algo2["sync_out"] == [{"source": "opt/ml/checkpoints", "target": checkpoints}]
+    assert request["collect"]["target"].endswith(f"/output/{cloud['TrainingJobName']}/output/model.tar.gz")
+
+
+def test_a_fault_is_added_to_the_request_and_checked(example_job: Path) -> None:
+    request = _render(example_job, "local")
+    assert local.with_fault(request, "worker:0@epoch:1")["fault"] == "worker:0@epoch:1"
+    assert local.with_fault(request, None) is request
+    with pytest.raises(SpecError, match=r"--fault: 'worker-0@1' is not a fault"):
+        local.with_fault(request, "worker-0@1")
+
+
+@pytest.mark.parametrize(
+    ("provider", "emulate", "fault", "message"),
+    [
+        (
+            "vertex",
+            "sagemaker",
+            None,
+            r"--emulate runs the job on this machine, so it needs --provider local",
+        ),
+        ("sagemaker", None, "chief:0@epoch:1", r"--fault runs the job on this machine"),
+        ("local", "azure", None, r"--emulate: 'azure' is not a provider to emulate"),
+    ],
+)
+def test_emulate_and_fault_need_the_local_provider(
+    provider: str, emulate: str | None, fault: str | None, message: str
+) -> None:
+    with pytest.raises(SpecError, match=message):
+        local.plan_provider(provider, emulate=emulate, fault=fault)
+
+
+def test_plan_provider_is_the_emulated_one() -> None:
+    assert local.plan_provider("local", emulate="vertex") == "vertex"
+    assert local.plan_provider("local") == "local"
