@@ -28,6 +28,8 @@ COMMANDS = {
     "logs": "cloudtrain.cli.job_commands:logs",
     "cancel": "cloudtrain.cli.job_commands:cancel",
     "wait": "cloudtrain.cli.job_commands:wait",
+    "cost": "cloudtrain.cli.cost_commands:cost_command",
+    "prices": "cloudtrain.cli.cost_commands:prices_group",
 }
 
 
