@@ -1,0 +1,264 @@
+"""Vertex AI training prices from Google's Cloud Billing Catalog API (public catalog, v1).
+
+``GET {endpoint}/v1/services/{service}/skus?currencyCode=USD``, paged with
+``nextPageToken`` (reference/prices.md §3.2). Two services are read:
+
+- Vertex AI ``C7E2-9256-1C43``: training SKUs, used as Vertex prices when every
+  component of a machine (cores, RAM, GPUs) has one. Google does not document their
+  descriptions and no recorded response exists yet, so the matcher accepts
+  ``"<…Training…>: <Compute Engine component description> running in <place>"``.
+- Compute Engine ``6F81-5844-456A``: the list price of the same components. Where Vertex
+  SKUs are missing, the row is an estimate: Compute Engine × the assumed Vertex premium,
+  with the formula in the row.
+
+A machine's price = vCPUs × core + GiB × RAM + accelerators × GPU, from ``machines.csv``
+and the component descriptions in ``catalog/gcp_skus.csv``. Ignored: commitments,
+other regions, non-hourly units, SKUs of other components. TPU v5e SKU descriptions are
+not known, so TPU rows stay unknown after a refresh.
+
+Credentials: ``GOOGLE_API_KEY`` (an API key, sent as ``key=``), else application-default
+credentials (``gcloud auth application-default login``). ``CLOUDTRAIN_CLOUDBILLING_ENDPOINT``
+replaces ``https://cloudbilling.googleapis.com``; it exists for tests on loopback.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from cloudtrain import catalog, pricing
+from cloudtrain.errors import CredentialsError, ProviderError
+
+DEFAULT_ENDPOINT = "https://cloudbilling.googleapis.com"
+ENDPOINT_ENV = "CLOUDTRAIN_CLOUDBILLING_ENDPOINT"
+VERTEX_SERVICE = "C7E2-9256-1C43"
+COMPUTE_SERVICE = "6F81-5844-456A"
+SCOPE = "https://www.googleapis.com/auth/cloud-billing.readonly"
+_SKU = re.compile(
+    r"^(?:(?P<vertex>[^:]*Training[^:]*):\s*)?(?P<spot>Spot Preemptible )?(?P<name>.+?)"
+    r"(?P<spot_gpu> attached to Spot Preemptible VMs)? running in (?P<place>.+)$"
+)
+_HOURLY_UNITS = ("h", "GiBy.h")
+
+
+@dataclass(frozen=True)
+class BillingCatalog:
+    """A Cloud Billing Catalog reader: endpoint plus an API key or an OAuth token."""
+
+    endpoint: str = DEFAULT_ENDPOINT
+    api_key: str | None = field(default=None, repr=False)
+    token: str | None = field(default=None, repr=False)
+
+    def skus(self, service: str) -> Iterator[dict[str, Any]]:
+        """Every SKU of ``service``, following ``nextPageToken`` until the last page."""
+        token = ""
+        while True:
+            page = self._get(f"/v1/services/{service}/skus", {"currencyCode": "USD", "pageToken": token})
+            yield from page.get("skus", [])
+            token = page.get("nextPageToken", "")
+            if not token:
+                return
+
+    def _get(self, path: str, params: dict[str, str]) -> dict[str, Any]:
+        query = {k: v for k, v in params.items() if v}
+        if self.api_key:
+            query["key"] = self.api_key
+        request = urllib.request.Request(f"{self.endpoint.rstrip('/')}{path}?{urllib.parse.urlencode(query)}")
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return json.load(response)
+        except urllib.error.HTTPError as exc:
+            raise _http_error(exc.code, path) from None
+        except urllib.error.URLError as exc:
+            raise ProviderError(
+                f"Cloud Billing Catalog at {self.endpoint} is unreachable: {exc.reason}"
+            ) from None
+
+
+def _http_error(status: int, path: str) -> ProviderError | CredentialsError:
+    if status in (401, 403):
+        return CredentialsError(
+            f"The Cloud Billing Catalog refused the credentials (HTTP {status}) for {path}. "
+            "Check GOOGLE_API_KEY (the Cloud Billing API must be enabled for its project), or run:\n"
+            "  $ gcloud auth application-default login"
+        )
+    return ProviderError(f"Cloud Billing Catalog returned HTTP {status} for {path}.")
+
+
+def billing_catalog() -> BillingCatalog:
+    """A reader configured from the environment: GOOGLE_API_KEY, else application-default credentials."""
+    endpoint = os.environ.get(ENDPOINT_ENV) or DEFAULT_ENDPOINT
+    key = os.environ.get("GOOGLE_API_KEY")
+    if key:
+        return BillingCatalog(endpoint, api_key=key)
+    return BillingCatalog(endpoint, token=_adc_token())
+
+
+def _adc_token() -> str:
+    from cloudtrain.errors import require
+
+    require("google.auth", "vertex")
+    import google.auth
+    import google.auth.exceptions
+    import google.auth.transport.requests
+
+    try:
+        credentials, _ = google.auth.default(scopes=[SCOPE])
+        credentials.refresh(google.auth.transport.requests.Request())
+    except google.auth.exceptions.GoogleAuthError:
+        raise CredentialsError(
+            "No Google credentials for the Cloud Billing Catalog. Set GOOGLE_API_KEY to an API key, "
+            "or run:\n  $ gcloud auth application-default login"
+        ) from None
+    return str(credentials.token)
+
+
+@dataclass(frozen=True)
+class Component:
+    """One component price: USD per hour (per vCPU, GiB or GPU) and the SKU it came from."""
+
+    usd: float
+    sku: str
+
+
+Components = dict[tuple[str, str, bool], Component]  # (description, region, spot) -> price
+
+
+def component_prices(skus: Iterable[dict[str, Any]], regions: Iterable[str], *, vertex: bool) -> Components:
+    """Hourly component prices in ``regions`` from SKUs; everything else is ignored."""
+    wanted = set(regions)
+    found: Components = {}
+    for sku in skus:
+        match = _match(sku, vertex)
+        if match is None:
+            continue
+        for region in wanted.intersection(sku.get("serviceRegions", [])):
+            found[match[0], region, match[1]] = Component(_unit_price(sku), sku.get("skuId", "?"))
+    return found
+
+
+def _match(sku: dict[str, Any], vertex: bool) -> tuple[str, bool] | None:
+    """(component description, spot) for an hourly on-demand or spot SKU, else None."""
+    category = sku.get("category", {})
+    if category.get("usageType") not in ("OnDemand", "Preemptible"):
+        return None  # commitments (Commit1Yr, Commit3Yr) and other usage types
+    match = _SKU.match(sku.get("description", ""))
+    if not match or bool(match["vertex"]) != vertex or _unit(sku) not in _HOURLY_UNITS:
+        return None
+    spot = bool(match["spot"] or match["spot_gpu"]) or category.get("usageType") == "Preemptible"
+    return match["name"], spot
+
+
+def _unit(sku: dict[str, Any]) -> str:
+    info = sku.get("pricingInfo") or [{}]
+    return str(info[0].get("pricingExpression", {}).get("usageUnit", ""))
+
+
+def _unit_price(sku: dict[str, Any]) -> float:
+    rate = sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][-1]["unitPrice"]
+    return int(rate.get("units") or 0) + int(rate.get("nanos") or 0) / 1e9
+
+
+def fetch_vertex(
+    regions: Iterable[str], *, client: BillingCatalog | None = None, as_of: str
+) -> list[pricing.Price]:
+    """Vertex training prices for every Vertex shape of the catalog in ``regions``."""
+    regions = tuple(regions)
+    client = client or billing_catalog()
+    vertex = component_prices(client.skus(VERTEX_SERVICE), regions, vertex=True)
+    compute = component_prices(client.skus(COMPUTE_SERVICE), regions, vertex=False)
+    return [
+        vertex_row(machine, region, (vertex, compute), as_of)
+        for region in regions
+        for machine in catalog.machines("vertex")
+    ]
+
+
+def vertex_row(
+    machine: catalog.Machine, region: str, found: tuple[Components, Components], as_of: str
+) -> pricing.Price:
+    """The row for one machine: Vertex SKUs if complete, else the labelled Compute Engine estimate."""
+    vertex, compute = found
+    parts = machine_parts(machine)
+    premium = pricing.assumptions()["vertex_premium_over_compute_engine"].value
+    for table, factor, estimate in ((vertex, 1.0, False), (compute, premium, True)):
+        on_demand, spot = (_total(parts, table, region, s) for s in (False, True))
+        if on_demand is not None:
+            return _vertex_price(machine, region, (on_demand, spot, factor, estimate), as_of)
+    missing = ", ".join(d for d, _ in parts if (d, region, False) not in compute) or "a component"
+    return _vertex_price(machine, region, None, as_of, why=f"no Billing Catalog SKU for {missing}")
+
+
+def machine_parts(machine: catalog.Machine) -> list[tuple[str, float]]:
+    """(component description, quantity) of one host: vCPUs, GiB of RAM and accelerators."""
+    descriptions = _descriptions()
+    family = machine.machine_type.split("-")[0]
+    parts = [
+        (descriptions.get(f"core:{family}", f"{family} core (unknown SKU)"), float(machine.vcpus)),
+        (descriptions.get(f"ram:{family}", f"{family} RAM (unknown SKU)"), float(machine.memory_gb)),
+    ]
+    if machine.accelerator_count:
+        name = descriptions.get(
+            f"gpu:{machine.provider_accelerator}", f"{machine.provider_accelerator} (unknown SKU)"
+        )
+        parts.append((name, float(machine.accelerator_count)))
+    return parts
+
+
+def _descriptions() -> dict[str, str]:
+    with (pricing.CATALOG_DIR / "gcp_skus.csv").open(newline="") as f:
+        return {row["component"]: row["description"] for row in csv.DictReader(f)}
+
+
+def _total(
+    parts: list[tuple[str, float]], table: Components, region: str, spot: bool
+) -> tuple[float, str] | None:
+    prices = [table.get((description, region, spot)) for description, _ in parts]
+    if any(p is None for p in prices):
+        return None
+    total = sum(q * p.usd for (_, q), p in zip(parts, prices, strict=True) if p)
+    formula = " + ".join(
+        f"{q:g} × {d} {p.usd:g} [{p.sku}]" for (d, q), p in zip(parts, prices, strict=True) if p
+    )
+    return total, formula
+
+
+def _vertex_price(
+    machine: catalog.Machine,
+    region: str,
+    found: tuple[tuple[float, str], tuple[float, str] | None, float, bool] | None,
+    as_of: str,
+    why: str = "",
+) -> pricing.Price:
+    formula, on_demand, spot, estimate = "", None, None, False
+    if found:
+        (od, od_formula), spot_part, factor, estimate = found
+        on_demand = round(od * factor, 6)
+        spot = round(spot_part[0] * factor, 6) if spot_part else None
+        service = "Compute Engine" if estimate else "Vertex AI"
+        formula = f"on-demand = ({service} {od_formula}) × {factor:g}"
+        formula += f"; spot = ({spot_part[1]}) × {factor:g}" if spot_part else "; spot: no spot SKU found"
+    source = f"Cloud Billing Catalog services/{VERTEX_SERVICE} and {COMPUTE_SERVICE}/skus"
+    return pricing.Price(
+        provider="vertex",
+        region=region,
+        machine_type=machine.machine_type,
+        accelerator=machine.accelerator,
+        on_demand=on_demand,
+        spot=spot,
+        billing_increment_s=30,
+        as_of=as_of if found else "",
+        is_estimate=estimate,
+        formula=formula,
+        source=source if found else f"not found: {why} in {source} on {as_of}",
+    )
