@@ -1,0 +1,200 @@
+"""A custom job's logs from Cloud Logging, one line per entry, prefixed by replica.
+
+Vertex sends each replica's stdout and stderr to Cloud Logging as entries of resource
+type ``ml_job`` labelled with the job ID and the task (``workerpool0-0`` for the chief,
+``workerpool1-N`` for worker N; reference/vertex.md §2.3). This module calls the REST
+method ``entries:list`` with google-auth's ``AuthorizedSession``, which comes with
+google-cloud-aiplatform, rather than adding google-cloud-logging for one call.
+Following polls with a timestamp cursor and drops entries it has already printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cloudtrain.errors import CredentialsError
+from cloudtrain.providers.vertex_errors import ADC_FIX, with_retries
+
+if TYPE_CHECKING:
+    from cloudtrain.providers.vertex_jobs import VertexClients
+
+LOGGING_ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT"
+LOGGING_URL = "https://logging.googleapis.com"
+READ_SCOPE = "https://www.googleapis.com/auth/logging.read"
+PAGE_SIZE = 1000
+POLL_S = 5.0
+TASK_LABEL = "ml.googleapis.com/task_name"
+# Worker pool -> TF_CONFIG task type (reference/vertex.md §2.2).
+ROLES = {"workerpool0": "chief", "workerpool1": "worker", "workerpool2": "ps", "workerpool3": "evaluator"}
+LOGGING_FIXES = {
+    "Forbidden": "Grant the caller roles/logging.viewer on the project.",
+    "PermissionDenied": "Grant the caller roles/logging.viewer on the project.",
+}
+
+
+@dataclass
+class LogReader:
+    """Reads one job's entries through Cloud Logging's ``entries:list`` REST method."""
+
+    project: str
+    job_number: str
+    since: str
+    session: Any
+    url: str
+    owns_session: bool = False
+
+    @classmethod
+    def create(cls, job: Any, clients: VertexClients) -> LogReader:
+        """A reader for the CustomJob ``job``, from its creation time on.
+
+        Cloud Logging searches only the last 24 hours unless the filter has a
+        timestamp, so the job's own creation time bounds the search.
+        """
+        project, _, rest = job.name.removeprefix("projects/").partition("/")
+        owned = clients.logs is None
+        session, url = logging_session() if owned else (clients.logs, clients.logging_url or LOGGING_URL)
+        return cls(
+            project=project,
+            job_number=rest.rsplit("/", 1)[-1],
+            since=job.create_time.rfc3339(),
+            session=session,
+            url=url,
+            owns_session=owned,
+        )
+
+    def lines(
+        self,
+        *,
+        follow: bool,
+        is_done: Callable[[], bool],
+        sleep: Callable[[float], None],
+        poll_s: float = POLL_S,
+    ) -> Iterator[str]:
+        """Formatted lines; with ``follow``, keep polling until the job is done.
+
+        The job's state is read before each fetch, so the entries written just before
+        it ended are still printed.
+        """
+        cursor = _Cursor(self.since)
+        try:
+            while True:
+                done = not follow or is_done()
+                for entry in self.entries(cursor.since, sleep):
+                    if cursor.advance(entry):
+                        yield format_entry(entry)
+                if done:
+                    return
+                sleep(poll_s)
+        finally:
+            if self.owns_session:
+                self.session.close()
+
+    def entries(self, since: str, sleep: Callable[[float], None]) -> Iterator[dict[str, Any]]:
+        """Every entry of the job from ``since`` on, oldest first, across pages."""
+        body: dict[str, Any] = {
+            "resourceNames": [f"projects/{self.project}"],
+            "filter": self.filter(since),
+            "orderBy": "timestamp asc",
+            "pageSize": PAGE_SIZE,
+        }
+        while True:
+            page = with_retries(
+                lambda body=body: self._post(body),
+                action=f"read the logs of job {self.job_number}",
+                sleep=sleep,
+                fixes=LOGGING_FIXES,
+            )
+            yield from page.get("entries", [])
+            if not page.get("nextPageToken"):
+                return
+            body = {**body, "pageToken": page["nextPageToken"]}
+
+    def filter(self, since: str) -> str:
+        """The Logging query language filter for this job's entries at or after ``since``."""
+        return (
+            f'resource.type="ml_job" AND resource.labels.job_id="{self.job_number}" AND timestamp>="{since}"'
+        )
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        from google.api_core import exceptions
+
+        response = self.session.post(f"{self.url}/v2/entries:list", json=body, timeout=60)
+        if response.status_code != 200:
+            raise exceptions.from_http_response(response)
+        return response.json()
+
+
+@dataclass
+class _Cursor:
+    """The newest timestamp printed, and the entries printed at exactly that time.
+
+    Polls ask for ``timestamp >= since``, so entries at ``since`` come back again.
+    """
+
+    since: str
+    seen: set[str] = field(default_factory=set)
+
+    def advance(self, entry: dict[str, Any]) -> bool:
+        """Record ``entry``; False if it was already printed."""
+        stamp, key = entry.get("timestamp", self.since), entry.get("insertId", "")
+        if stamp == self.since and key in self.seen:
+            return False
+        if stamp != self.since:
+            self.since, self.seen = stamp, set()
+        self.seen.add(key)
+        return True
+
+
+def logging_session() -> tuple[Any, str]:
+    """A session and base URL for Cloud Logging; ``$CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT`` in tests.
+
+    Raises:
+        CredentialsError: no Application Default Credentials are set up.
+    """
+    endpoint = os.environ.get(LOGGING_ENDPOINT_ENV)
+    if endpoint:
+        import requests
+
+        return requests.Session(), f"http://{endpoint}"
+    import google.auth
+    from google.auth import exceptions as auth_exceptions
+    from google.auth.transport.requests import AuthorizedSession
+
+    try:
+        credentials, _ = google.auth.default(scopes=[READ_SCOPE])
+    except auth_exceptions.DefaultCredentialsError as exc:
+        raise CredentialsError(ADC_FIX) from exc
+    return AuthorizedSession(credentials), LOGGING_URL
+
+
+def format_entry(entry: dict[str, Any]) -> str:
+    """``[chief-0] message`` for one log entry.
+
+    Example:
+    >>> format_entry({"labels": {TASK_LABEL: "workerpool1-2"}, "textPayload": "epoch 1\\n"})
+    '[worker-2] epoch 1'
+    """
+    return f"[{replica(entry)}] {message(entry)}"
+
+
+def replica(entry: dict[str, Any]) -> str:
+    """The replica that wrote ``entry`` (``chief-0``, ``worker-1``), or ``service`` for Vertex's own."""
+    task = entry.get("labels", {}).get(TASK_LABEL) or entry.get("resource", {}).get("labels", {}).get(
+        "task_name", ""
+    )
+    pool, _, index = task.partition("-")
+    role = ROLES.get(pool)
+    return f"{role}-{index}" if role and index else "service"
+
+
+def message(entry: dict[str, Any]) -> str:
+    """The entry's text: ``textPayload``, or ``jsonPayload.message``, or the JSON payload."""
+    if "textPayload" in entry:
+        return str(entry["textPayload"]).rstrip("\n")
+    payload = entry.get("jsonPayload", {})
+    text = payload.get("message", json.dumps(payload, sort_keys=True))
+    return str(text).rstrip("\n")

@@ -1,0 +1,144 @@
+"""A fake Vertex AI JobService: a real gRPC server on 127.0.0.1 speaking aiplatform_v1.
+
+The real ``JobServiceClient`` talks to it over an insecure channel, so requests and
+responses go through the real protobuf (de)serialisation. It implements the four
+methods the Vertex backend uses (create, get, list with a label filter, cancel),
+checks what the real service checks that a test can see (pool 0 has one replica,
+filters are valid), records every request, moves jobs through a scripted list of
+states (one step per ``GetCustomJob``), and fails on demand with a given status.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import defaultdict, deque
+from concurrent import futures
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from google.cloud import aiplatform_v1
+from google.protobuf import empty_pb2, timestamp_pb2
+
+SERVICE = "google.cloud.aiplatform.v1.JobService"
+LABEL_FILTER = re.compile(r'^labels\.([a-z][a-z0-9_-]*)="([a-z0-9_-]*)"$')
+DEFAULT_STATES = ("JOB_STATE_QUEUED", "JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED")
+
+
+@dataclass
+class FakeJobService:
+    """The service's state; ``start()`` serves it on a free loopback port."""
+
+    states: tuple[str, ...] = DEFAULT_STATES
+    jobs: dict[str, aiplatform_v1.CustomJob] = field(default_factory=dict)
+    requests: list[tuple[str, Any]] = field(default_factory=list)
+    failures: dict[str, deque[grpc.StatusCode]] = field(default_factory=lambda: defaultdict(deque))
+    _progress: dict[str, deque[str]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _next_id: int = 8_000_000_000_000_000_001
+    _clock: int = 1_795_000_000
+
+    def fail(self, method: str, code: grpc.StatusCode, times: int = 1) -> None:
+        """Make the next ``times`` calls of ``method`` (e.g. ``"CreateCustomJob"``) fail with ``code``."""
+        self.failures[method].extend([code] * times)
+
+    def calls(self, method: str) -> list[Any]:
+        """The requests received for ``method``, failed ones included, in order."""
+        return [request for name, request in self.requests if name == method]
+
+    def set_state(self, name: str, state: str) -> None:
+        """Put a job in ``state`` and keep it there."""
+        self.jobs[name].state = aiplatform_v1.JobState[state]
+        self._progress[name] = deque()
+
+    def start(self) -> tuple[grpc.Server, str]:
+        """Serve on 127.0.0.1:<free port>; returns the server and its ``host:port``."""
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        server.add_generic_rpc_handlers((self._handler(),))
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        return server, f"127.0.0.1:{port}"
+
+    def _handler(self) -> grpc.GenericRpcHandler:
+        methods = {
+            "CreateCustomJob": (self._create, aiplatform_v1.CreateCustomJobRequest, aiplatform_v1.CustomJob),
+            "GetCustomJob": (self._get, aiplatform_v1.GetCustomJobRequest, aiplatform_v1.CustomJob),
+            "ListCustomJobs": (
+                self._list,
+                aiplatform_v1.ListCustomJobsRequest,
+                aiplatform_v1.ListCustomJobsResponse,
+            ),
+            "CancelCustomJob": (self._cancel, aiplatform_v1.CancelCustomJobRequest, None),
+        }
+        return grpc.method_handlers_generic_handler(
+            SERVICE, {name: self._rpc(name, *parts) for name, parts in methods.items()}
+        )
+
+    def _rpc(self, name: str, behaviour: Any, request_type: Any, response_type: Any) -> Any:
+        def handle(request: Any, context: grpc.ServicerContext) -> Any:
+            with self._lock:
+                self.requests.append((name, request))
+                if self.failures[name]:
+                    context.abort(self.failures[name].popleft(), f"injected failure of {name}")
+                return behaviour(request, context)
+
+        serialize = response_type.serialize if response_type else empty_pb2.Empty.SerializeToString
+        return grpc.unary_unary_rpc_method_handler(
+            handle, request_deserializer=request_type.deserialize, response_serializer=serialize
+        )
+
+    def _create(self, request: Any, context: grpc.ServicerContext) -> aiplatform_v1.CustomJob:
+        job = aiplatform_v1.CustomJob(request.custom_job)
+        pools = job.job_spec.worker_pool_specs
+        if not job.display_name or not pools or pools[0].replica_count != 1:
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "display_name is required and worker_pool_specs[0].replica_count must be 1",
+            )
+        job.name = f"{request.parent}/customJobs/{self._next_id}"
+        self._next_id += 1
+        job.create_time = self._now()
+        job.state = aiplatform_v1.JobState[self.states[0]]
+        self._progress[job.name] = deque(self.states[1:])
+        self.jobs[job.name] = job
+        return job
+
+    def _get(self, request: Any, context: grpc.ServicerContext) -> aiplatform_v1.CustomJob:
+        job = self._find(request.name, context)
+        if self._progress[job.name]:
+            job.state = aiplatform_v1.JobState[self._progress[job.name].popleft()]
+        if job.state.name == "JOB_STATE_FAILED":
+            job.error = {
+                "code": 9,
+                "message": "The replica workerpool0-0 exited with a non-zero status of 1.",
+            }
+        return job
+
+    def _list(self, request: Any, context: grpc.ServicerContext) -> aiplatform_v1.ListCustomJobsResponse:
+        match = LABEL_FILTER.match(request.filter)
+        if request.filter and not match:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Unsupported filter: {request.filter}")
+        jobs = [
+            job
+            for name, job in self.jobs.items()
+            if name.startswith(f"{request.parent}/") and (not match or job.labels.get(match[1]) == match[2])
+        ]
+        return aiplatform_v1.ListCustomJobsResponse(custom_jobs=jobs)
+
+    def _cancel(self, request: Any, context: grpc.ServicerContext) -> empty_pb2.Empty:
+        job = self._find(request.name, context)
+        if job.state.name in ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"):
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"Job {job.name} is already done")
+        job.state = aiplatform_v1.JobState.JOB_STATE_CANCELLING
+        self._progress[job.name] = deque(["JOB_STATE_CANCELLED"])
+        return empty_pb2.Empty()
+
+    def _find(self, name: str, context: grpc.ServicerContext) -> aiplatform_v1.CustomJob:
+        if name not in self.jobs:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"CustomJob {name} not found")
+        return self.jobs[name]
+
+    def _now(self) -> timestamp_pb2.Timestamp:
+        self._clock += 1
+        return timestamp_pb2.Timestamp(seconds=self._clock)

@@ -1,0 +1,90 @@
+"""A fake Cloud Logging ``entries:list`` endpoint on 127.0.0.1, over real HTTP.
+
+It understands the filter the Vertex backend sends (resource type, job ID, lower
+timestamp bound joined by AND) and rejects any other, pages results by ``pageSize``
+and ``pageToken``, and returns entries in the REST ``LogEntry`` JSON form.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CLAUSE = re.compile(r'^(resource\.type|resource\.labels\.job_id|timestamp)(=|>=)"([^"]*)"$')
+
+
+@dataclass
+class FakeLogging:
+    """Log entries by project; ``start()`` serves them on a free loopback port."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    _clock: int = 0
+
+    def write(self, project: str, job_number: str, task: str | None, text: str) -> None:
+        """Add one entry as Vertex writes it: ``task`` like ``workerpool0-0``, None for the service."""
+        self._clock += 1
+        entry: dict[str, Any] = {
+            "logName": f"projects/{project}/logs/workerpool0-0",
+            "insertId": f"id{self._clock:06d}",
+            "timestamp": f"2026-12-02T10:00:{self._clock // 1000:02d}.{self._clock % 1000:03d}000Z",
+            "resource": {"type": "ml_job", "labels": {"job_id": job_number, "project_id": project}},
+            "textPayload": text + "\n",
+        }
+        if task is not None:
+            entry["labels"] = {"ml.googleapis.com/task_name": task}
+        self.entries.append(entry)
+
+    def list(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The response to one ``entries:list`` request body."""
+        self.requests.append(body)
+        clauses = body.get("filter", "").split(" AND ")
+        matches = [CLAUSE.match(clause) for clause in clauses]
+        if not all(matches) or body.get("orderBy") != "timestamp asc":
+            return 400, {"error": {"code": 400, "message": f"Unsupported filter: {body.get('filter')}"}}
+        selected = [e for e in self.entries if all(_holds(m, e) for m in matches if m)]
+        start = int(body.get("pageToken") or 0)
+        end = start + int(body.get("pageSize", 50))
+        page: dict[str, Any] = {"entries": selected[start:end]} if selected[start:end] else {}
+        if end < len(selected):
+            page["nextPageToken"] = str(end)
+        return 200, page
+
+    def start(self) -> tuple[ThreadingHTTPServer, str]:
+        """Serve on 127.0.0.1:<free port>; returns the server and its ``host:port``."""
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server, f"127.0.0.1:{server.server_address[1]}"
+
+
+def _holds(match: re.Match[str], entry: dict[str, Any]) -> bool:
+    key, op, value = match.groups()
+    actual = {
+        "resource.type": entry["resource"]["type"],
+        "resource.labels.job_id": entry["resource"]["labels"]["job_id"],
+        "timestamp": entry["timestamp"],
+    }[key]
+    return actual == value if op == "=" else actual >= value
+
+
+def _handler(fake: FakeLogging) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length))
+            code, payload = fake.list(body) if self.path == "/v2/entries:list" else (404, {})
+            data = json.dumps(payload).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: tests read the recorded requests instead."""
+
+    return Handler

@@ -1,0 +1,231 @@
+"""Submitting and controlling Vertex jobs: the real JobServiceClient against a fake JobService on
+loopback, and real uploads to gcp-storage-emulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cloudtrain
+import grpc
+import pytest
+from cloudtrain import api
+from cloudtrain.errors import CredentialsError, ProviderError
+from cloudtrain.providers import JobStatus, vertex
+from cloudtrain.providers.vertex_errors import ATTEMPTS
+from fakes.vertex_fixtures import (  # noqa: F401  (fixtures)
+    BUCKET,
+    fake_gcs_fixture,
+    fake_vertex_fixture,
+    no_google_credentials_fixture,
+)
+from fakes.vertex_jobservice import FakeJobService
+from google.cloud import aiplatform_v1, storage
+from google.protobuf import json_format
+
+REPO = Path(__file__).resolve().parents[3]
+EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"
+PARENT = "projects/my-project/locations/us-central1"
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def clients(sleeps: list[float]) -> vertex.VertexClients:
+    """Default clients (built from the endpoint variables), with a sleep that only records."""
+    return vertex.VertexClients(sleep=sleeps.append)
+
+
+def submit(clients: vertex.VertexClients, *overrides: str) -> vertex.VertexJob:
+    spec = api.as_spec(EXAMPLE, overrides)
+    return cloudtrain.submit(spec, provider="vertex", clients=clients)
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_submit_sends_the_rendered_request_and_uploads_the_code(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients
+) -> None:
+    job = submit(clients)
+    (create,) = fake_vertex.calls("CreateCustomJob")
+    assert create.parent == PARENT
+    sent = json_format.MessageToDict(aiplatform_v1.CustomJob.pb(create.custom_job))
+    expected = json_format.MessageToDict(aiplatform_v1.CustomJob.pb(api_custom_job(job.request)))
+    assert sent == expected
+    assert job.id == f"{PARENT}/customJobs/{fake_vertex.jobs[job.id].name.rsplit('/', 1)[1]}"
+    assert vertex.owns(job.id)
+    bundle_uri = job.request["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]["env"][0]["value"]
+    blob = storage.Client().bucket(BUCKET).get_blob(bundle_uri.removeprefix(f"/gcs/{BUCKET}/"))
+    assert blob is not None and blob.size > 0
+
+
+def api_custom_job(request: dict) -> aiplatform_v1.CustomJob:
+    message = aiplatform_v1.CustomJob.pb(aiplatform_v1.CustomJob())
+    json_format.ParseDict(request, message, ignore_unknown_fields=False)
+    return aiplatform_v1.CustomJob.wrap(message)
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_submitting_the_same_spec_twice_returns_the_first_job(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients
+) -> None:
+    first = submit(clients)
+    generation = storage.Client().bucket(BUCKET).get_blob(bundle_name(first)).generation
+    second = submit(clients)
+    assert second.id == first.id
+    assert len(fake_vertex.calls("CreateCustomJob")) == 1
+    (list_call, _) = fake_vertex.calls("ListCustomJobs")
+    assert list_call.filter == f'labels.cloudtrain_request="{first.request["labels"]["cloudtrain_request"]}"'
+    assert storage.Client().bucket(BUCKET).get_blob(bundle_name(first)).generation == generation
+
+
+def bundle_name(job: vertex.VertexJob) -> str:
+    env = job.request["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]["env"]
+    return next(item["value"] for item in env if item["name"] == "CLOUDTRAIN_BUNDLE").removeprefix(
+        f"/gcs/{BUCKET}/"
+    )
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_a_changed_spec_creates_a_new_job(fake_vertex: FakeJobService, clients: vertex.VertexClients) -> None:
+    first = submit(clients)
+    second = submit(clients, "training.epochs=4")
+    assert second.id != first.id
+    assert len(fake_vertex.calls("CreateCustomJob")) == 2
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_resubmitting_after_a_failure_creates_a_new_job(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients
+) -> None:
+    first = submit(clients)
+    fake_vertex.set_state(first.id, "JOB_STATE_FAILED")
+    second = submit(clients)
+    assert second.id != first.id
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_create_retries_unavailable_with_exponential_backoff(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients, sleeps: list[float]
+) -> None:
+    fake_vertex.fail("CreateCustomJob", grpc.StatusCode.UNAVAILABLE, times=2)
+    fake_vertex.fail("CreateCustomJob", grpc.StatusCode.RESOURCE_EXHAUSTED, times=1)
+    job = submit(clients)
+    assert len(fake_vertex.calls("CreateCustomJob")) == 4
+    assert len(fake_vertex.jobs) == 1 and job.id in fake_vertex.jobs
+    assert sleeps == [1.0, 2.0, 4.0]
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_create_gives_up_after_bounded_attempts_with_one_clear_line(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients, sleeps: list[float]
+) -> None:
+    fake_vertex.fail("CreateCustomJob", grpc.StatusCode.RESOURCE_EXHAUSTED, times=ATTEMPTS)
+    with pytest.raises(ProviderError) as error:
+        submit(clients)
+    assert str(error.value).startswith(f"Could not create a custom job in {PARENT}: injected failure")
+    assert "out of quota" in str(error.value)
+    assert len(sleeps) == ATTEMPTS - 1
+    assert fake_vertex.jobs == {}
+
+
+@pytest.mark.usefixtures("fake_gcs")
+@pytest.mark.parametrize(
+    ("code", "error", "fix"),
+    [
+        (grpc.StatusCode.PERMISSION_DENIED, ProviderError, "roles/aiplatform.user"),
+        (grpc.StatusCode.INVALID_ARGUMENT, ProviderError, "cloudtrain render JOB --provider vertex"),
+        (grpc.StatusCode.UNAUTHENTICATED, CredentialsError, "gcloud auth application-default login"),
+        (grpc.StatusCode.FAILED_PRECONDITION, ProviderError, "gcloud services enable aiplatform"),
+    ],
+)
+def test_permanent_errors_fail_at_once_and_say_what_to_do(
+    fake_vertex: FakeJobService,
+    clients: vertex.VertexClients,
+    sleeps: list[float],
+    code: grpc.StatusCode,
+    error: type[Exception],
+    fix: str,
+) -> None:
+    fake_vertex.fail("CreateCustomJob", code)
+    with pytest.raises(error, match=fix):
+        submit(clients)
+    assert sleeps == []
+    assert len(fake_vertex.calls("CreateCustomJob")) == 1
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_status_moves_through_neutral_states_and_wait_reports_each_change(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients, sleeps: list[float]
+) -> None:
+    job = submit(clients)
+    seen: list[JobStatus] = []
+    final = job.wait(poll_s=7.0, on_status=seen.append)
+    assert [s.state for s in seen] == ["queued", "running", "succeeded"]
+    assert [s.provider_state for s in seen] == [
+        "JOB_STATE_PENDING",
+        "JOB_STATE_RUNNING",
+        "JOB_STATE_SUCCEEDED",
+    ]
+    assert final.done and sleeps == [7.0, 7.0]
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_attach_by_id_then_cancel(fake_vertex: FakeJobService, clients: vertex.VertexClients) -> None:
+    job_id = submit(clients).id
+    attached = cloudtrain.attach(job_id, clients=vertex.VertexClients())
+    assert attached.region == "us-central1" and attached.request is None
+    attached.cancel()
+    assert fake_vertex.calls("CancelCustomJob")[0].name == job_id
+    assert attached.status().state == "cancelled"
+
+
+def test_failed_job_status_carries_the_error_message(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients
+) -> None:
+    fake_vertex.states = ("JOB_STATE_RUNNING", "JOB_STATE_FAILED")
+    created = clients.job_service("us-central1").create_custom_job(
+        parent=PARENT, custom_job=api_custom_job(rendered_request())
+    )
+    job = vertex.attach(created.name, clients)
+    assert job.status().state == "failed"
+    assert "exited with a non-zero status" in job.status().detail
+
+
+def rendered_request() -> dict:
+    planned = cloudtrain.plan(api.as_spec(EXAMPLE), "vertex").with_bundle(f"gs://{BUCKET}/code/0.tar.gz")
+    return vertex.render(planned)
+
+
+def test_status_of_an_unknown_job_names_it(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients
+) -> None:
+    job_id = f"{PARENT}/customJobs/42"
+    with pytest.raises(ProviderError, match=rf"Could not get {job_id}: CustomJob .* not found \(NotFound\)"):
+        vertex.attach(job_id, clients).status()
+
+
+@pytest.mark.parametrize(
+    ("job_id", "owned"),
+    [
+        ("projects/p/locations/us-central1/customJobs/123", True),  # the resource name Vertex returns
+        ("projects/p/locations/us-central1/customJobs/abc", False),  # IDs are numbers
+        ("projects/p/locations/us-central1/trainingPipelines/1", False),  # another resource
+        ("arn:aws:sagemaker:us-east-1:123456789012:training-job/x", False),  # SageMaker
+        ("binary-classifier-20261202", False),  # a local run
+    ],
+)
+def test_owns_recognises_custom_job_resource_names(job_id: str, owned: bool) -> None:
+    assert vertex.owns(job_id) is owned
+
+
+def test_attach_refuses_an_id_that_is_not_a_custom_job() -> None:
+    with pytest.raises(ProviderError, match="projects/PROJECT/locations/REGION/customJobs/NUMBER"):
+        vertex.attach("123")
+
+
+@pytest.mark.usefixtures("no_google_credentials")
+def test_missing_credentials_show_the_gcloud_command() -> None:
+    with pytest.raises(CredentialsError, match=r"\$ gcloud auth application-default login"):
+        vertex.VertexClients().job_service("us-central1")
