@@ -8,9 +8,9 @@ mtimes, owners and modes, and a gzip header without a timestamp.
 
 Example:
 >>> import tempfile, pathlib
->>> src = pathlib.Path(tempfile.mkdtemp())
+>>> src, out = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
 >>> _ = (src / "task.py").write_text("print('hi')\\n")
->>> a, b = pack(src, src / "out"), pack(src, src / "out")
+>>> a, b = pack(src, out), pack(src, out)
 >>> a.sha256 == b.sha256, a.files
 (True, 1)
 """

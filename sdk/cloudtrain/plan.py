@@ -8,7 +8,7 @@ Example:
 >>> from cloudtrain.spec import JobSpec
 >>> spec = JobSpec(
 ...     name="demo", code={"module": "trainer.task"}, storage={"root": "gs://bucket/demo"},
-...     resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2},
+...     resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2}, vertex={"project": "my-project"},
 ... )
 >>> p = plan(spec, "vertex")
 >>> p.machine.machine_type, p.replicas, p.global_batch, p.strategy
@@ -37,7 +37,7 @@ class ProviderRules:
     title: str
     schemes: tuple[str, ...]
     max_runtime_s: int
-    max_runtime_source: str
+    max_runtime_field: str
     unsupported: dict[str, str]
 
 
@@ -45,15 +45,17 @@ RULES: dict[str, ProviderRules] = {
     "vertex": ProviderRules(
         title="Vertex AI",
         schemes=("gs://",),
+        # Scheduling.timeout defaults to 7 days, the longest FLEX_START accepts (vertex.md §1.1, §4.4).
         max_runtime_s=7 * 86400,
-        max_runtime_source="Scheduling.timeout: 7 days (reference/vertex.md §1.1, §4.4)",
+        max_runtime_field="Scheduling.timeout",
         unsupported={},
     ),
     "sagemaker": ProviderRules(
         title="SageMaker",
         schemes=("s3://",),
+        # MaxRuntimeInSeconds: "The maximum value is 28 days" (CreateTrainingJob API reference).
         max_runtime_s=28 * 86400,
-        max_runtime_source="StoppingCondition.MaxRuntimeInSeconds: 28 days (reference/sagemaker.md §2)",
+        max_runtime_field="StoppingCondition.MaxRuntimeInSeconds",
         unsupported={"tpu": "SageMaker has no TPUs; use --provider vertex"},
     ),
 }
@@ -207,7 +209,7 @@ def _provider_problems(spec: JobSpec, provider: str) -> list[str]:
         kind = "spot training" if res.spot else "training"
         problems.append(
             f"limits.max_runtime: {_human(spec.limits.max_runtime)} exceeds the {days}-day maximum "
-            f"for {kind} on {rules.title} ({rules.max_runtime_source}). "
+            f"for {kind} on {rules.title} ({rules.max_runtime_field}). "
             f"Set limits.max_runtime to {days}d or less."
         )
     if provider == "vertex":

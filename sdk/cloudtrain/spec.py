@@ -65,7 +65,7 @@ def parse_duration(value: Any) -> int:
             raise PydanticCustomError("duration", "must be a duration like 90m, 24h or 2d")
         seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
     if seconds < 1:
-        raise PydanticCustomError("duration", "must be at least 1s")
+        raise PydanticCustomError("duration_min", "must be at least 1s")
     return int(seconds)
 
 
@@ -84,16 +84,23 @@ class Code(_Section):
     source_dir: str = Field(".", description="Directory shipped to the container, relative to the spec.")
     args: list[str] = Field(default_factory=list, description="Arguments passed to the script.")
 
+    @field_validator("module")
+    @classmethod
+    def _dotted(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", value):
+            raise PydanticCustomError(
+                "code_module",
+                "{value} is not a dotted module path; use a module name like trainer.task",
+                {"value": repr(value)},
+            )
+        return value
+
     @model_validator(mode="after")
     def _one_entry_point(self) -> Code:
         if (self.module is None) == (self.script is None):
             raise PydanticCustomError(
                 "code_entry",
                 "set exactly one of code.module (e.g. trainer.task) or code.script (e.g. train.py)",
-            )
-        if self.module is not None and not re.fullmatch(r"[A-Za-z_][\w.]*", self.module):
-            raise PydanticCustomError(
-                "code_module", "code.module must be a dotted module path like trainer.task"
             )
         return self
 
@@ -327,21 +334,21 @@ class JobSpec(_Section):
         if training.strategy == "mirrored" and resources.hosts > 1:
             raise PydanticCustomError(
                 "strategy_hosts",
-                "strategy 'mirrored' runs on one host, but resources.hosts={hosts}. "
+                "training.strategy: 'mirrored' runs on one host, but resources.hosts={hosts}. "
                 "Use strategy 'multi-worker' (or auto), or set resources.hosts: 1",
                 {"hosts": resources.hosts},
             )
         if training.strategy.startswith("keras-") and training.keras_backend != "jax":
             raise PydanticCustomError(
                 "strategy_backend",
-                "strategy {strategy} uses keras.distribution, which needs training.keras_backend: jax",
+                "training.strategy: {strategy} uses keras.distribution, which needs training.keras_backend: jax",
                 {"strategy": repr(training.strategy)},
             )
         if training.strategy == "keras-model-parallel" and not training.layout_map:
             raise PydanticCustomError(
                 "layout_map",
-                "strategy 'keras-model-parallel' needs training.layout_map (weight regex -> axes), "
-                "e.g. '.*dense/kernel': [null, model]",
+                "training.layout_map is required by strategy 'keras-model-parallel': map weight regexes "
+                "to sharding axes, e.g. '.*dense/kernel': [null, model]",
             )
         return self
 

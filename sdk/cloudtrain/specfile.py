@@ -143,7 +143,7 @@ def describe(error: Mapping[str, Any]) -> str:
         return f"{path} must be {_TYPE_WORDS[kind]}.{received}"
     if kind in _BOUNDS:
         op, bound_key = _BOUNDS[kind]
-        return f"{path} must be {op} {ctx[bound_key]}.{received}"
+        return f"{path} must be {op} {_number(ctx[bound_key])}.{received}"
     message = _sentence(error["msg"])
     if not path:
         return message
@@ -166,6 +166,7 @@ _TYPE_WORDS = {
     "model_attributes_type": "a mapping (key: value lines)",
     "list_type": "a list",
     "finite_number": "a finite number",
+    "duration": "a duration like 90m, 24h or 2d",
 }
 
 _BOUNDS = {
@@ -181,7 +182,6 @@ _OWN_MESSAGES = {
     "channel",
     "code_entry",
     "code_module",
-    "duration",
     "env_key",
     "job_name",
     "layout_map",
@@ -191,6 +191,10 @@ _OWN_MESSAGES = {
     "strategy_backend",
     "strategy_hosts",
 }
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _sentence(message: str) -> str:

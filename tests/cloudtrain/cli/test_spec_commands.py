@@ -1,0 +1,76 @@
+"""``cloudtrain validate``, ``plan``, ``schema`` and ``--version`` through the real entry point."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_validate_reports_the_resolved_shape(run_cli, example_job) -> None:
+    result = run_cli("validate", str(example_job), "--provider", "vertex")
+    assert result.code == 0
+    assert result.out.strip() == (
+        f"{example_job} is valid for vertex: 2 × n1-standard-8, 2 replicas, global batch 32, strategy multi-worker"
+    )
+
+
+def test_validate_with_override(run_cli, example_job) -> None:
+    result = run_cli(
+        "validate", str(example_job), "-p", "sagemaker", "--set", "resources.per_host=4", "--json"
+    )
+    assert result.code == 0
+    assert json.loads(result.out) == {
+        "valid": True,
+        "provider": "sagemaker",
+        "summary": "2 × ml.g4dn.12xlarge, 8 replicas, global batch 128, strategy multi-worker",
+    }
+
+
+def test_plan_json_for_both_clouds(run_cli, example_job) -> None:
+    for provider, machine in (("vertex", "n1-standard-8"), ("sagemaker", "ml.g4dn.xlarge")):
+        result = run_cli("plan", str(example_job), "--provider", provider, "--json")
+        assert result.code == 0, result.err
+        data = json.loads(result.out)
+        assert data["provider"] == provider
+        assert data["machine"]["machine_type"] == machine
+        assert (data["replicas"], data["global_batch"], data["strategy"]) == (2, 32, "multi-worker")
+        assert data["storage"]["backup"].endswith("/binary-classifier/backup")
+
+
+def test_plan_table_is_readable(run_cli, example_job) -> None:
+    result = run_cli("plan", str(example_job), "--provider", "vertex")
+    lines = dict(
+        line.split(None, 1)
+        for line in result.out.splitlines()
+        if not line.startswith(("global", "learning", "max ", "mixed"))
+    )
+    assert lines["provider"].strip() == "vertex"
+    assert "MultiWorkerMirroredStrategy" in result.out
+    assert "global batch     32 (16 per replica)" in result.out
+
+
+def test_missing_file_is_a_clean_error(run_cli, tmp_path) -> None:
+    result = run_cli("validate", str(tmp_path / "nope.yaml"))
+    assert result.code == 2
+    assert result.errors == [
+        f"{tmp_path / 'nope.yaml'}: no such file. Pass the path of a job spec, e.g. job.yaml."
+    ]
+
+
+def test_schema_describes_every_section(run_cli) -> None:
+    result = run_cli("schema")
+    schema = json.loads(result.out)
+    assert schema["additionalProperties"] is False
+    assert set(schema["required"]) == {"name", "code"}
+    assert {"resources", "training", "storage", "limits", "vertex", "sagemaker"} <= set(schema["properties"])
+
+
+def test_version(run_cli) -> None:
+    result = run_cli("--version")
+    assert result.code == 0
+    assert result.out.startswith("cloudtrain, version ")
+
+
+def test_usage_errors_exit_2(run_cli, example_job) -> None:
+    result = run_cli("plan", str(example_job), "--provider", "azure")
+    assert result.code == 2
+    assert "Invalid value for '--provider'" in result.err

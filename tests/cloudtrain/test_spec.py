@@ -1,0 +1,160 @@
+"""The job spec: defaults, durations, Python construction, and that no input crashes it."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cloudtrain.errors import SpecError
+from cloudtrain.spec import JobSpec, RuntimeConfig, parse_duration
+from cloudtrain.specfile import apply_overrides, load_spec, parse_spec
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("90m", 5400),  # minutes
+        ("24h", 86400),  # hours
+        ("2d", 172800),  # days
+        ("3600s", 3600),  # explicit seconds
+        ("45", 45),  # bare number = seconds
+        ("1.5h", 5400),  # fractions
+        (7200, 7200),  # an int from Python
+    ],
+)
+def test_parse_duration(text: str | int, seconds: int) -> None:
+    assert parse_duration(text) == seconds
+
+
+def test_defaults_are_what_a_newcomer_would_pick() -> None:
+    spec = JobSpec(name="demo", code={"module": "trainer.task"})
+    assert spec.provider == "local"
+    assert (spec.resources.accelerator, spec.resources.per_host, spec.resources.hosts) == ("cpu", 1, 1)
+    assert spec.training.strategy == "auto"
+    assert spec.training.mixed_precision == "auto"
+    assert spec.limits.max_runtime == 86400
+    assert spec.image == "auto"
+
+
+def test_provider_storage_root_overrides_the_default() -> None:
+    spec = JobSpec(
+        name="demo",
+        code={"module": "t"},
+        storage={"root": "./out"},
+        vertex={"storage_root": "gs://bucket-a/x/"},
+    )
+    assert spec.storage_root("vertex") == "gs://bucket-a/x"
+    assert spec.storage_root("sagemaker") == "./out"
+    assert spec.storage_root("local") == "./out"
+
+
+def test_load_spec_resolves_paths_next_to_the_file(example_job) -> None:
+    spec = load_spec(example_job)
+    assert spec.code.source_dir == str(example_job.parent)
+    assert spec.storage.root == str(example_job.parent / "outputs")
+
+
+def test_overrides_parse_yaml_scalars() -> None:
+    data = apply_overrides({}, ["training.epochs=5", "resources.spot=true", "vertex.labels.team=ml"])
+    assert data == {
+        "training": {"epochs": 5},
+        "resources": {"spot": True},
+        "vertex": {"labels": {"team": "ml"}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            "training.epochs",
+            "--set expects KEY=VALUE, e.g. --set training.epochs=5. Received: 'training.epochs'.",
+        ),
+        ("name.first=x", "--set name.first: name is not a section, so it has no field 'first'."),
+    ],
+)
+def test_bad_overrides(override: str, message: str) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_spec({"name": "demo", "code": {"module": "t"}}, [override])
+    assert info.value.problems == [message]
+
+
+def test_runtime_config_global_batch() -> None:
+    config = RuntimeConfig.model_validate(
+        {
+            "name": "demo",
+            "epochs": 1,
+            "per_replica_batch": 16,
+            "replicas": 4,
+            "learning_rate": 0.04,
+            "base_learning_rate": 0.01,
+            "mixed_precision": "off",
+            "strategy": "mirrored",
+            "keras_backend": "tensorflow",
+            "accelerator": "cpu",
+            "devices_per_host": 4,
+            "hosts": 1,
+            "backup_dir": "/b",
+            "tensorboard_dir": "/t",
+            "export_dir": "/e",
+        }
+    )
+    assert config.global_batch == 64
+
+
+# Keys a real spec uses, mixed with noise, so random documents reach deep validation paths.
+_KEYS = st.sampled_from(
+    [
+        "name", "code", "module", "script", "resources", "accelerator", "per_host", "hosts", "spot",
+        "training", "epochs", "strategy", "learning_rate", "base", "storage", "root", "limits",
+        "max_runtime", "env", "data", "vertex", "sagemaker", "role", "region", "zz", "global_batch",
+    ]
+)  # fmt: skip
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    st.sampled_from(["demo", "trainer.task", "a100-40gb", "gs://bucket/x", "mirrored", "24h", "t4"]),
+)
+_DOCUMENTS = st.recursive(
+    _SCALARS,
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(_KEYS, children, max_size=6)),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(document=_DOCUMENTS)
+def test_random_documents_give_a_spec_or_a_clean_error(document: object) -> None:
+    try:
+        spec = parse_spec(document)
+    except SpecError as err:
+        assert err.problems and all(isinstance(p, str) and p for p in err.problems)
+    else:
+        assert isinstance(spec, JobSpec)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=string.printable, max_size=200))
+def test_random_yaml_text_gives_a_spec_or_a_clean_error(text: str, tmp_path_factory) -> None:
+    path = tmp_path_factory.mktemp("spec") / "job.yaml"
+    path.write_text(text)
+    try:
+        load_spec(path)
+    except SpecError as err:
+        assert err.problems
+
+
+def test_round_trip_through_yaml_keeps_the_spec(tmp_path) -> None:
+    spec = JobSpec(name="demo", code={"module": "t"}, resources={"accelerator": "l4", "per_host": 2})
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(spec.model_dump(mode="json")))
+    loaded = load_spec(path)
+    assert loaded.resources == spec.resources
+    assert loaded.training == spec.training

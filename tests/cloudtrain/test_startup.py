@@ -1,0 +1,48 @@
+"""The CLI's start-up path imports no heavy module (DESIGN.md: the import boundary).
+
+Each command runs in a fresh interpreter under ``python -X importtime``; the test fails
+if TensorFlow, Keras, JAX, a Google Cloud or AWS SDK, or matplotlib was imported.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = re.compile(
+    r"\|\s+(tensorflow|keras|jax|google\.cloud|google\.auth|grpc|sagemaker|boto3|botocore|matplotlib)(\.|\s*$)"
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["validate", "{job}"],
+        ["plan", "{job}", "--provider", "vertex", "--json"],
+        ["schema"],
+        ["render", "{job}", "--provider", "vertex"],
+        ["render", "{job}", "--provider", "sagemaker"],
+        ["submit", "{job}", "--provider", "vertex", "--dry-run"],
+        ["submit", "{job}", "--provider", "sagemaker", "--dry-run"],
+        ["submit", "{job}", "--provider", "local", "--dry-run"],
+    ],
+    ids=lambda args: " ".join(a for a in args if a != "{job}"),
+)
+def test_command_imports_nothing_heavy(args: list[str], example_job, tmp_path) -> None:
+    argv = [a.replace("{job}", str(example_job)) for a in args]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "cloudtrain", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    heavy = sorted({m.group(1) for m in HEAVY.finditer(proc.stderr.replace("\n", " \n"))})
+    assert heavy == []
