@@ -329,7 +329,10 @@ def _layouts(spec: JobSpec, provider: str, accelerator: str, replicas: int) -> t
         else:
             shapes.append(shape)
     if counts and not shapes:
-        why = problems[0] if problems else f"no layout gives {replicas} replicas ({_counts(counts)} per host)"
+        # The last problem is the fewest-hosts layout's: the most telling one.
+        why = (
+            problems[-1] if problems else f"no layout gives {replicas} replicas ({_counts(counts)} per host)"
+        )
         return [], [f"{accelerator} on {provider}: {why}"]
     return shapes, []
 
@@ -342,7 +345,7 @@ def _incompatible(spec: JobSpec, shape: Shape) -> str | None:
     """Why the spec's strategy cannot drive ``shape``, or None when it can."""
     machine = shape.machine
     if catalog.accelerators()[machine.accelerator].kind == "tpu" and shape.hosts > 1:
-        return f"TPU jobs run on one host, and no slice has {shape.devices} chips"
+        return f"TPU jobs run on one host, and no single slice has {shape.devices} chips"
     if spec.training.strategy == "mirrored" and shape.hosts > 1:
         return "strategy 'mirrored' runs on one host"
     resources = spec.resources.model_copy(

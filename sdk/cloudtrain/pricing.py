@@ -188,16 +188,16 @@ def scaling_efficiency(machine: catalog.Machine, hosts: int) -> Efficiency:
     """The scaling-efficiency assumption for ``hosts`` × ``machine``.
 
     One device keeps 1.0. Several devices on a host keep the intra-host link's value
-    (NVLink, PCIe, ICI); several hosts multiply in the network's value (EFA, GPUDirect,
-    plain Ethernet). Point values and their basis are in ``catalog/scaling.csv``.
+    (NVLink, PCIe, ICI). Across hosts the slower of that and the network's value (EFA,
+    GPUDirect, plain Ethernet) applies: a ring all-reduce runs at its slowest link. Point
+    values and their basis are in ``catalog/scaling.csv``.
     """
     table = _scaling()
     intra = table["intra", machine.intra_host if machine.devices > 1 else "none"]
     if hosts == 1:
         return intra
     inter = table["inter", machine.rdma]
-    value = round(intra.value * inter.value, 4)
-    return Efficiency(value, f"{intra.value} within a host × {inter.value} across hosts ({inter.basis})")
+    return inter if inter.value <= intra.value else intra
 
 
 @dataclass(frozen=True)

@@ -150,8 +150,8 @@ def footer(found: cost.Estimate) -> list[str]:
         f"Work: {found.work_examples:,} examples ({found.work_basis}).",
         f"Speed: {measured.examples_per_sec:g} examples/s on 1 × {measured.accelerator} ({measured.source}), "
         f"scaled by relative speed (catalog/speeds.csv: {speeds}) × devices × eff.",
-        "eff = assumed scaling efficiency: 0.90 NVLink/ICI, 0.80 PCIe within a host; × 0.72-0.78 "
-        "GPUDirect/EFA, × 0.60 Ethernet across hosts (catalog/scaling.csv).",
+        "eff = assumed scaling efficiency: 0.90 NVLink/ICI, 0.80 PCIe within a host; across hosts "
+        "the slower of that and 0.72-0.78 GPUDirect/EFA, 0.60 Ethernet (catalog/scaling.csv).",
         f"Spot: assumed +{settings.spot_overhead:.0%} time for interruptions; SageMaker publishes no spot "
         f"price, so spot = on-demand × (1 − {settings.sagemaker_spot_discount:.0%}) (assumed; --spot-discount).",
         "price: list = published price; est. = estimate, Vertex = Compute Engine list × 1.15 "
