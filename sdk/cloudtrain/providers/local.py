@@ -64,9 +64,12 @@ MAX_RESTARTS = 3
 ID_PREFIX = "local:"
 CPU_DEVICES_ENV = "CLOUDTRAIN_CPU_DEVICES"
 RUNTIME_ARGV = ["-m", "cloudtrain_runtime"]
+# Not ``-m cloudtrain.providers.local_launcher``: importing cloudtrain imports that
+# module first, and runpy warns about running a module that is already imported.
+LAUNCHER_PROGRAM = "import sys; from cloudtrain.providers.local_launcher import main; main(sys.argv[1:])"
 # Where each bucket scheme is mounted under a replica's root (Vertex: Cloud Storage FUSE).
 MOUNTS = {"gs://": "/gcs/", "s3://": "/s3/"}
-_FAULT = re.compile(r"^[a-z]+:\d+@(epoch|step):\d+$")
+_FAULT = re.compile(r"^(chief|master|worker):\d+@(epoch|step):\d+$")
 
 
 def render(plan: Plan) -> dict[str, Any]:
@@ -171,7 +174,8 @@ def with_fault(request: dict[str, Any], fault: str | None) -> dict[str, Any]:
     if not _FAULT.match(fault):
         raise SpecError(
             f"--fault: {fault!r} is not a fault. Use <task_type>:<index>@epoch:<n> or @step:<n>, "
-            "e.g. --fault worker:0@epoch:1 (task types as in TF_CONFIG: chief, worker)."
+            "e.g. --fault worker:0@epoch:1 (task types as in TF_CONFIG: chief, worker; "
+            "on SageMaker every host is a worker, algo-1 is worker:0)."
         )
     return {**request, "fault": fault}
 
@@ -206,7 +210,7 @@ def _upload(source: Path, target: Path) -> None:
 def _start_launcher(run_dir: Path) -> None:
     """Start the launcher detached: it forks, writes its pid file, and this call returns."""
     subprocess.run(
-        [sys.executable, "-m", "cloudtrain.providers.local_launcher", "--detach", str(run_dir)],
+        [sys.executable, "-c", LAUNCHER_PROGRAM, "--detach", str(run_dir)],
         check=True,
         stdin=subprocess.DEVNULL,
     )

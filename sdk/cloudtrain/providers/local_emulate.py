@@ -16,8 +16,8 @@ documented root (``CLOUDTRAIN_ROOT``) and, on SageMaker, the name resolver overr
   ``input/config/{resourceconfig,hyperparameters,inputdataconfig,checkpointconfig}.json``,
   every input channel copied from the stand-in S3 folder into ``input/data/<channel>``
   (the code channel holds the bundle), ``checkpoints/`` restored from and synced back
-  to ``CheckpointConfig.S3Uri``, and every host's ``model/`` packed into
-  ``<S3OutputPath>/<job>/output/model.tar.gz`` after success. No TF_CONFIG; the
+  to ``CheckpointConfig.S3Uri``, and every host's ``model/`` and ``output/data/`` packed
+  into ``<S3OutputPath>/<job>/output/{model,output}.tar.gz`` after success. No TF_CONFIG; the
   ``Environment`` plus ``TRAINING_JOB_NAME``/``TRAINING_JOB_ARN``; the image is run as
   ``docker run IMAGE train`` would, or with ``ContainerEntrypoint``/``ContainerArguments``.
 """
@@ -143,13 +143,16 @@ def _sagemaker(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     host_env = {"TRAINING_JOB_NAME": cloud["TrainingJobName"], "TRAINING_JOB_ARN": _job_arn(cloud, region)}
     host_env["CLOUDTRAIN_HOSTS"] = resolver
     replicas = [_sagemaker_replica(cloud, name, sorted(names), host_env) for name in names]
-    output = cloud["OutputDataConfig"]["S3OutputPath"].rstrip("/")
+    output = f"{cloud['OutputDataConfig']['S3OutputPath'].rstrip('/')}/{cloud['TrainingJobName']}/output"
     return {
         "replicas": replicas,
-        "collect": {
-            "sources": [f"{replica['root']}/opt/ml/model" for replica in replicas],
-            "target": bucket_path(f"{output}/{cloud['TrainingJobName']}/output/model.tar.gz"),
-        },
+        "collect": [
+            {
+                "sources": [f"{replica['root']}/opt/ml/{folder}" for replica in replicas],
+                "target": bucket_path(f"{output}/{tarball}"),
+            }
+            for folder, tarball in (("model", "model.tar.gz"), ("output/data", "output.tar.gz"))
+        ],
     }
 
 

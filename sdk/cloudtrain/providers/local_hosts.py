@@ -56,16 +56,14 @@ def sync_out(replica: dict[str, Any]) -> None:
 
 
 def collect(request: dict[str, Any]) -> None:
-    """Pack the hosts' output folders into one tarball (SageMaker's ``model.tar.gz``)."""
-    spec = request.get("collect")
-    if not spec:
-        return
-    target = Path(spec["target"])
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(target, "w:gz") as tar:
-        for source in map(Path, spec["sources"]):
-            for path in sorted(source.rglob("*")) if source.is_dir() else []:
-                tar.add(path, arcname=path.relative_to(source).as_posix(), recursive=False)
+    """Pack each set of host folders into one tarball (SageMaker's model.tar.gz, output.tar.gz)."""
+    for spec in request.get("collect", []):
+        target = Path(spec["target"])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(target, "w:gz") as tar:
+            for source in map(Path, spec["sources"]):
+                for path in sorted(source.rglob("*")) if source.is_dir() else []:
+                    tar.add(path, arcname=path.relative_to(source).as_posix(), recursive=False)
 
 
 def remove_hosts(replicas: list[dict[str, Any]]) -> None:

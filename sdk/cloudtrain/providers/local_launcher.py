@@ -1,7 +1,6 @@
 """The supervisor of one local run: start every replica, stream their output, restart on failure.
 
-It runs as its own detached process (``python -m cloudtrain.providers.local_launcher
-RUN_DIR``), so a local job outlives the shell that submitted it, exactly like a cloud
+It runs as its own detached process (``main([--detach, RUN_DIR])``), so a local job outlives the shell that submitted it, exactly like a cloud
 job, and ``cloudtrain status|logs|cancel local:<id>`` work from anywhere. Everything it
 knows comes from ``RUN_DIR/request.json`` (the rendered request with the run folder
 and buckets filled in); everything it reports goes to files in ``RUN_DIR``:
@@ -25,7 +24,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -239,7 +237,7 @@ def detach(run_dir: Path) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """Entry point: ``[--detach] RUN_DIR``."""
+    """Entry point: ``[--detach] RUN_DIR`` (run through ``local.LAUNCHER_PROGRAM``)."""
     if argv[0] == "--detach":
         argv = argv[1:]
         detach(Path(argv[0]))
@@ -254,7 +252,3 @@ def main(argv: list[str]) -> None:
         raise
     finally:
         files.close()
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cloudtrain.errors import SpecError
 from cloudtrain.plan import plan
 from cloudtrain.providers import local, sagemaker, vertex
@@ -118,7 +119,9 @@ def test_sagemaker_emulation_builds_an_opt_ml_tree_per_host_and_no_tf_config(exa
     checkpoints = "<buckets>/s3/my-bucket/binary-classifier/checkpoints/"
     assert {"source": checkpoints, "target": "opt/ml/checkpoints"} in algo2["copy_in"]
     assert algo2["sync_out"] == [{"source": "opt/ml/checkpoints", "target": checkpoints}]
-    assert request["collect"]["target"].endswith(f"/output/{cloud['TrainingJobName']}/output/model.tar.gz")
+    targets = [item["target"] for item in request["collect"]]
+    output = f"<buckets>/s3/my-bucket/binary-classifier/output/{cloud['TrainingJobName']}/output"
+    assert targets == [f"{output}/model.tar.gz", f"{output}/output.tar.gz"]
 
 
 def test_a_fault_is_added_to_the_request_and_checked(example_job: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cloudtrain.providers import local_hosts
 
 
@@ -90,7 +91,7 @@ def test_collect_packs_every_hosts_model_folder_into_one_tarball(tmp_path: Path)
         (model / file).write_text(name)
         sources.append(str(model))
     target = tmp_path / "out" / "model.tar.gz"
-    local_hosts.collect({"collect": {"sources": sources, "target": str(target)}})
+    local_hosts.collect({"collect": [{"sources": sources, "target": str(target)}]})
     with tarfile.open(target) as tar:
         assert sorted(m.name for m in tar.getmembers() if m.isfile()) == [
             "demo/1/saved_model.pb",

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from cloudtrain import api
 from cloudtrain.cli import cli
 from cloudtrain.errors import ProviderError
