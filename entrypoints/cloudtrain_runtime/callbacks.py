@@ -1,0 +1,161 @@
+"""cloudtrain's Keras callbacks: progress lines, throughput, fault injection, backups, logs.
+
+The callbacks are written once as plain mixins and combined with the ``Callback``
+base class of whichever Keras runs (Keras 3, or tf_keras under
+``TF_USE_LEGACY_KERAS=1``), because each Keras only drives its own callbacks.
+
+Fault injection (used by the local provider's tests and demos):
+``CLOUDTRAIN_FAULT=<task_type>:<index>@epoch:<n>`` makes that task SIGKILL itself at
+the end of epoch n (1-based, after that epoch's backup was written);
+``...@step:<n>`` after global step n. The launcher sets it on the first attempt only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from cloudtrain_runtime.errors import ConfigError
+
+FAULT_ENV = "CLOUDTRAIN_FAULT"
+WARMUP_STEPS = 50
+_FAULT = re.compile(r"^(chief|master|worker):(\d+)@(epoch|step):(\d+)$")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A planned SIGKILL: which task, and at which epoch end or global step."""
+
+    task_type: str
+    task_index: int
+    unit: str
+    at: int
+
+
+def parse_fault(text: str) -> Fault | None:
+    """Parse ``CLOUDTRAIN_FAULT``; empty means no fault.
+
+    Example:
+    >>> parse_fault("worker:1@epoch:2")
+    Fault(task_type='worker', task_index=1, unit='epoch', at=2)
+    """
+    if not text:
+        return None
+    match = _FAULT.match(text.strip())
+    if not match:
+        raise ConfigError(
+            f"{FAULT_ENV} must look like worker:1@epoch:2 or chief:0@step:10. Received: {text!r}"
+        )
+    task_type, index, unit, at = match.groups()
+    return Fault(task_type, int(index), unit, int(at))
+
+
+def kill_self() -> None:
+    """Die as a preempted VM does: no cleanup, no exit handlers."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+class FaultInjector:
+    """SIGKILLs this task at the planned epoch end or global step."""
+
+    def __init__(self, fault: Fault) -> None:
+        super().__init__()
+        self.fault = fault
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        if self.fault.unit == "epoch" and epoch + 1 == self.fault.at:
+            kill_self()
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        if self.fault.unit == "step" and int(self.model.optimizer.iterations.numpy()) >= self.fault.at:
+            kill_self()
+
+
+class Progress:
+    """Records the history and the resumed epoch; prints one line per epoch when ``say`` is given."""
+
+    def __init__(self, epochs: int, say: Callable[[str], None] | None) -> None:
+        super().__init__()
+        self.epochs, self.say = epochs, say
+        self.resumed_from_epoch: int | None = None
+        self.history: dict[str, list[float]] = {}
+        self.epochs_run: list[int] = []
+
+    def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        if self.resumed_from_epoch is None:
+            self.resumed_from_epoch = epoch
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        values = {name: float(value) for name, value in (logs or {}).items() if _is_number(value)}
+        self.epochs_run.append(epoch + 1)
+        for name, value in values.items():
+            self.history.setdefault(name, []).append(value)
+        if self.say:
+            metrics = " ".join(f"{name}={value:.4f}" for name, value in values.items())
+            self.say(f"epoch {epoch + 1}/{self.epochs} {metrics}")
+
+
+class Throughput:
+    """Examples per second, measured after a warm-up of the first epoch and >= 50 steps.
+
+    The first epoch traces and compiles the step functions, and input pipelines fill
+    their buffers, so those steps would understate steady-state speed.
+    """
+
+    def __init__(self, global_batch: int) -> None:
+        super().__init__()
+        self.global_batch = global_batch
+        self.steps = 0
+        self.measured = 0
+        self.started: float | None = None
+        self.seconds = 0.0
+        self.first_epoch: int | None = None
+        self.epoch = 0
+
+    def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self.epoch = epoch
+        self.first_epoch = epoch if self.first_epoch is None else self.first_epoch
+
+    def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        if self.started is None and self.epoch > (self.first_epoch or 0) and self.steps >= WARMUP_STEPS:
+            self.started = time.perf_counter()
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self.steps += 1
+        if self.started is not None:
+            self.measured += 1
+            self.seconds = time.perf_counter() - self.started
+
+    def result(self) -> dict[str, Any]:
+        """The measurement as JSON-ready data; ``examples_per_sec`` is None when too short."""
+        rate = self.measured * self.global_batch / self.seconds if self.measured and self.seconds else None
+        return {
+            "examples_per_sec": rate,
+            "measured_steps": self.measured,
+            "warmup_steps": self.steps - self.measured,
+            "global_batch": self.global_batch,
+            "note": None if rate else f"needs > {WARMUP_STEPS} steps and a second epoch to measure",
+        }
+
+
+def keras_callback(keras: ModuleType, mixin: type, *args: Any) -> Any:
+    """An instance of ``mixin`` that is also this Keras's ``Callback``."""
+    cls = type(mixin.__name__, (mixin, keras.callbacks.Callback), {})
+    return cls(*args)
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -1,0 +1,136 @@
+"""Input pipelines: what the user's dataset functions get, and what cloudtrain does to their datasets.
+
+The user returns a ``tf.data.Dataset`` of single examples; cloudtrain batches it with
+the global batch (``drop_remainder=True``: every replica must step in lockstep, and
+a short last batch would make the all-reduce wait forever), repeats it when
+``steps_per_epoch`` is set, shards it and prefetches with AUTOTUNE.
+
+Sharding across hosts: a dataset that reads files (TFRecord, text lines or
+fixed-length records) is sharded by FILE, so each worker reads only its files. Any
+other dataset falls back to DATA sharding, where every worker reads everything and
+keeps its share, and a warning says how to fix it. Validation data is always
+sharded by DATA, so every worker evaluates the same number of batches. On Keras-on-JAX each process
+reads ``dataset.shard(num_hosts, rank)`` itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from cloudtrain_runtime.errors import ConfigError, UserCodeError
+
+# Dataset ops TensorFlow's FILE auto-sharding recognises as file readers.
+_READER_OPS = (b"TFRecordDataset", b"TextLineDataset", b"FixedLengthRecordDataset")
+
+
+@dataclass(frozen=True)
+class DataContext:
+    """What ``make_dataset(context)`` and ``make_validation_dataset(context)`` receive.
+
+    Attributes:
+        split: ``train`` or ``validation``.
+        per_replica_batch: examples per replica per step.
+        global_batch: examples per step over all replicas.
+        replicas: replicas in sync.
+        num_input_pipelines: hosts reading input (cloudtrain shards across them).
+        input_pipeline_id: this host's rank among them.
+        channels: data channel name → local path (``data:`` in the spec).
+        epochs: epochs to train.
+        steps_per_epoch: fixed steps per epoch, or None to run each dataset to its end.
+        is_chief: whether this host is the chief.
+        seed: the seed every task shares; shuffle with it so all hosts agree.
+    """
+
+    split: str
+    per_replica_batch: int
+    global_batch: int
+    replicas: int
+    num_input_pipelines: int
+    input_pipeline_id: int
+    channels: Mapping[str, Path]
+    epochs: int
+    steps_per_epoch: int | None
+    is_chief: bool
+    seed: int
+
+    def channel(self, name: str) -> Path:
+        """The local path of data channel ``name``.
+
+        Raises:
+            ConfigError: naming the channels the spec declares.
+        """
+        if name not in self.channels:
+            raise ConfigError(
+                f"data channel {name!r} is not in the spec. Declared: {sorted(self.channels) or 'none'}. "
+                f"Add it under data: in job.yaml."
+            )
+        return self.channels[name]
+
+
+def reads_files(tf: ModuleType, dataset: Any) -> bool:
+    """Whether ``dataset``'s graph (interleave functions included) contains a file reader op."""
+    graph = tf.raw_ops.DatasetToGraphV2(input_dataset=dataset._variant_tensor).numpy()
+    return any(op in graph for op in _READER_OPS)
+
+
+def check_dataset(tf: ModuleType, dataset: Any, producer: str) -> None:
+    """The user's function must return a ``tf.data.Dataset``.
+
+    Raises:
+        UserCodeError: naming the function and what it returned instead.
+    """
+    if not isinstance(dataset, tf.data.Dataset):
+        raise UserCodeError(
+            f"{producer} must return a tf.data.Dataset of single examples, not {type(dataset).__name__}. "
+            "Wrap arrays with tf.data.Dataset.from_tensor_slices((features, labels))."
+        )
+
+
+def prepare(
+    tf: ModuleType,
+    dataset: Any,
+    *,
+    context: DataContext,
+    shard_by_process: bool,
+    warn: Callable[[str], None],
+) -> Any:
+    """Batch, repeat, shard and prefetch a user dataset for this replica (see module docstring)."""
+    batch = context.global_batch
+    if shard_by_process:
+        dataset = dataset.shard(context.num_input_pipelines, context.input_pipeline_id)
+        batch //= context.num_input_pipelines
+    if context.steps_per_epoch and context.split == "train":
+        dataset = dataset.repeat()
+    dataset = dataset.batch(batch, drop_remainder=True)
+    if context.num_input_pipelines > 1 and not shard_by_process:
+        dataset = dataset.with_options(_shard_options(tf, dataset, context, warn))
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _shard_options(tf: ModuleType, dataset: Any, context: DataContext, warn: Callable[[str], None]) -> Any:
+    options = tf.data.Options()
+    policy = tf.data.experimental.AutoShardPolicy
+    if context.split != "train":
+        # Validation runs to the dataset's end on every worker: equal DATA shards keep them in step.
+        options.experimental_distribute.auto_shard_policy = policy.DATA
+        return options
+    if reads_files(tf, dataset):
+        if context.steps_per_epoch is None:
+            raise ConfigError(
+                f"The {context.split} dataset reads files and is sharded by FILE over "
+                f"{context.num_input_pipelines} hosts, whose shards may hold different numbers of "
+                "batches; workers must step in lockstep. Set training.steps_per_epoch in the spec."
+            )
+        options.experimental_distribute.auto_shard_policy = policy.FILE
+        return options
+    warn(
+        f"the {context.split} dataset does not read files, so sharding falls back to DATA: each of "
+        f"the {context.num_input_pipelines} hosts reads all of it and keeps 1/{context.num_input_pipelines}. "
+        "Write TFRecord shards and read them with tf.data.Dataset.list_files() to shard by FILE."
+    )
+    options.experimental_distribute.auto_shard_policy = policy.DATA
+    return options

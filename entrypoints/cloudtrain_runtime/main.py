@@ -1,0 +1,95 @@
+"""``cloudtrain-runtime [train] [--config FILE]``: the container's entrypoint.
+
+environment → ClusterInfo → strategy → user code (managed or script) → export.
+SageMaker starts the image as ``docker run IMAGE train``; the ``train`` word is
+accepted and ignored. Exit status 0 only on success; errors are one line on stderr
+(``CLOUDTRAIN_DEBUG=1`` adds the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import MutableMapping, Sequence
+from pathlib import Path
+
+from cloudtrain_runtime import cluster as cluster_lib
+from cloudtrain_runtime import config as config_lib
+from cloudtrain_runtime import devices, locations, usercode
+from cloudtrain_runtime.errors import RuntimeFailure
+from cloudtrain_runtime.paths import root_from
+from cloudtrain_runtime.session import Session, start
+
+_ACTIVE: list[Session] = []  # the process's one session, for cloudtrain_runtime.setup()
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse the command line; a leading ``train`` (SageMaker's argument) is dropped.
+
+    Example:
+    >>> parse_args(["train", "--config", "run.json"]).config
+    'run.json'
+    """
+    parser = argparse.ArgumentParser(
+        prog="cloudtrain-runtime", description="Run a cloudtrain training job inside its container."
+    )
+    parser.add_argument("--config", help="runtime configuration JSON file (else CLOUDTRAIN_CONFIG)")
+    args = list(argv)
+    return parser.parse_args(args[1:] if args[:1] == ["train"] else args)
+
+
+def say(line: str) -> None:
+    """Print one log line now; container logs are read while the job runs."""
+    print(line, flush=True)
+
+
+def prepare(
+    config_file: str | None, env: MutableMapping[str, str], *, enter_code: bool
+) -> tuple[Session, Path]:
+    """Read the configuration and environment, enter the code folder and start the session."""
+    root = root_from(env)
+    config = config_lib.load(config_file, env, root)
+    cluster = cluster_lib.from_environment(env, root)
+    where = locations.resolve(config, cluster, env, root)
+    devices.prepare_environment(config, cluster, env)
+    if cluster.provider == "sagemaker" and cluster.num_hosts > 1:
+        cluster_lib.wait_for_peers(cluster)
+    directory = usercode.code_dir(env, root) if enter_code else Path.cwd()
+    if enter_code:
+        usercode.enter(directory)
+    session = start(config, cluster, where, root=root, say=say)
+    _ACTIVE[:] = [session]
+    return session, directory
+
+
+def active() -> Session | None:
+    """The session the entrypoint started in this process, if any."""
+    return _ACTIVE[0] if _ACTIVE else None
+
+
+def run(config_file: str | None, env: MutableMapping[str, str]) -> None:
+    """Train as the configuration says: managed module or script."""
+    session, directory = prepare(config_file, env, enter_code=True)
+    if session.config.module:
+        from cloudtrain_runtime import managed
+
+        managed.run(session, session.config.module, directory)
+    else:
+        from cloudtrain_runtime import script
+
+        script.run(session.config.script or "", session.config.args, directory)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: run, then exit 0, or print one error line and exit non-zero."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        run(args.config, os.environ)
+    except RuntimeFailure as err:
+        if os.environ.get("CLOUDTRAIN_DEBUG"):
+            traceback.print_exc()
+        print(f"cloudtrain-runtime: error: {err}", file=sys.stderr, flush=True)
+        sys.exit(err.exit_code)
+    sys.exit(0)

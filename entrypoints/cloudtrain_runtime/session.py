@@ -1,0 +1,325 @@
+"""A started training process: cluster, strategy, Keras, locations, callbacks and export.
+
+``start`` does the part every job shares, in the order TensorFlow and JAX require:
+devices before any op, the strategy before any other op, then Keras, the
+multi-worker fit fix, precision and seed. The managed runner and user scripts
+(through ``cloudtrain_runtime.setup()``) then train with the same ``Session``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from cloudtrain_runtime import callbacks as cb
+from cloudtrain_runtime import data, devices, export, keras_compat, schedule, strategy
+from cloudtrain_runtime.cluster import ClusterInfo
+from cloudtrain_runtime.config import RuntimeConfig
+from cloudtrain_runtime.errors import UserCodeError
+from cloudtrain_runtime.locations import Locations
+from cloudtrain_runtime.paths import scratch_dir
+
+# Every task gets the same seed, so replicas initialise alike and shuffle alike
+# before DATA sharding splits the stream.
+SEED = 0
+_PRECISION = {"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+
+
+@dataclass
+class Session:
+    """Everything a training process needs, once the strategy exists.
+
+    Attributes:
+        config: the runtime configuration.
+        cluster: this replica's place in the job.
+        locations: where to read and write.
+        root: the CLOUDTRAIN_ROOT every fixed path lives under.
+        tf: the tensorflow module.
+        keras: Keras 3, or tf_keras under TF_USE_LEGACY_KERAS=1.
+        strategy: the tf.distribute strategy, or the keras.distribution on JAX.
+        choice: the strategy's name and why.
+        say: prints one line, on the chief only.
+        fixes: multi-worker fit fixes applied to this Keras.
+    """
+
+    config: RuntimeConfig
+    cluster: ClusterInfo
+    locations: Locations
+    root: str
+    tf: ModuleType
+    keras: ModuleType
+    strategy: Any
+    choice: strategy.Choice
+    say: Callable[[str], None]
+    fixes: list[str] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+
+    @property
+    def legacy(self) -> bool:
+        return not hasattr(self.keras, "ops")
+
+    @property
+    def on_jax(self) -> bool:
+        return self.config.keras_backend == "jax"
+
+    @property
+    def replicas(self) -> int:
+        return self.config.replicas
+
+    @property
+    def per_replica_batch(self) -> int:
+        return self.config.per_replica_batch
+
+    @property
+    def global_batch(self) -> int:
+        return self.config.global_batch
+
+    @property
+    def is_chief(self) -> bool:
+        return self.cluster.is_chief
+
+    def scope(self) -> contextlib.AbstractContextManager[Any]:
+        """Build the model, optimizer and metrics inside this (keras.distribution needs none)."""
+        return contextlib.nullcontext() if self.on_jax else self.strategy.scope()
+
+    @functools.cached_property
+    def progress(self) -> Any:
+        return cb.keras_callback(
+            self.keras, cb.Progress, self.config.epochs, self.say if self.is_chief else None
+        )
+
+    @functools.cached_property
+    def throughput(self) -> Any:
+        return cb.keras_callback(self.keras, cb.Throughput, self.global_batch)
+
+    @functools.cached_property
+    def callbacks(self) -> list[Any]:
+        """Backup, progress, throughput, TensorBoard (chief) and a planned fault, in that order.
+
+        The fault comes last so the epoch's backup is on disk before the task dies.
+        """
+        found = [self.backup_callback(), self.progress, self.throughput]
+        if self.is_chief and self._tensorboard_installed():
+            found.append(self.keras.callbacks.TensorBoard(log_dir=str(self.locations.tensorboard)))
+        fault = cb.parse_fault(os.environ.get(cb.FAULT_ENV, ""))
+        if fault and (fault.task_type, fault.task_index) == (self.cluster.task_type, self.cluster.task_index):
+            found.append(cb.keras_callback(self.keras, cb.FaultInjector, fault))
+        return found
+
+    def _tensorboard_installed(self) -> bool:
+        # Stock TensorFlow images ship tensorboard; tensorflow-cpu wheels do not require it.
+        if importlib.util.find_spec("tensorboard") is not None:
+            return True
+        self.say(
+            "warning: tensorboard is not installed, so no TensorBoard logs. Run: pip install tensorboard"
+        )
+        return False
+
+    def backup_callback(self) -> Any:
+        """BackupAndRestore with a layout that is safe for several workers.
+
+        tf_keras has multi-worker logic (the chief writes ``<dir>/chief``, the others a
+        temporary folder they delete, and all restore from ``chief``). Keras 3 has
+        none: every worker would write the same HDF5 file and crash on its lock, so each
+        task gets its own ``<dir>/<task_type>_<index>``, stable across restarts.
+        """
+        base = self.locations.backup
+        directory = base if self.legacy else base / self.cluster.task_id
+        return self.keras.callbacks.BackupAndRestore(backup_dir=str(directory))
+
+    def context(self, split: str) -> data.DataContext:
+        """The DataContext handed to the user's dataset functions."""
+        return data.DataContext(
+            split=split,
+            per_replica_batch=self.per_replica_batch,
+            global_batch=self.global_batch,
+            replicas=self.replicas,
+            num_input_pipelines=self.cluster.num_hosts,
+            input_pipeline_id=self.cluster.rank,
+            channels=dict(self.locations.channels),
+            epochs=self.config.epochs,
+            steps_per_epoch=self.config.steps_per_epoch,
+            is_chief=self.is_chief,
+            seed=SEED,
+        )
+
+    def distribute(self, dataset: Any, split: str = "train") -> Any:
+        """Batch, shard and prefetch a dataset of single examples (see ``data``)."""
+        return data.prepare(
+            self.tf,
+            dataset,
+            context=self.context(split),
+            shard_by_process=self.on_jax and self.cluster.num_hosts > 1,
+            warn=lambda line: self.say(f"warning: {line}"),
+        )
+
+    def learning_rate(self, steps_per_epoch: int | None) -> Any:
+        """The plan's scaled rate, with the configured linear warm-up as a Keras schedule."""
+        steps = schedule.warmup_steps(self.config.warmup_epochs, steps_per_epoch)
+        ops = self.tf if self.legacy else self.keras.ops
+        return schedule.learning_rate(self.keras, ops, self.config.learning_rate, steps)
+
+    def check_model(self, model: Any, producer: str) -> None:
+        """The model must be a Keras model whose variables belong to the strategy.
+
+        Raises:
+            UserCodeError: naming ``producer`` and the fix.
+        """
+        if not isinstance(model, self.keras.Model):
+            raise UserCodeError(f"{producer} must return a keras.Model, not {type(model).__name__}.")
+        if self.on_jax or self.replicas == 1:
+            return
+        outside = [w.path if hasattr(w, "path") else w.name for w in model.weights if not self._owned(w)]
+        if outside:
+            raise UserCodeError(
+                f"{producer} returned a model built outside the strategy scope (e.g. {outside[0]!r}). "
+                "Create the model inside build_model(); do not build it at import time."
+            )
+
+    def _owned(self, weight: Any) -> bool:
+        variable = getattr(weight, "value", weight)
+        return self.strategy.extended.variable_created_in_scope(variable)
+
+    def export(self, model: Any) -> Path | None:
+        """Export (every task), check the chief's export answers, write the results."""
+        path = export.export(
+            self.tf,
+            model,
+            target=self.locations.export,
+            is_chief=self.is_chief,
+            scratch=scratch_dir(self.root),
+            legacy=self.legacy,
+        )
+        if path is not None:
+            self.result = self._results(model, path, export.serve_once(self.tf, path))
+            self._report(self.result)
+        return path
+
+    def _results(self, model: Any, path: Path, serving: Mapping[str, Any]) -> dict[str, Any]:
+        progress = self.progress
+        return {
+            "name": self.config.name,
+            "replicas": self.replicas,
+            "global_batch": self.global_batch,
+            "per_replica_batch": self.per_replica_batch,
+            "strategy": self.choice.name,
+            "strategy_reason": self.choice.reason,
+            "keras": "tf_keras" if self.legacy else f"keras {self.keras.__version__}",
+            "multi_worker_fixes": self.fixes,
+            "history": progress.history,
+            "epochs_run": progress.epochs_run,
+            "resumed_from_epoch": progress.resumed_from_epoch,
+            "throughput": self.throughput.result(),
+            "weights_l1": export.weights_l1(model),
+            "export": str(path),
+            "serving_default": serving,
+        }
+
+    def _report(self, result: Mapping[str, Any]) -> None:
+        self.locations.results.mkdir(parents=True, exist_ok=True)
+        self.locations.result_file.write_text(json.dumps(result, indent=2) + "\n")
+        self.locations.throughput_file.write_text(json.dumps(result["throughput"], indent=2) + "\n")
+        self.say(f"replicas={result['replicas']}")
+        self.say(f"global_batch={result['global_batch']}")
+        for name, values in result["history"].items():
+            if name.startswith("val_") and values:
+                self.say(f"final_{name}={values[-1]:.4f}")
+        self.say(f"export={result['export']}")
+        self.say(
+            f"serving_default({_shapes(result['serving_default'])}) -> {result['serving_default']['outputs']}"
+        )
+        self.say(f"result={self.locations.result_file}")
+
+
+def _shapes(serving: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name}={shape}" for name, shape in serving["inputs"].items())
+
+
+def start(
+    config: RuntimeConfig,
+    cluster: ClusterInfo,
+    locations: Locations,
+    *,
+    root: str,
+    say: Callable[[str], None],
+) -> Session:
+    """Create devices, strategy and Keras for this process; the environment is already prepared."""
+    starter = _start_jax if config.keras_backend == "jax" else _start_tensorflow
+    session = starter(config, cluster, locations, root, say if cluster.is_chief else _quiet)
+    session.say(f"strategy={session.choice.name}: {session.choice.reason}")
+    if session.fixes:
+        session.say(f"keras multi-worker fit fixes applied: {', '.join(session.fixes)}")
+    precision = _PRECISION.get(config.mixed_precision)
+    if precision:
+        session.keras.mixed_precision.set_global_policy(precision)
+    session.keras.utils.set_random_seed(SEED)
+    return session
+
+
+def _start_tensorflow(
+    config: RuntimeConfig, cluster: ClusterInfo, locations: Locations, root: str, say: Callable[[str], None]
+) -> Session:
+    import tensorflow as tf
+
+    count, kind = devices.configure_tensorflow(tf)
+    if config.accelerator.startswith("tpu"):
+        count, kind = config.devices_per_host, "tpu"
+    cluster = cluster.with_devices(count)
+    choice = strategy.decide(
+        config.strategy,
+        keras_backend="tensorflow",
+        num_hosts=cluster.num_hosts,
+        devices_per_host=count,
+        device_kind=kind,
+    )
+    created = strategy.create_tensorflow(choice, tf, kind)
+    strategy.check_replicas(config, created.num_replicas_in_sync, cluster)
+    keras, fixes = _tensorflow_keras(tf, choice)
+    return Session(config, cluster, locations, root, tf, keras, created, choice, say, fixes)
+
+
+def _tensorflow_keras(tf: ModuleType, choice: strategy.Choice) -> tuple[ModuleType, list[str]]:
+    if devices.legacy_keras(os.environ):
+        import tf_keras
+
+        return tf_keras, []
+    import keras
+
+    fixes = keras_compat.fix_multi_worker_fit(tf) if choice.name == "multi-worker" else []
+    return keras, fixes
+
+
+def _start_jax(
+    config: RuntimeConfig, cluster: ClusterInfo, locations: Locations, root: str, say: Callable[[str], None]
+) -> Session:
+    import jax
+    import keras
+    import tensorflow as tf
+
+    # TensorFlow only feeds tf.data here; keep it off the devices JAX trains on.
+    tf.config.set_visible_devices([], "GPU")
+    strategy.initialize_jax(cluster, keras)
+    count, kind = devices.jax_devices(jax)
+    cluster = cluster.with_devices(count)
+    choice = strategy.decide(
+        config.strategy,
+        keras_backend="jax",
+        num_hosts=cluster.num_hosts,
+        devices_per_host=count,
+        device_kind=kind,
+    )
+    distribution = strategy.create_keras_distribution(choice, config, keras)
+    strategy.check_replicas(config, len(keras.distribution.list_devices()), cluster)
+    return Session(config, cluster, locations, root, tf, keras, distribution, choice, say)
+
+
+def _quiet(line: str) -> None:
+    """Non-chief tasks keep the log to the chief's lines."""

@@ -1,0 +1,161 @@
+"""Pick the distribution strategy for the real cluster and devices, then create it.
+
+The plan already resolved ``auto`` from the spec, but only the replica sees the
+hardware it got, so the choice is checked again here and an impossible one is an
+error rather than a silently wrong run:
+
+- TPU → ``TPUStrategy``;
+- several hosts → ``MultiWorkerMirroredStrategy`` (NCCL all-reduce on GPUs);
+- one host, several devices → ``MirroredStrategy``;
+- one device → the default strategy;
+- Keras on JAX → ``keras.distribution.DataParallel`` or ``ModelParallel`` (a LayoutMap
+  from the spec on a ``batch`` × ``model`` DeviceMesh).
+
+Example:
+>>> decide("auto", keras_backend="tensorflow", num_hosts=2, devices_per_host=1, device_kind="cpu")
+Choice(name='multi-worker', reason='2 hosts × 1 cpu: MultiWorkerMirroredStrategy (ring all-reduce)')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from cloudtrain_runtime.cluster import ClusterInfo
+from cloudtrain_runtime.config import RuntimeConfig
+from cloudtrain_runtime.errors import ConfigError
+
+TF_STRATEGIES = ("one-device", "mirrored", "multi-worker", "tpu")
+KERAS_STRATEGIES = ("keras-data-parallel", "keras-model-parallel")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The strategy to create and the one-line reason, as logged at start."""
+
+    name: str
+    reason: str
+
+
+def decide(
+    requested: str, *, keras_backend: str, num_hosts: int, devices_per_host: int, device_kind: str
+) -> Choice:
+    """The strategy for this cluster: ``requested`` when possible, else derived from the hardware.
+
+    Raises:
+        ConfigError: when ``requested`` cannot run on this backend or hardware.
+    """
+    shape = f"{num_hosts} host{'s' if num_hosts > 1 else ''} × {devices_per_host} {device_kind}"
+    if requested == "auto":
+        return _auto(keras_backend, num_hosts, devices_per_host, device_kind, shape)
+    _check(requested, keras_backend, num_hosts, devices_per_host, device_kind)
+    return Choice(requested, f"training.strategy: {requested} set in the spec ({shape})")
+
+
+def _auto(keras_backend: str, hosts: int, devices: int, kind: str, shape: str) -> Choice:
+    if keras_backend == "jax":
+        return Choice("keras-data-parallel", f"{shape}, Keras on JAX: keras.distribution.DataParallel")
+    if kind == "tpu":
+        return Choice("tpu", f"{shape}: TPUStrategy")
+    if hosts > 1:
+        collective = "NCCL all-reduce" if kind == "gpu" else "ring all-reduce"
+        return Choice("multi-worker", f"{shape}: MultiWorkerMirroredStrategy ({collective})")
+    if devices > 1:
+        return Choice("mirrored", f"{shape}: MirroredStrategy")
+    return Choice("one-device", f"{shape}: the default strategy")
+
+
+def _check(requested: str, keras_backend: str, hosts: int, devices: int, kind: str) -> None:
+    fix = "Set training.strategy: auto, or change resources."
+    if (requested in KERAS_STRATEGIES) != (keras_backend == "jax"):
+        needed = "jax" if requested in KERAS_STRATEGIES else "tensorflow"
+        raise ConfigError(
+            f"training.strategy {requested!r} needs training.keras_backend: {needed}, "
+            f"but it is {keras_backend!r}. {fix}"
+        )
+    problem = {
+        "tpu": kind != "tpu" and f"no TPU is attached (devices are {kind})",
+        "mirrored": hosts > 1 and f"MirroredStrategy runs on one host, but the cluster has {hosts}",
+        "one-device": hosts * devices > 1 and f"it would use 1 of {hosts * devices} devices",
+    }.get(requested)
+    if kind == "tpu" and requested in ("one-device", "mirrored", "multi-worker"):
+        problem = "it cannot drive a TPU; use strategy 'tpu'"
+    if problem:
+        raise ConfigError(f"training.strategy {requested!r} is impossible here: {problem}. {fix}")
+
+
+def check_replicas(config: RuntimeConfig, replicas: int, cluster: ClusterInfo) -> None:
+    """The plan's replica count must be what the cluster really has, or the batch is wrong.
+
+    Raises:
+        ConfigError: naming both counts.
+    """
+    if replicas != config.replicas:
+        raise ConfigError(
+            f"The plan expects {config.replicas} replicas (global batch {config.global_batch}), but "
+            f"this cluster has {replicas} ({cluster.num_hosts} hosts × {cluster.devices_per_host} "
+            "devices). Fix resources.hosts/per_host in the spec, or the machine type."
+        )
+
+
+def create_tensorflow(choice: Choice, tf: ModuleType, device_kind: str) -> Any:
+    """Create the tf.distribute strategy; call before any other TensorFlow op."""
+    if choice.name == "multi-worker":
+        implementation = "NCCL" if device_kind == "gpu" else "AUTO"
+        options = tf.distribute.experimental.CommunicationOptions(
+            implementation=getattr(tf.distribute.experimental.CommunicationImplementation, implementation)
+        )
+        return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    if choice.name == "mirrored":
+        kind = device_kind.upper()
+        return tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices(kind)])
+    if choice.name == "tpu":
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="local")
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+        return tf.distribute.TPUStrategy(resolver)
+    return tf.distribute.get_strategy()
+
+
+def initialize_jax(cluster: ClusterInfo, keras: ModuleType) -> None:
+    """Join the JAX processes of a multi-host job; the chief's address coordinates."""
+    if cluster.num_hosts > 1:
+        keras.distribution.initialize(
+            job_addresses=",".join(cluster.hosts),
+            num_processes=cluster.num_hosts,
+            process_id=cluster.rank,
+        )
+
+
+def create_keras_distribution(choice: Choice, config: RuntimeConfig, keras: ModuleType) -> Any:
+    """Create and install the keras.distribution for Keras on JAX (global devices).
+
+    Each process feeds its own shard of the input (see ``data``), so the distribution's
+    own dataset sharding is switched off.
+    """
+    devices = keras.distribution.list_devices()
+    if choice.name == "keras-model-parallel":
+        distribution = _model_parallel(config, keras, devices)
+    else:
+        distribution = keras.distribution.DataParallel(devices=devices)
+    distribution.auto_shard_dataset = False
+    keras.distribution.set_distribution(distribution)
+    return distribution
+
+
+def _model_parallel(config: RuntimeConfig, keras: ModuleType, devices: list[str]) -> Any:
+    model = config.model_parallel
+    if len(devices) % model:
+        raise ConfigError(
+            f"training.model_parallel: {model} does not divide the {len(devices)} devices. "
+            f"Use a divisor of {len(devices)}."
+        )
+    mesh = keras.distribution.DeviceMesh(
+        shape=(len(devices) // model, model), axis_names=("batch", "model"), devices=devices
+    )
+    layout_map = keras.distribution.LayoutMap(mesh)
+    for pattern, axes in config.layout_map.items():
+        # Keys are matched with re.fullmatch against the full path (model/dense/kernel).
+        layout_map[pattern] = tuple(axes)
+    return keras.distribution.ModelParallel(layout_map=layout_map, batch_dim_name="batch")

@@ -1,0 +1,1 @@
+"""The binary-classifier example's training code (see task.py)."""
