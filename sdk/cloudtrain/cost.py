@@ -382,7 +382,7 @@ def price_option(shape: Shape, region: str, spot: bool, job: _Job) -> CostOption
         return None
     efficiency = pricing.scaling_efficiency(shape.machine, shape.hosts)
     speed = per_device * shape.devices * efficiency.value
-    seconds = job.work / speed * (1 + job.settings.spot_overhead if spot else 1)
+    seconds = run_seconds(job.work, speed, job.settings.spot_overhead if spot else 0.0)
     price = job.settings.prices.lookup(
         shape.provider, region, shape.machine.machine_type, shape.machine.accelerator
     )
@@ -401,10 +401,20 @@ def price_option(shape: Shape, region: str, spot: bool, job: _Job) -> CostOption
         hours=seconds / 3600,
         billed_hours=billed / 3600,
         usd_per_hour=None if rate is None else rate * shape.hosts,
-        usd=None if rate is None else billed / 3600 * rate * shape.hosts,
+        usd=None if rate is None else charge(billed, rate, shape.hosts),
         rate_basis=basis,
         price=price,
     )
+
+
+def run_seconds(work: int, examples_per_sec: float, overhead: float) -> float:
+    """Wall-clock seconds to process ``work`` examples, plus the spot overhead fraction."""
+    return work / examples_per_sec * (1 + overhead)
+
+
+def charge(billed: int, usd_per_host_hour: float, hosts: int) -> float:
+    """Dollars for ``billed`` seconds of ``hosts`` hosts (each host is billed)."""
+    return billed / 3600 * usd_per_host_hour * hosts
 
 
 def billed_seconds(seconds: float, increment: int) -> int:
