@@ -90,5 +90,6 @@ def _upload(blob: Any, path: Path, size: int, *, show_progress: bool) -> None:
     from rich.progress import Progress
 
     progress = Progress(console=Console(stderr=True), transient=True)
-    with progress, progress.wrap_file(path.open("rb"), total=size, description=f"Uploading {path.name}") as f:
-        blob.upload_from_file(f, size=size, content_type="application/gzip")
+    with progress, path.open("rb") as raw:
+        reader = progress.wrap_file(raw, total=size, description=f"Uploading {path.name}")
+        blob.upload_from_file(reader, size=size, content_type="application/gzip")

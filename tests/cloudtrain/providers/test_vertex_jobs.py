@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import cloudtrain
 import grpc
 import pytest
-from cloudtrain import api
-from cloudtrain.errors import CredentialsError, ProviderError
-from cloudtrain.providers import JobStatus, vertex
-from cloudtrain.providers.vertex_errors import ATTEMPTS
 from fakes.vertex_fixtures import (  # noqa: F401  (fixtures)
     BUCKET,
     fake_gcs_fixture,
@@ -21,6 +16,12 @@ from fakes.vertex_fixtures import (  # noqa: F401  (fixtures)
 from fakes.vertex_jobservice import FakeJobService
 from google.cloud import aiplatform_v1, storage
 from google.protobuf import json_format
+
+import cloudtrain
+from cloudtrain import api
+from cloudtrain.errors import CredentialsError, ProviderError
+from cloudtrain.providers import JobStatus, vertex
+from cloudtrain.providers.vertex_errors import ATTEMPTS
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.cloud import aiplatform_v1
+from google.protobuf import json_format
+
 from cloudtrain.errors import ProviderError, SpecError
 from cloudtrain.plan import Plan, plan
 from cloudtrain.providers import vertex
 from cloudtrain.specfile import load_spec
-from google.cloud import aiplatform_v1
-from google.protobuf import json_format
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"

@@ -23,7 +23,12 @@ class FakeLogging:
 
     entries: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[int] = field(default_factory=list)
     _clock: int = 0
+
+    def fail(self, status: int, times: int = 1) -> None:
+        """Answer the next ``times`` requests with HTTP ``status`` (403, 503, ...)."""
+        self.failures.extend([status] * times)
 
     def write(self, project: str, job_number: str, task: str | None, text: str) -> None:
         """Add one entry as Vertex writes it: ``task`` like ``workerpool0-0``, None for the service."""
@@ -42,6 +47,9 @@ class FakeLogging:
     def list(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """The response to one ``entries:list`` request body."""
         self.requests.append(body)
+        if self.failures:
+            status = self.failures.pop(0)
+            return status, {"error": {"code": status, "message": f"injected HTTP {status}"}}
         clauses = body.get("filter", "").split(" AND ")
         matches = [CLAUSE.match(clause) for clause in clauses]
         if not all(matches) or body.get("orderBy") != "timestamp asc":

@@ -1,0 +1,82 @@
+"""The CLI end to end on Vertex: dry run, then submit, status, logs, cancel and a repeated submit,
+against the fake JobService, the fake Cloud Logging and gcp-storage-emulator on loopback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from fakes.vertex_fixtures import (  # noqa: F401  (fixtures)
+    BUCKET,
+    fake_gcs_fixture,
+    fake_logging_fixture,
+    fake_vertex_fixture,
+)
+from fakes.vertex_jobservice import FakeJobService
+from fakes.vertex_logging import FakeLogging
+from google.cloud import aiplatform_v1, storage
+from google.protobuf import json_format
+
+from cloudtrain.cli import cli
+
+EXAMPLE = str(Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml")
+
+
+def run(*args: str) -> Result:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    return result
+
+
+def test_dry_run_prints_a_custom_job_the_api_accepts() -> None:
+    result = run("submit", EXAMPLE, "--provider", "vertex", "--dry-run")
+    body = json.loads(result.stdout)
+    json_format.ParseDict(
+        body, aiplatform_v1.CustomJob.pb(aiplatform_v1.CustomJob()), ignore_unknown_fields=False
+    )
+    assert [pool["replicaCount"] for pool in body["jobSpec"]["workerPoolSpecs"]] == [1, 1]
+    assert "Plan:" in result.stderr
+
+
+def test_render_prints_the_same_body_as_the_dry_run() -> None:
+    rendered = run("render", EXAMPLE, "--provider", "vertex").stdout
+    dry_run = run("submit", EXAMPLE, "--provider", "vertex", "--dry-run").stdout
+    assert json.loads(rendered) == json.loads(dry_run)
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_submit_status_cancel_and_resubmit(fake_vertex: FakeJobService) -> None:
+    job_id = run("submit", EXAMPLE, "--provider", "vertex").stdout.strip()
+    assert list(fake_vertex.jobs) == [job_id]
+    (created,) = fake_vertex.calls("CreateCustomJob")
+    bundle = created.custom_job.job_spec.worker_pool_specs[0].container_spec.env[0].value
+    blob = storage.Client().bucket(BUCKET).get_blob(bundle.removeprefix(f"/gcs/{BUCKET}/"))
+    assert blob is not None
+
+    assert run("status", job_id).stdout.strip() == "queued (JOB_STATE_PENDING)"
+    assert run("cancel", job_id).stderr.strip() == f"Cancellation requested for {job_id}"
+    assert run("status", job_id, "--json").stdout.strip() == json.dumps(
+        {
+            "id": job_id,
+            "state": "cancelled",
+            "provider_state": "JOB_STATE_CANCELLED",
+            "detail": "",
+            "done": True,
+        }
+    )
+
+    fake_vertex.set_state(job_id, "JOB_STATE_RUNNING")
+    assert run("submit", EXAMPLE, "--provider", "vertex").stdout.strip() == job_id
+    assert len(fake_vertex.calls("CreateCustomJob")) == 1
+    assert storage.Client().bucket(BUCKET).get_blob(blob.name).generation == blob.generation
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_logs_command_prints_replica_prefixed_lines(
+    fake_vertex: FakeJobService, fake_logging: FakeLogging
+) -> None:
+    job_id = run("submit", EXAMPLE, "--provider", "vertex").stdout.strip()
+    fake_logging.write("my-project", job_id.rsplit("/", 1)[1], "workerpool1-0", "Epoch 3/3 - loss: 0.21")
+    assert run("logs", job_id).stdout.splitlines() == ["[worker-0] Epoch 3/3 - loss: 0.21"]

@@ -1,0 +1,57 @@
+"""Code upload to Cloud Storage: real google-cloud-storage against gcp-storage-emulator on loopback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakes.vertex_fixtures import BUCKET, fake_gcs_fixture  # noqa: F401  (fixtures)
+from google.cloud import storage
+
+from cloudtrain.errors import ProviderError
+from cloudtrain.providers import gcs
+
+pytestmark = pytest.mark.usefixtures("fake_gcs")
+
+
+@pytest.fixture
+def tarball(tmp_path: Path) -> Path:
+    path = tmp_path / "0123456789abcdef.tar.gz"
+    path.write_bytes(bytes(range(256)) * 4096)  # 1 MiB
+    return path
+
+
+def test_upload_once_uploads_then_skips_an_existing_object(tarball: Path) -> None:
+    client = gcs.client("my-project")
+    uri = f"gs://{BUCKET}/demo/code/{tarball.name}"
+    assert gcs.upload_once(tarball, uri, client, sleep=pytest.fail) is True
+    generation = client.bucket(BUCKET).get_blob(f"demo/code/{tarball.name}").generation
+    assert gcs.upload_once(tarball, uri, client, sleep=pytest.fail) is False
+    assert client.bucket(BUCKET).get_blob(f"demo/code/{tarball.name}").generation == generation
+
+
+def test_large_upload_with_progress_bar_arrives_intact(
+    tarball: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = f"gs://{BUCKET}/code/{tarball.name}"
+    gcs.upload_once(tarball, uri, gcs.client("my-project"), sleep=pytest.fail, progress_min_bytes=0)
+    assert (
+        storage.Client().bucket(BUCKET).blob(f"code/{tarball.name}").download_as_bytes()
+        == tarball.read_bytes()
+    )
+    assert capsys.readouterr().out == ""  # the bar goes to stderr only
+
+
+def test_missing_bucket_says_how_to_create_it(tarball: Path) -> None:
+    with pytest.raises(
+        ProviderError, match=r"gs://no-such-bucket/code/.*gcloud storage buckets create gs://no-such-bucket"
+    ):
+        gcs.upload_once(
+            tarball, f"gs://no-such-bucket/code/{tarball.name}", gcs.client("p"), sleep=pytest.fail
+        )
+
+
+@pytest.mark.parametrize("uri", ["s3://bucket/key", "gs://bucket", "gs:///key"])
+def test_split_uri_refuses_what_is_not_an_object_uri(uri: str) -> None:
+    with pytest.raises(ProviderError, match="expected gs://BUCKET/PATH"):
+        gcs.split_uri(uri)
