@@ -43,11 +43,38 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List commands with the first line of each help text, read without importing them."""
+        rows = [(name, _short_help(self.lazy[name])) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy:
             module, _, attr = self.lazy[cmd_name].partition(":")
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, cmd_name)
+
+
+def _short_help(target: str) -> str:
+    """The first docstring line of a command function, found by parsing its module's source.
+
+    ``--help`` must not import the command modules (they load pydantic and the
+    providers), so the text is read with ``ast`` from the file instead.
+    """
+    import ast
+    import importlib.util
+
+    module, _, attr = target.partition(":")
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return ""
+    with open(spec.origin, encoding="utf-8") as source:
+        tree = ast.parse(source.read())
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == attr:
+            return (ast.get_docstring(node) or "").split("\n", 1)[0]
+    return ""
 
 
 @click.group(
