@@ -55,6 +55,27 @@ class Job(Protocol):
     ) -> JobStatus: ...
 
 
+def poll_until_done(
+    status: Callable[[], JobStatus],
+    sleep: Callable[[float], None],
+    poll_s: float,
+    on_status: Callable[[JobStatus], None] | None = None,
+) -> JobStatus:
+    """``Job.wait`` for any provider: poll ``status`` every ``poll_s`` until it is terminal.
+
+    ``on_status`` sees the first status and then every change, not every poll.
+    """
+    last = None
+    while True:
+        current = status()
+        if on_status is not None and current != last:
+            on_status(current)
+        if current.done:
+            return current
+        last = current
+        sleep(poll_s)
+
+
 def backend(name: str) -> ModuleType:
     """The provider module ``cloudtrain.providers.<name>``."""
     if name not in NAMES:
