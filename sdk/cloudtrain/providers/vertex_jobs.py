@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import CredentialsError, ProviderError, require
-from cloudtrain.providers import JobStatus
+from cloudtrain.providers import JobStatus, poll_until_done
 from cloudtrain.providers.vertex_errors import ADC_FIX, with_retries
 
 if TYPE_CHECKING:
@@ -218,15 +218,7 @@ class VertexJob:
 
     def wait(self, poll_s: float = 30.0, on_status: Callable[[JobStatus], None] | None = None) -> JobStatus:
         """Poll until the job ends, reporting each change of state to ``on_status``."""
-        last = None
-        while True:
-            current = self.status()
-            if on_status is not None and current != last:
-                on_status(current)
-            if current.done:
-                return current
-            last = current
-            self._clients.sleep(poll_s)
+        return poll_until_done(self.status, self._clients.sleep, poll_s, on_status)
 
     def _get(self) -> Any:
         return self._call(lambda service: service.get_custom_job(name=self.id), "get")
