@@ -7,18 +7,32 @@ the same ``AWS_ENDPOINT_URL_*`` variables botocore reads for any user.
 
 from __future__ import annotations
 
+import functools
+import time
+import urllib.request
 from typing import Any
 
 import boto3
 from botocore.config import Config
-from cloudtrain.providers.sagemaker_aws import AwsClients
-from cloudtrain.providers.sagemaker_job import LOG_GROUP
 from fakes.sagemaker_service import FakeSageMaker
 from moto.server import ThreadedMotoServer
+
+from cloudtrain.providers.sagemaker_aws import AwsClients
+from cloudtrain.providers.sagemaker_job import LOG_GROUP
 
 REGION = "us-east-1"
 BUCKET = "my-bucket"
 DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "AKIDLOOPBACK", "AWS_SECRET_ACCESS_KEY": "loopback-secret"}
+
+
+@functools.cache
+def _session() -> boto3.session.Session:
+    """One session for every client: it caches the service models (SageMaker's is large)."""
+    return boto3.session.Session(
+        aws_access_key_id=DUMMY_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=DUMMY_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        region_name=REGION,
+    )
 
 
 class LoopbackAws:
@@ -29,11 +43,14 @@ class LoopbackAws:
         self.sagemaker = FakeSageMaker(REGION)
         self.sleeps: list[float] = []
         self.env: dict[str, str] = {}
+        self._t0 = int(time.time() * 1000)
 
     def __enter__(self) -> LoopbackAws:
         self.moto.start()
         host, port = self.moto.get_host_and_port()
         moto_url = f"http://{host}:{port}"
+        # moto's backends live in this process and outlive a server: start every test clean.
+        urllib.request.urlopen(urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")).close()
         self.env = {
             **DUMMY_CREDENTIALS,
             "AWS_DEFAULT_REGION": REGION,
@@ -51,11 +68,7 @@ class LoopbackAws:
     def client(self, service: str) -> Any:
         """A real boto3 client for ``service`` on the loopback endpoint, no botocore retries."""
         url = self.env[f"AWS_ENDPOINT_URL_{'CLOUDWATCH_LOGS' if service == 'logs' else service.upper()}"]
-        return boto3.session.Session(
-            aws_access_key_id=DUMMY_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=DUMMY_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-            region_name=REGION,
-        ).client(service, endpoint_url=url, config=Config(retries={"total_max_attempts": 1}))
+        return _session().client(service, endpoint_url=url, config=Config(retries={"total_max_attempts": 1}))
 
     def clients(self, **overrides: Any) -> AwsClients:
         """Injected clients for the backend; sleeps are recorded in ``self.sleeps``, not slept."""
@@ -64,15 +77,17 @@ class LoopbackAws:
             sagemaker=self.client("sagemaker"),
             s3=self.client("s3"),
             logs=self.client("logs"),
-            sleep=self.sleeps.append,
-            **overrides,
+            **{"sleep": self.sleeps.append, **overrides},
         )
 
     def put_logs(self, stream: str, lines: list[tuple[int, str]]) -> None:
-        """Write ``(timestamp_ms, message)`` lines to a job's stream, as SageMaker would."""
+        """Write ``(offset_ms, message)`` lines to a job's stream, as SageMaker would.
+
+        Offsets count from the start of this test: CloudWatch refuses events older than 14 days.
+        """
         logs = self.client("logs")
         if not logs.describe_log_groups(logGroupNamePrefix=LOG_GROUP)["logGroups"]:
             logs.create_log_group(logGroupName=LOG_GROUP)
         logs.create_log_stream(logGroupName=LOG_GROUP, logStreamName=stream)
-        events = [{"timestamp": ts, "message": message} for ts, message in lines]
+        events = [{"timestamp": self._t0 + offset, "message": message} for offset, message in lines]
         logs.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=events)
