@@ -20,6 +20,7 @@ from google.protobuf import json_format
 import cloudtrain
 from cloudtrain import api
 from cloudtrain.errors import CredentialsError, ProviderError
+from cloudtrain.planning import plan
 from cloudtrain.providers import JobStatus, vertex
 from cloudtrain.providers.vertex_errors import ATTEMPTS
 
@@ -195,7 +196,7 @@ def test_failed_job_status_carries_the_error_message(
 
 
 def rendered_request() -> dict:
-    planned = cloudtrain.plan(api.as_spec(EXAMPLE), "vertex").with_bundle(f"gs://{BUCKET}/code/0.tar.gz")
+    planned = plan(api.as_spec(EXAMPLE), "vertex").with_bundle(f"gs://{BUCKET}/code/0.tar.gz")
     return vertex.render(planned)
 
 

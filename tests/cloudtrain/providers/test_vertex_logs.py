@@ -11,8 +11,9 @@ from fakes.vertex_logging import FakeLogging
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
-from cloudtrain import api, plan
+from cloudtrain import api
 from cloudtrain.errors import ProviderError
+from cloudtrain.planning import plan
 from cloudtrain.providers import vertex, vertex_logs
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml"

@@ -14,7 +14,7 @@ from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
 from cloudtrain.errors import ProviderError, SpecError
-from cloudtrain.plan import Plan, plan
+from cloudtrain.planning import Plan, plan
 from cloudtrain.providers import vertex
 from cloudtrain.specfile import load_spec
 
@@ -161,7 +161,7 @@ def test_render_imports_no_google_library() -> None:
     # regression guard for the import boundary: render builds plain dicts.
     code = (
         "import sys\n"
-        "from cloudtrain.plan import plan\n"
+        "from cloudtrain.planning import plan\n"
         "from cloudtrain.providers import vertex\n"
         "from cloudtrain.specfile import load_spec\n"
         f"vertex.render(plan(load_spec({str(EXAMPLE)!r}), 'vertex').with_bundle({BUNDLE!r}))\n"

@@ -9,34 +9,33 @@ test module to use the fixtures by their short names.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TypeVar
 
 import pytest
 from fakes.vertex_jobservice import FakeJobService
 from fakes.vertex_logging import FakeLogging
 from gcp_storage_emulator.server import create_server
 
+Fake = TypeVar("Fake", FakeJobService, FakeLogging)
 BUCKET = "my-bucket"  # the bucket of examples/binary_classifier/job.yaml's vertex.storage_root
 
 
 @pytest.fixture(name="fake_vertex")
 def fake_vertex_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJobService]:
     """A fake JobService on loopback, used by every JobServiceClient cloudtrain creates."""
-    service = FakeJobService()
-    server, address = service.start()
-    monkeypatch.setenv("CLOUDTRAIN_VERTEX_ENDPOINT", address)
-    yield service
-    server.stop(grace=None)
+    yield from _serving(FakeJobService(), "CLOUDTRAIN_VERTEX_ENDPOINT", monkeypatch)
 
 
 @pytest.fixture(name="fake_logging")
 def fake_logging_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLogging]:
     """A fake Cloud Logging on loopback, used by every log reader cloudtrain creates."""
-    logging = FakeLogging()
-    server, address = logging.start()
-    monkeypatch.setenv("CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT", address)
-    yield logging
-    server.shutdown()
-    server.server_close()
+    yield from _serving(FakeLogging(), "CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT", monkeypatch)
+
+
+def _serving(fake: Fake, variable: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fake]:
+    with fake.serve() as address:
+        monkeypatch.setenv(variable, address)
+        yield fake
 
 
 @pytest.fixture(name="fake_gcs")

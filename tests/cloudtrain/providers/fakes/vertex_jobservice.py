@@ -10,9 +10,11 @@ states (one step per ``GetCustomJob``), and fails on demand with a given status.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from collections import defaultdict, deque
+from collections.abc import Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +30,7 @@ DEFAULT_STATES = ("JOB_STATE_QUEUED", "JOB_STATE_PENDING", "JOB_STATE_RUNNING", 
 
 @dataclass
 class FakeJobService:
-    """The service's state; ``start()`` serves it on a free loopback port."""
+    """The service's state; ``serve()`` serves it on a free loopback port."""
 
     states: tuple[str, ...] = DEFAULT_STATES
     jobs: dict[str, aiplatform_v1.CustomJob] = field(default_factory=dict)
@@ -52,13 +54,17 @@ class FakeJobService:
         self.jobs[name].state = aiplatform_v1.JobState[state]
         self._progress[name] = deque()
 
-    def start(self) -> tuple[grpc.Server, str]:
-        """Serve on 127.0.0.1:<free port>; returns the server and its ``host:port``."""
+    @contextlib.contextmanager
+    def serve(self) -> Iterator[str]:
+        """Serve on 127.0.0.1:<free port> while in the block; yields ``host:port``."""
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         server.add_generic_rpc_handlers((self._handler(),))
         port = server.add_insecure_port("127.0.0.1:0")
         server.start()
-        return server, f"127.0.0.1:{port}"
+        try:
+            yield f"127.0.0.1:{port}"
+        finally:
+            server.stop(grace=None)
 
     def _handler(self) -> grpc.GenericRpcHandler:
         methods = {

@@ -7,9 +7,11 @@ and ``pageToken``, and returns entries in the REST ``LogEntry`` JSON form.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -19,7 +21,7 @@ CLAUSE = re.compile(r'^(resource\.type|resource\.labels\.job_id|timestamp)(=|>=)
 
 @dataclass
 class FakeLogging:
-    """Log entries by project; ``start()`` serves them on a free loopback port."""
+    """Log entries by project; ``serve()`` serves them on a free loopback port."""
 
     entries: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -62,11 +64,16 @@ class FakeLogging:
             page["nextPageToken"] = str(end)
         return 200, page
 
-    def start(self) -> tuple[ThreadingHTTPServer, str]:
-        """Serve on 127.0.0.1:<free port>; returns the server and its ``host:port``."""
+    @contextlib.contextmanager
+    def serve(self) -> Iterator[str]:
+        """Serve on 127.0.0.1:<free port> while in the block; yields ``host:port``."""
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        return server, f"127.0.0.1:{server.server_address[1]}"
+        try:
+            yield f"127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+            server.server_close()
 
 
 def _holds(match: re.Match[str], entry: dict[str, Any]) -> bool:
