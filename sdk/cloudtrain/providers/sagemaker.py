@@ -24,7 +24,7 @@ again, say so in the spec, e.g. ``--set sagemaker.tags.run=2``.
 
 Example:
 >>> from cloudtrain.specfile import load_spec
->>> from cloudtrain.plan import plan
+>>> from cloudtrain.planning import plan
 >>> spec = load_spec("examples/binary_classifier/job.yaml")  # doctest: +SKIP
 >>> request = render(plan(spec, "sagemaker").with_bundle("s3://b/code/0123.tar.gz"))  # doctest: +SKIP
 """
@@ -45,7 +45,7 @@ from cloudtrain.providers.sagemaker_job import SageMakerJob
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
-    from cloudtrain.plan import Plan
+    from cloudtrain.planning import Plan
 
 CODE_CHANNEL = "code"
 DATA_DIR = "/opt/ml/input/data"

@@ -180,7 +180,7 @@ def translate(exc: Exception, operation: str) -> Exception:
 def _client_error(exc: Any, operation: str) -> Exception:
     error = exc.response.get("Error", {})
     code = str(error.get("Code", "Unknown"))
-    message = " ".join(str(error.get("Message") or code).split())
+    message = " ".join(str(error.get("Message") or code).split()).rstrip(".")
     status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
     if code in CREDENTIAL_CODES:
         return CredentialsError(f"AWS rejected the credentials ({code}: {message}). {CREDENTIALS_FIX}")

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from cloudtrain.providers import JobStatus
+from cloudtrain.providers import JobStatus, poll_until_done
 from cloudtrain.providers.sagemaker_aws import AwsCallError, AwsClients
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
@@ -110,15 +110,7 @@ class SageMakerJob:
 
     def wait(self, poll_s: float = 30.0, on_status: Callable[[JobStatus], None] | None = None) -> JobStatus:
         """Poll until the job ends; ``on_status`` sees every change of status."""
-        last = None
-        while True:
-            current = self.status()
-            if on_status is not None and current != last:
-                on_status(current)
-            if current.done:
-                return current
-            last = current
-            self._aws.sleep(poll_s)
+        return poll_until_done(self.status, self._aws.sleep, poll_s, on_status)
 
     def logs(self, follow: bool = False) -> Iterator[str]:
         """The job's log lines so far, ``[algo-N] message``; with ``follow``, until it ends."""

@@ -11,12 +11,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from fakes import sagemaker_model
+
 from cloudtrain import container
 from cloudtrain.errors import SpecError
-from cloudtrain.plan import Plan, plan
+from cloudtrain.planning import Plan, plan
 from cloudtrain.providers import sagemaker
 from cloudtrain.specfile import load_spec
-from fakes import sagemaker_model
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "binary_classifier" / "job.yaml"

@@ -15,7 +15,7 @@ from fakes.sagemaker_service import SPOT_SCRIPT
 
 from cloudtrain import api
 from cloudtrain.errors import CredentialsError, ProviderError
-from cloudtrain.plan import plan
+from cloudtrain.planning import plan
 from cloudtrain.providers import s3, sagemaker
 from cloudtrain.providers.sagemaker_aws import AwsClients
 from cloudtrain.providers.sagemaker_job import STOP_TAG, SageMakerJob
@@ -112,7 +112,7 @@ def test_permanent_errors_fail_at_once_with_the_fix(aws: LoopbackAws, code: str,
 def test_rejected_request_reports_sagemakers_validation_message(aws: LoopbackAws) -> None:
     planned, packed = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker"))
     request = sagemaker.render(planned) | {"TrainingJobName": "bad_name"}
-    with pytest.raises(ProviderError, match="ValidationException: .*TrainingJobName"):
+    with pytest.raises(ProviderError, match=r"ValidationException: .*TrainingJobName"):
         sagemaker.submit(planned, request, packed, clients=aws.clients())
 
 
