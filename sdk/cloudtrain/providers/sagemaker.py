@@ -97,7 +97,7 @@ def job_name(name: str, request: dict[str, Any]) -> str:
 
     Example:
     >>> job_name("churn", {"RoleArn": "arn:aws:iam::123456789012:role/R"})
-    'churn-60e8ed3e61'
+    'churn-297b63d7bb'
     """
     content = json.dumps(request, sort_keys=True, separators=(",", ":"))
     digest = hashlib.sha256(content.encode()).hexdigest()[:NAME_HASH_CHARS]
@@ -309,7 +309,7 @@ def owns(job_id: str) -> bool:
     """Whether ``job_id`` is a SageMaker training-job ARN.
 
     Example:
-    >>> owns("arn:aws:sagemaker:us-east-1:123456789012:training-job/churn-60e8ed3e61")
+    >>> owns("arn:aws:sagemaker:us-east-1:123456789012:training-job/churn-297b63d7bb")
     True
     """
     return bool(_ARN.match(job_id))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import io
 import json
 import os
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from fakes import sagemaker_model
@@ -16,7 +18,7 @@ from fakes import sagemaker_model
 from cloudtrain import container
 from cloudtrain.errors import SpecError
 from cloudtrain.planning import Plan, plan
-from cloudtrain.providers import sagemaker
+from cloudtrain.providers import s3, sagemaker
 from cloudtrain.specfile import load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -198,3 +200,12 @@ def _write_bundle_with_stub_runtime(path: Path, record: Path) -> None:
             info = tarfile.TarInfo(name)
             info.size = len(content)
             tar.addfile(info, io.BytesIO(content))
+
+
+@pytest.mark.parametrize(
+    "module",
+    [sagemaker, s3],
+    ids=lambda m: m.__name__,
+)
+def test_docstring_examples_run(module: ModuleType) -> None:
+    assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
