@@ -80,3 +80,14 @@ def test_logs_command_prints_replica_prefixed_lines(
     job_id = run("submit", EXAMPLE, "--provider", "vertex").stdout.strip()
     fake_logging.write("my-project", job_id.rsplit("/", 1)[1], "workerpool1-0", "Epoch 3/3 - loss: 0.21")
     assert run("logs", job_id).stdout.splitlines() == ["[worker-0] Epoch 3/3 - loss: 0.21"]
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_wait_exits_zero_when_the_job_succeeds(fake_vertex: FakeJobService) -> None:
+    job_id = run("submit", EXAMPLE, "--provider", "vertex").stdout.strip()
+    result = run("wait", job_id, "--poll", "0")
+    assert result.stderr.splitlines() == [
+        "queued (JOB_STATE_PENDING)",
+        "running (JOB_STATE_RUNNING)",
+        "succeeded (JOB_STATE_SUCCEEDED)",
+    ]

@@ -3,6 +3,7 @@ loopback, and real uploads to gcp-storage-emulator."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -21,7 +22,7 @@ import cloudtrain
 from cloudtrain import api
 from cloudtrain.errors import CredentialsError, ProviderError
 from cloudtrain.planning import plan
-from cloudtrain.providers import JobStatus, vertex
+from cloudtrain.providers import JobStatus, gcs, vertex, vertex_logs
 from cloudtrain.providers.vertex_errors import ATTEMPTS
 
 REPO = Path(__file__).resolve().parents[3]
@@ -228,6 +229,15 @@ def test_attach_refuses_an_id_that_is_not_a_custom_job() -> None:
 
 
 @pytest.mark.usefixtures("no_google_credentials")
-def test_missing_credentials_show_the_gcloud_command() -> None:
+@pytest.mark.parametrize(
+    "connect",
+    [
+        lambda: vertex.VertexClients().job_service("us-central1"),  # JobService
+        lambda: gcs.client("my-project"),  # the code upload
+        vertex_logs.logging_session,  # Cloud Logging
+    ],
+    ids=["jobs", "storage", "logging"],
+)
+def test_missing_credentials_show_the_gcloud_command(connect: Callable[[], object]) -> None:
     with pytest.raises(CredentialsError, match=r"\$ gcloud auth application-default login"):
-        vertex.VertexClients().job_service("us-central1")
+        connect()
