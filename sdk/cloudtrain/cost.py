@@ -20,95 +20,24 @@ Example:
 ...                training={"examples_per_epoch": 1_000_000, "epochs": 10})
 >>> best = estimate(spec, throughput="1200@a100-40gb")[0]
 >>> best.provider, best.label, best.spot
-('vertex', '1 × a2-highgpu-8g', True)
+('vertex', '1 × ct5lp-hightpu-8t', True)
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog, pricing
 from cloudtrain.errors import SpecError, did_you_mean
-from cloudtrain.plan import DEFAULT_PER_REPLICA_BATCH, choose_strategy
+from cloudtrain.planning import DEFAULT_PER_REPLICA_BATCH, choose_strategy
+from cloudtrain.throughput import Throughput, parse_throughput
 
 if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
 
 CLOUD_PROVIDERS = ("vertex", "sagemaker")
-THROUGHPUT_HELP = (
-    "Pass --throughput EXAMPLES_PER_SEC@ACCELERATOR (e.g. 1200@a100-40gb, measured on one device), "
-    "or the path of the cloudtrain-throughput.json a run wrote."
-)
-
-
-@dataclass(frozen=True)
-class Throughput:
-    """Measured training speed of ONE device of ``accelerator``, in examples per second."""
-
-    examples_per_sec: float
-    accelerator: str
-    source: str
-
-    def __repr__(self) -> str:
-        return (
-            f"Throughput({self.examples_per_sec:g} examples/s on 1 × {self.accelerator}, from {self.source})"
-        )
-
-
-def parse_throughput(value: str | Throughput) -> Throughput:
-    """``"1200@a100-40gb"``, or the path of a throughput JSON written by the runtime.
-
-    The JSON needs ``examples_per_sec`` (or ``examples_per_second``) and ``accelerator``;
-    with ``devices`` (or ``replicas``) > 1 the rate is divided by them to get one device's.
-
-    Example:
-    >>> parse_throughput("1200@a100-40gb").examples_per_sec
-    1200.0
-    """
-    if isinstance(value, Throughput):
-        return value
-    if Path(value).is_file():
-        return _throughput_file(Path(value))
-    rate, at, accelerator = value.partition("@")
-    if not at:
-        raise SpecError(f"--throughput {value!r} is neither RATE@ACCELERATOR nor a file. {THROUGHPUT_HELP}")
-    return Throughput(_rate(rate, value), _accelerator(accelerator.strip()), "--throughput")
-
-
-def _rate(text: Any, where: str) -> float:
-    try:
-        rate = float(text)
-    except (TypeError, ValueError):
-        rate = 0.0
-    if not rate > 0 or math.isinf(rate):
-        raise SpecError(f"{where}: the rate must be examples per second > 0. Received: {text!r}.")
-    return rate
-
-
-def _accelerator(name: Any) -> str:
-    names = catalog.accelerator_names()
-    if name not in names:
-        raise SpecError(f"throughput accelerator {name!r} is unknown.{did_you_mean(str(name), names)}")
-    return str(name)
-
-
-def _throughput_file(path: Path) -> Throughput:
-    try:
-        data = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{path}: not a throughput JSON ({exc}). {THROUGHPUT_HELP}") from None
-    rate = data.get("examples_per_sec", data.get("examples_per_second")) if isinstance(data, dict) else None
-    if rate is None or "accelerator" not in data:
-        raise SpecError(
-            f"{path}: needs the keys examples_per_sec (or examples_per_second) and accelerator. {THROUGHPUT_HELP}"
-        )
-    devices = int(data.get("devices") or data.get("replicas") or 1)
-    per_device = _rate(rate, str(path)) / max(devices, 1)
-    return Throughput(per_device, _accelerator(data["accelerator"]), f"{path} ({devices} device(s))")
 
 
 @dataclass(frozen=True)
@@ -274,7 +203,7 @@ def report(
     work, basis = work_examples(spec)
     region_notes = _region_notes(spec, providers, regions, settings.prices)
     shapes, notes = enumerate_shapes(spec, providers)
-    job = _Job(work, measured, settings)
+    job = Workload(work, measured, settings)
     options = [
         option
         for shape in shapes
@@ -359,7 +288,9 @@ def _incompatible(spec: JobSpec, shape: Shape) -> str | None:
 
 
 @dataclass(frozen=True)
-class _Job:
+class Workload:
+    """What every option of one estimate shares: the examples to process, the speed, the model."""
+
     work: int
     throughput: Throughput
     settings: CostSettings
@@ -375,7 +306,7 @@ def device_speed(accelerator: str, measured: Throughput, speeds: dict[str, float
     return measured.examples_per_sec * mine / theirs
 
 
-def price_option(shape: Shape, region: str, spot: bool, job: _Job) -> CostOption | None:
+def price_option(shape: Shape, region: str, spot: bool, job: Workload) -> CostOption | None:
     """Time and cost of ``shape`` in ``region``; None when its speed cannot be derived."""
     per_device = device_speed(shape.machine.accelerator, job.throughput, job.settings.speeds)
     if per_device is None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from cloudtrain import cost, pricing
+from cloudtrain import budget, cost, pricing
 from cloudtrain.specfile import load_spec
+
+if TYPE_CHECKING:
+    from cloudtrain.planning import Plan
 
 CLOUD_CHOICE = click.Choice(list(cost.CLOUD_PROVIDERS))
 
@@ -206,3 +209,12 @@ def refresh(provider: tuple[str, ...], regions: tuple[str, ...], out: str) -> No
 
     written = prices_refresh.refresh(providers=provider or ("aws", "gcp"), regions=regions, out=out)
     click.echo(f"Wrote {written.rows} prices ({written.unknown} unknown) to {written.path}", err=True)
+
+
+def budget_guard(planned: Plan, throughput: str | None, *, dry_run: bool, force: bool) -> None:
+    """Show submit's estimate on stderr; refuse (BudgetError, exit 3) over the limit unless forced."""
+    check = budget.check_budget(planned, throughput)
+    for line in check.lines():
+        click.echo(line, err=True)
+    if not dry_run:
+        budget.enforce_budget(check, force=force)
