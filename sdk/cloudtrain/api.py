@@ -16,11 +16,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cloudtrain import budget
 from cloudtrain import bundle as bundles
 from cloudtrain.plan import Plan, plan
 from cloudtrain.providers import Job, backend, backend_for_job, local
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
+from cloudtrain.throughput import Throughput
 
 
 def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:
@@ -64,6 +66,8 @@ def submit(
     clients: Any = None,
     emulate: str | None = None,
     fault: str | None = None,
+    throughput: str | Throughput | None = None,
+    force: bool = False,
 ) -> Job:
     """Plan, pack, render and submit the job; returns a handle with status/logs/wait/cancel.
 
@@ -73,10 +77,19 @@ def submit(
         clients: provider clients to use instead of the defaults (tests, custom transports).
         emulate: local only: ``vertex`` or ``sagemaker`` runs that provider's request here.
         fault: local only: ``worker:0@epoch:1`` makes that replica kill itself once.
+        throughput: measured speed (``"1200@a100-40gb"`` or a throughput JSON path); with it a
+            cloud submit whose estimate exceeds ``limits.max_cost_usd`` is refused.
+        force: submit even over the budget.
+
+    Raises:
+        BudgetError: the estimate exceeds ``limits.max_cost_usd`` and ``force`` is False.
     """
     spec = as_spec(spec)
     target = local.plan_provider(provider or spec.provider, emulate=emulate, fault=fault)
-    planned, packed = pack_code(plan(spec, target))
+    planned = plan(spec, target)
+    if not emulate:
+        budget.enforce_budget(budget.check_budget(planned, throughput), force=force)
+    planned, packed = pack_code(planned)
     module = backend("local" if emulate else planned.provider)
     request = local.with_fault(module.render(planned), fault)
     return module.submit(planned, request, packed, clients=clients)

@@ -8,6 +8,7 @@ import sys
 import click
 
 from cloudtrain import api
+from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, spec_options
 from cloudtrain.cli.spec_commands import summary
 from cloudtrain.errors import CloudtrainError
@@ -61,6 +62,8 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...]) -
     default=None,
     help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts).",
 )
+@throughput_option(required=False)
+@click.option("--force", is_flag=True, help="Submit even when the estimate exceeds limits.max_cost_usd.")
 @json_option
 def submit_command(
     job: str,
@@ -70,6 +73,8 @@ def submit_command(
     wait_: bool | None,
     emulate: str | None,
     fault: str | None,
+    throughput: str | None,
+    force: bool,
     as_json: bool,
 ) -> None:
     """Submit JOB to a provider (local by default) and print the job ID.
@@ -83,6 +88,7 @@ def submit_command(
       cloudtrain submit job.yaml --provider vertex --dry-run
       cloudtrain submit job.yaml --provider sagemaker --set resources.spot=true
       cloudtrain submit job.yaml --emulate vertex --fault worker:0@epoch:1
+      cloudtrain submit job.yaml --provider vertex --throughput 1200@a100-40gb   budget-checked
     """
     spec = load_spec(job, overrides)
     planned, packed = api.pack_code(
@@ -90,6 +96,8 @@ def submit_command(
     )
     module = backend("local" if emulate else planned.provider)
     request = local.with_fault(module.render(planned), fault)
+    if not emulate:
+        budget_guard(planned, throughput, dry_run=dry_run, force=force)
     if dry_run:
         click.echo(json.dumps(request, indent=2))
         click.echo(f"Plan: {summary(planned)}", err=True)
