@@ -24,13 +24,13 @@ _EXPORTS = {
     "CostOption": "cloudtrain.cost",
     "CredentialsError": "cloudtrain.errors",
     "JobSpec": "cloudtrain.spec",
-    "Plan": "cloudtrain.plan",
+    "Plan": "cloudtrain.planning",
     "ProviderError": "cloudtrain.errors",
     "SpecError": "cloudtrain.errors",
     "attach": "cloudtrain.api",
     "estimate": "cloudtrain.cost",
     "load_spec": "cloudtrain.specfile",
-    "plan": "cloudtrain.plan",
+    "plan": "cloudtrain.planning",
     "render": "cloudtrain.api",
     "submit": "cloudtrain.api",
 }
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from cloudtrain.api import attach, render, submit
     from cloudtrain.cost import CostOption, estimate
     from cloudtrain.errors import BudgetError, CloudtrainError, CredentialsError, ProviderError, SpecError
-    from cloudtrain.plan import Plan, plan
+    from cloudtrain.planning import Plan, plan
     from cloudtrain.spec import JobSpec
     from cloudtrain.specfile import load_spec
 

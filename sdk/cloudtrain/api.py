@@ -18,7 +18,7 @@ from typing import Any
 
 from cloudtrain import budget
 from cloudtrain import bundle as bundles
-from cloudtrain.plan import Plan, plan
+from cloudtrain.planning import Plan, plan
 from cloudtrain.providers import Job, backend, backend_for_job, local
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec

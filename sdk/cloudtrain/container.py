@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 
-from cloudtrain.plan import Plan
+from cloudtrain.planning import Plan
 
 CONFIG_ENV = "CLOUDTRAIN_CONFIG"
 BUNDLE_ENV = "CLOUDTRAIN_BUNDLE"

@@ -2,7 +2,7 @@
 
 A ``JobSpec`` says what the user wants: which code, how much hardware, how to train and
 where to keep the results. It says nothing about Vertex worker pools or SageMaker
-resource configs; ``cloudtrain.plan`` resolves those. Every field has the default a
+resource configs; ``cloudtrain.planning.plan`` resolves those. Every field has the default a
 newcomer would pick, and unknown keys are errors so a typo never silently does nothing.
 
 Example:

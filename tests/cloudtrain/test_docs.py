@@ -13,7 +13,7 @@ MODULES = [
     "cloudtrain.bundle",
     "cloudtrain.catalog",
     "cloudtrain.errors",
-    "cloudtrain.plan",
+    "cloudtrain.planning",
     "cloudtrain.spec",
     "cloudtrain.specfile",
 ]

@@ -12,7 +12,7 @@ from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, spec_options
 from cloudtrain.cli.spec_commands import summary
 from cloudtrain.errors import CloudtrainError
-from cloudtrain.plan import plan
+from cloudtrain.planning import plan
 from cloudtrain.providers import Job, JobStatus, backend, local
 from cloudtrain.specfile import load_spec
 

@@ -7,7 +7,7 @@ import json
 import click
 
 from cloudtrain.cli.options import json_option, spec_options
-from cloudtrain.plan import Plan, plan
+from cloudtrain.planning import Plan, plan
 from cloudtrain.specfile import load_spec
 
 

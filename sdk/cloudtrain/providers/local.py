@@ -27,7 +27,7 @@ attempt only, so the chosen replica kills itself once and the restart recovers.
 
 Example:
 >>> from cloudtrain.spec import JobSpec
->>> from cloudtrain.plan import plan
+>>> from cloudtrain.planning import plan
 >>> spec = JobSpec(name="demo", code={"module": "trainer.task"}, storage={"root": "/tmp/demo"},
 ...                resources={"hosts": 2})
 >>> request = render(plan(spec, "local").with_bundle("/tmp/demo/code/0123.tar.gz"))
@@ -56,7 +56,7 @@ from cloudtrain.providers.local_launcher import substitute
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
-    from cloudtrain.plan import Plan
+    from cloudtrain.planning import Plan
 
 __all__ = ["LocalJob", "attach", "owns", "plan_provider", "render", "submit", "with_fault"]
 

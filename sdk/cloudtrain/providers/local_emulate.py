@@ -32,7 +32,7 @@ from cloudtrain import catalog
 from cloudtrain.providers import backend
 
 if TYPE_CHECKING:
-    from cloudtrain.plan import Plan
+    from cloudtrain.planning import Plan
 
 EMULATED = ("vertex", "sagemaker")
 RUNTIME_ENTRYPOINT = ["-m", "cloudtrain_runtime"]

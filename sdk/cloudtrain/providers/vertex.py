@@ -31,7 +31,7 @@ Test-only endpoints (no cloud account needed):
 
 Example:
 >>> from cloudtrain.spec import JobSpec
->>> from cloudtrain.plan import plan
+>>> from cloudtrain.planning import plan
 >>> spec = JobSpec(
 ...     name="demo", code={"module": "trainer.task"}, storage={"root": "gs://bucket/demo"},
 ...     resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2},
@@ -57,7 +57,7 @@ from cloudtrain.providers.vertex_jobs import REQUEST_LABEL, VertexClients, Verte
 
 if TYPE_CHECKING:
     from cloudtrain.catalog import Machine
-    from cloudtrain.plan import Plan
+    from cloudtrain.planning import Plan
 
 __all__ = ["VertexClients", "VertexJob", "attach", "fuse_path", "owns", "render", "submit"]
 

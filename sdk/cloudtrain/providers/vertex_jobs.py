@@ -21,7 +21,7 @@ from cloudtrain.providers.vertex_errors import ADC_FIX, with_retries
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
-    from cloudtrain.plan import Plan
+    from cloudtrain.planning import Plan
 
 ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_ENDPOINT"
 REQUEST_LABEL = "cloudtrain_request"

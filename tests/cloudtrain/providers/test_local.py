@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cloudtrain.errors import SpecError
-from cloudtrain.plan import plan
+from cloudtrain.planning import plan
 from cloudtrain.providers import local, sagemaker, vertex
 from cloudtrain.specfile import load_spec
 

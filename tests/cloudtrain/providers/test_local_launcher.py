@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from cloudtrain import api
 from cloudtrain.cli import cli
 from cloudtrain.errors import ProviderError
-from cloudtrain.plan import plan
+from cloudtrain.planning import plan
 from cloudtrain.providers import local
 from cloudtrain.providers.local_job import LocalJob
 from cloudtrain.spec import JobSpec

@@ -1,0 +1,130 @@
+"""Real multi-process training through the local provider and the real runtime, on loopback.
+
+One run per shape keeps the suite short on a 2-core machine (each process imports
+TensorFlow): the README's main job through the CLI (2 hosts, plain); Vertex emulation
+with 3 hosts and a worker killed after epoch 1; SageMaker emulation with 2 hosts and
+a host killed after epoch 2 (spot-style: the restarted hosts get a fresh /opt/ml and
+their checkpoints back from the stand-in bucket).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cloudtrain import api
+from cloudtrain.providers.local_job import LocalJob
+
+pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600)]
+
+MIN_VAL_ACCURACY = 0.9
+
+
+@pytest.fixture
+def project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the example (outputs land next to its job.yaml) and private local folders."""
+    shutil.copytree(example_job.parent, tmp_path / "project", ignore=shutil.ignore_patterns("outputs"))
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    return tmp_path / "project"
+
+
+def test_the_readme_main_job_trains_on_two_hosts_and_prints_the_summary(project: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "submit", str(project / "job.yaml")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert re.search(r"^\[chief-0\] epoch 3/3 .*val_binary_accuracy=", out, re.MULTILINE)
+    assert "[chief-0] replicas=2\n" in out
+    assert "[chief-0] global_batch=32\n" in out
+    accuracy = float(re.search(r"^\[chief-0\] final_val_binary_accuracy=([\d.]+)$", out, re.MULTILINE)[1])
+    assert accuracy >= MIN_VAL_ACCURACY
+    assert f"[chief-0] export={project / 'outputs' / 'model'}\n" in out
+    assert re.search(
+        r"^\[chief-0\] serving_default\(.*\) -> \{'output_0': \[\[[\d.e-]+\]\]\}$", out, re.MULTILINE
+    )
+    assert _saved_models(project / "outputs") == [project / "outputs" / "model"]
+    _assert_nothing_left_behind(project.parent, LocalJob(out.splitlines()[0]))
+
+
+def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(project: Path) -> None:
+    spec = api.as_spec(project / "job.yaml", ("resources.hosts=3",))
+    job = api.submit(spec, "local", emulate="vertex", fault="worker:1@epoch:1")
+    final = job.wait(poll_s=1.0)
+    lines = list(job.logs())
+    assert final.state == "succeeded", "\n".join(lines[-40:])
+    assert "[cloudtrain] Replica worker-1 died (killed by SIGKILL). Stopping the other replicas." in lines
+    assert "[cloudtrain] Restarting all replicas (restart 1 of 3)." in lines
+    base = project.parent / "home" / "buckets" / "gcs" / "my-bucket" / "binary-classifier"
+    result = json.loads((base / "cloudtrain-result.json").read_text())
+    assert result["replicas"] == 3
+    assert result["resumed_from_epoch"] == 1  # the backup of epoch 1, written before the kill
+    assert result["epochs_run"] == [2, 3]
+    assert result["history"]["val_binary_accuracy"][-1] >= MIN_VAL_ACCURACY
+    assert _saved_models(base) == [base / "model"]  # AIP_MODEL_DIR
+    assert (base / "code").is_dir()  # the bundle was "uploaded" to the stand-in bucket
+    _assert_nothing_left_behind(project.parent, job)
+
+
+def test_sagemaker_emulation_restores_checkpoints_from_the_bucket_after_a_spot_style_kill(
+    project: Path,
+) -> None:
+    job = api.submit(project / "job.yaml", "local", emulate="sagemaker", fault="worker:1@epoch:2")
+    final = job.wait(poll_s=1.0)
+    lines = list(job.logs())
+    assert final.state == "succeeded", "\n".join(lines[-40:])
+    assert "[cloudtrain] Replica algo-2 died (killed by SIGKILL). Stopping the other replicas." in lines
+    assert any(line.startswith("[algo-1] epoch 3/3 ") for line in lines)
+    output = _sagemaker_output(project.parent / "home", job.request)
+    result = json.loads(_read_member(output / "output.tar.gz", "cloudtrain-result.json"))
+    assert result["resumed_from_epoch"] == 2  # restored into a fresh /opt/ml/checkpoints
+    assert result["epochs_run"] == [3]
+    assert result["history"]["val_binary_accuracy"][-1] >= MIN_VAL_ACCURACY
+    with tarfile.open(output / "model.tar.gz") as tar:
+        models = [m.name for m in tar.getmembers() if m.name.endswith("saved_model.pb")]
+    assert models == ["binary-classifier/1/saved_model.pb"]  # numeric version folder, for TF Serving
+    _assert_nothing_left_behind(project.parent, job)
+
+
+def _saved_models(folder: Path) -> list[Path]:
+    return sorted(path.parent for path in folder.rglob("saved_model.pb"))
+
+
+def _sagemaker_output(home: Path, request: dict[str, Any]) -> Path:
+    target = Path(request["collect"][0]["target"])
+    assert target.is_relative_to(home / "buckets" / "s3")
+    return target.parent
+
+
+def _read_member(tarball: Path, name: str) -> str:
+    with tarfile.open(tarball) as tar:
+        member = tar.extractfile(name)
+        assert member is not None
+        return member.read().decode()
+
+
+def _assert_nothing_left_behind(tmp: Path, job: LocalJob) -> None:
+    """No host folders, no temp dirs, no worker temp exports: only the run's records stay."""
+    assert sorted(p.name for p in job.run_dir.iterdir()) == [
+        "launcher.log",
+        "launcher.pid",
+        "output.log",
+        "request.json",
+        "status.json",
+    ]
+    assert os.listdir(tmp / "tmp") == []
+    assert [p for p in tmp.rglob("*") if "workertemp" in p.name] == []
