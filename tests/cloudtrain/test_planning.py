@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from cloudtrain.errors import SpecError
-from cloudtrain.plan import choose_strategy, mixed_precision, plan, scale_learning_rate, storage_paths
+from cloudtrain.planning import choose_strategy, mixed_precision, plan, scale_learning_rate, storage_paths
 from cloudtrain.spec import JobSpec
 
 GCS = {"root": "gs://bucket-a/job"}
