@@ -13,7 +13,9 @@ content hash included. Before creating a job, ``submit`` lists the project's cus
 jobs with the filter ``labels.cloudtrain_request="<hash>"`` and returns the newest one
 that is queued, running or succeeded instead of creating a second. A job that failed,
 was cancelled or expired does not count, so submitting again after a failure retries.
-Changing the spec or the code changes the hash and creates a new job.
+Changing the spec or the code changes the hash and creates a new job. Two submits
+racing each other can both miss the other's job; the check guards against resubmitting,
+not against concurrency.
 
 The code bundle is uploaded by ``submit`` to ``storage.root/code/<sha256>.tar.gz``
 (skipped when that object exists: the name is the content hash) and read by the

@@ -172,7 +172,12 @@ def _custom_job(request: dict[str, Any]) -> Any:
     from google.protobuf import json_format
 
     message = aiplatform_v1.CustomJob.pb(aiplatform_v1.CustomJob())
-    json_format.ParseDict(request, message, ignore_unknown_fields=False)
+    try:
+        json_format.ParseDict(request, message, ignore_unknown_fields=False)
+    except json_format.ParseError as exc:
+        raise ProviderError(
+            f"The request is not a valid Vertex AI CustomJob: {exc}. Submit what vertex.render(plan) returns."
+        ) from exc
     return aiplatform_v1.CustomJob.wrap(message)
 
 

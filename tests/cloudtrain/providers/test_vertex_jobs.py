@@ -184,6 +184,18 @@ def test_attach_by_id_then_cancel(fake_vertex: FakeJobService, clients: vertex.V
     assert attached.status().state == "cancelled"
 
 
+@pytest.mark.usefixtures("fake_gcs")
+def test_a_request_with_a_field_vertex_lacks_is_refused_before_sending(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients
+) -> None:
+    planned, packed = api.pack_code(plan(api.as_spec(EXAMPLE), "vertex"))
+    request = vertex.render(planned)
+    request["jobSpec"]["scheduling"]["maxRetries"] = 3  # a SageMaker idea, not a Scheduling field
+    with pytest.raises(ProviderError, match=r"not a valid Vertex AI CustomJob: .*maxRetries"):
+        vertex.submit(planned, request, packed, clients)
+    assert fake_vertex.calls("CreateCustomJob") == []
+
+
 def test_failed_job_status_carries_the_error_message(
     fake_vertex: FakeJobService, clients: vertex.VertexClients
 ) -> None:
