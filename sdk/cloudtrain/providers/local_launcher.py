@@ -91,7 +91,7 @@ class Launcher:
         limit = int(self.request["max_restarts"])
         for attempt in range(limit + 1):
             outcome = self._attempt(attempt, limit)
-            if outcome.ok or outcome.cancelled or attempt == limit:
+            if outcome.ok or outcome.cancelled or self.cancelled.is_set() or attempt == limit:
                 break
             self.files.say("cloudtrain", f"Restarting all replicas (restart {attempt + 1} of {limit}).")
         self._finish(outcome, attempt)
@@ -159,16 +159,14 @@ class Launcher:
             local_hosts.collect(self.request)
         local_hosts.remove_hosts(self.request["replicas"])
         restarts = f" after {attempt} restart{'s' * (attempt != 1)}" if attempt else ""
-        if outcome.cancelled:
-            state, word = "cancelled", "CANCELLED"
+        if self.cancelled.is_set():
+            state, detail = "cancelled", "Cancelled by the user."
         elif outcome.ok:
-            state, word = "succeeded", "SUCCEEDED"
+            state, detail = "succeeded", outcome.detail
         else:
-            state, word = "failed", "FAILED"
-            if attempt == int(self.request["max_restarts"]) and attempt:
-                outcome.detail += f" Gave up{restarts}."
-        self.files.say("cloudtrain", f"Job {state}{restarts}. {outcome.detail}")
-        self.files.set_status(state, word, outcome.detail)
+            state, detail = "failed", f"{outcome.detail} Gave up{restarts}." if attempt else outcome.detail
+        self.files.say("cloudtrain", f"Job {state}{restarts}. {detail}")
+        self.files.set_status(state, state.upper(), detail)
 
 
 def resolve_ports(replicas: list[dict[str, Any]]) -> list[dict[str, Any]]:
