@@ -185,7 +185,8 @@ class Session:
             )
 
     def _owned(self, weight: Any) -> bool:
-        variable = getattr(weight, "value", weight)
+        # A Keras 3 weight wraps its tf.Variable in .value; a tf_keras weight is one.
+        variable = weight if isinstance(weight, self.tf.Variable) else weight.value
         return self.strategy.extended.variable_created_in_scope(variable)
 
     def export(self, model: Any) -> Path | None:
