@@ -22,11 +22,7 @@ EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "binary_classifier"
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackAws]:
     with LoopbackAws() as services:
-        for name, value in services.env.items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
-        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
-        monkeypatch.delenv("AWS_PROFILE", raising=False)
+        services.install(monkeypatch)
         yield services
 
 
@@ -92,7 +88,6 @@ def test_cancel_of_an_ended_job_is_one_error_line(
 def test_missing_credentials_show_the_command(aws: LoopbackAws, monkeypatch, capsys) -> None:
     monkeypatch.delenv("AWS_ACCESS_KEY_ID")
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     code, _, err = cloudtrain(capsys, "submit", str(EXAMPLE), "--provider", "sagemaker")
     assert code == 1
     assert "Error: No usable AWS credentials. Run:\n  $ aws configure\n" in err

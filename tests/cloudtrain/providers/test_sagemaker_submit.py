@@ -256,12 +256,9 @@ def test_attach_takes_the_region_from_the_arn() -> None:
 
 
 def test_missing_credentials_say_how_to_configure(aws: LoopbackAws, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+    aws.install(monkeypatch)
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
-    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", aws.env["AWS_ENDPOINT_URL_SAGEMAKER"])
     job = sagemaker.attach("arn:aws:sagemaker:us-east-1:123456789012:training-job/churn")
     with pytest.raises(CredentialsError, match=r"\$ aws configure"):
         job.status()

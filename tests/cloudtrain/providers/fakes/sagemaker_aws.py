@@ -13,6 +13,7 @@ import urllib.request
 from typing import Any
 
 import boto3
+import pytest
 from botocore.config import Config
 from fakes.sagemaker_service import FakeSageMaker
 from moto.server import ThreadedMotoServer
@@ -64,6 +65,15 @@ class LoopbackAws:
     def __exit__(self, *exc: object) -> None:
         self.sagemaker.shutdown()
         self.moto.stop()
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Give the process a user's AWS environment pointing here, isolated from real config."""
+        for name, value in self.env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
+        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        monkeypatch.delenv("AWS_PROFILE", raising=False)
 
     def client(self, service: str) -> Any:
         """A real boto3 client for ``service`` on the loopback endpoint, no botocore retries."""
