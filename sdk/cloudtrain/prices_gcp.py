@@ -78,6 +78,7 @@ class BillingCatalog:
             with urllib.request.urlopen(request, timeout=60) as response:
                 return json.load(response)
         except urllib.error.HTTPError as exc:
+            exc.close()  # the error holds the response's socket
             raise _http_error(exc.code, path) from None
         except urllib.error.URLError as exc:
             raise ProviderError(

@@ -105,7 +105,8 @@ def pricing_client() -> Any:
     require("boto3", "sagemaker")
     import boto3
 
-    return boto3.client("pricing", region_name="us-east-1")
+    # A fresh session: boto3's default one caches credentials for the life of the process.
+    return boto3.session.Session().client("pricing", region_name="us-east-1")
 
 
 def sagemaker_training_prices(client: Any, region: str) -> dict[str, tuple[float, str]]:
