@@ -103,7 +103,11 @@ class SageMakerJob:
         return job_status(self.describe(), self._stop_requested)
 
     def cancel(self) -> None:
-        """Stop the job (SIGTERM, then 120 s to save a checkpoint), marking the stop as ours."""
+        """Stop the job (SIGTERM, then 120 s to save a checkpoint), marking the stop as ours.
+
+        The tag comes first so no reader sees Stopped without it. Whoever could submit can
+        tag: creating a job with Tags already needs sagemaker:AddTags.
+        """
         tag = {"Key": STOP_TAG, "Value": "true"}
         self._aws.call("sagemaker", "add_tags", ResourceArn=self.id, Tags=[tag])
         self._aws.call("sagemaker", "stop_training_job", TrainingJobName=self.name)

@@ -6,6 +6,8 @@ every request against botocore's service model and refuses duplicate names.
 
 from __future__ import annotations
 
+import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -262,3 +264,22 @@ def test_missing_credentials_say_how_to_configure(aws: LoopbackAws, monkeypatch:
     job = sagemaker.attach("arn:aws:sagemaker:us-east-1:123456789012:training-job/churn")
     with pytest.raises(CredentialsError, match=r"\$ aws configure"):
         job.status()
+
+
+def test_unreachable_endpoint_is_retried_then_reported(aws: LoopbackAws) -> None:
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    clients = aws.clients(attempts=2, sagemaker=aws.client("sagemaker", endpoint_url=closed))
+    job = sagemaker.attach("arn:aws:sagemaker:us-east-1:123456789012:training-job/churn", clients=clients)
+    with pytest.raises(
+        ProviderError, match=r"^AWS describe_training_job failed: Could not connect .* Check the network\.$"
+    ):
+        job.status()
+    assert len(aws.sleeps) == 1
+
+
+def test_no_secret_from_the_environment_reaches_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI-not-a-real-secret")
+    planned, _ = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker"))
+    assert "wJalrXUtnFEMI" not in json.dumps(sagemaker.render(planned))

@@ -75,20 +75,21 @@ class LoopbackAws:
         monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
         monkeypatch.delenv("AWS_PROFILE", raising=False)
 
-    def client(self, service: str) -> Any:
-        """A real boto3 client for ``service`` on the loopback endpoint, no botocore retries."""
-        url = self.env[f"AWS_ENDPOINT_URL_{'CLOUDWATCH_LOGS' if service == 'logs' else service.upper()}"]
+    def client(self, service: str, endpoint_url: str | None = None) -> Any:
+        """A real boto3 client for ``service`` on its loopback endpoint, no botocore retries."""
+        name = "CLOUDWATCH_LOGS" if service == "logs" else service.upper()
+        url = endpoint_url or self.env[f"AWS_ENDPOINT_URL_{name}"]
         return _session().client(service, endpoint_url=url, config=Config(retries={"total_max_attempts": 1}))
 
     def clients(self, **overrides: Any) -> AwsClients:
         """Injected clients for the backend; sleeps are recorded in ``self.sleeps``, not slept."""
-        return AwsClients(
-            region=REGION,
-            sagemaker=self.client("sagemaker"),
-            s3=self.client("s3"),
-            logs=self.client("logs"),
-            **{"sleep": self.sleeps.append, **overrides},
-        )
+        defaults = {
+            "sagemaker": self.client("sagemaker"),
+            "s3": self.client("s3"),
+            "logs": self.client("logs"),
+            "sleep": self.sleeps.append,
+        }
+        return AwsClients(region=REGION, **(defaults | overrides))
 
     def put_logs(self, stream: str, lines: list[tuple[int, str]]) -> None:
         """Write ``(offset_ms, message)`` lines to a job's stream, as SageMaker would.
