@@ -25,7 +25,7 @@ needs no cloud SDK.
 Test-only endpoints (no cloud account needed):
 
 - ``CLOUDTRAIN_VERTEX_ENDPOINT=host:port``: the JobService client talks gRPC to that
-  address over an insecure channel, with anonymous credentials.
+  address over an insecure channel, which carries no credentials (none are looked up).
 - ``CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT=host:port``: Cloud Logging's ``entries:list``
   is called over plain HTTP at that address, without credentials.
 - ``STORAGE_EMULATOR_HOST=http://host:port``: google-cloud-storage's own setting for
