@@ -213,6 +213,35 @@ def rendered_request() -> dict:
     return vertex.render(planned)
 
 
+@pytest.mark.parametrize(
+    ("code", "retried"),
+    [
+        (grpc.StatusCode.UNAVAILABLE, True),  # transient everywhere
+        (grpc.StatusCode.DEADLINE_EXCEEDED, True),  # transient everywhere
+        (grpc.StatusCode.RESOURCE_EXHAUSTED, False),  # retried on create only
+    ],
+)
+def test_status_retries_only_transient_errors(
+    fake_vertex: FakeJobService,
+    clients: vertex.VertexClients,
+    sleeps: list[float],
+    code: grpc.StatusCode,
+    retried: bool,
+) -> None:
+    created = clients.job_service("us-central1").create_custom_job(
+        parent=PARENT, custom_job=api_custom_job(rendered_request())
+    )
+    fake_vertex.fail("GetCustomJob", code)
+    job = vertex.attach(created.name, clients)
+    if retried:
+        assert job.status().state == "queued"
+        assert sleeps == [1.0]
+    else:
+        with pytest.raises(ProviderError, match=r"\(ResourceExhausted\)"):
+            job.status()
+        assert sleeps == []
+
+
 def test_status_of_an_unknown_job_names_it(
     fake_vertex: FakeJobService, clients: vertex.VertexClients
 ) -> None:
