@@ -2,10 +2,12 @@
 
 Given as ``RATE@ACCELERATOR`` (examples per second of ONE device, e.g. ``1200@a100-40gb``)
 or as the path of the throughput JSON the runtime writes after a run
-(``cloudtrain-throughput.json``, next to the export). That JSON needs
-``examples_per_sec`` (or ``examples_per_second``) and ``accelerator``; a ``devices`` (or
-``replicas``) count above 1 means the rate is the whole job's, and it is divided by
-that count to get one device's (the run's own scaling loss stays folded in).
+(``cloudtrain-throughput.json``, beside ``cloudtrain-result.json``). The JSON needs
+``examples_per_sec`` (or ``examples_per_second``): the whole job's rate after warm-up.
+The accelerator is its ``accelerator`` key or follows the path (``PATH@t4``); the rate
+is divided by the devices it ran on (``devices`` or ``replicas`` in the JSON, else
+``replicas`` of the result file beside it, else 1), so the run's own scaling loss
+stays folded into the per-device figure.
 
 Example:
 >>> parse_throughput("1200@a100-40gb")
@@ -23,6 +25,7 @@ from typing import Any
 from cloudtrain import catalog
 from cloudtrain.errors import SpecError, did_you_mean
 
+RESULT_FILE = "cloudtrain-result.json"  # written by the runtime next to the throughput JSON
 THROUGHPUT_HELP = (
     "Pass --throughput EXAMPLES_PER_SEC@ACCELERATOR (e.g. 1200@a100-40gb, measured on one device), "
     "or the path of the cloudtrain-throughput.json a run wrote."
@@ -44,10 +47,7 @@ class Throughput:
 
 
 def parse_throughput(value: str | Throughput) -> Throughput:
-    """``"1200@a100-40gb"``, or the path of a throughput JSON written by the runtime.
-
-    The JSON needs ``examples_per_sec`` (or ``examples_per_second``) and ``accelerator``;
-    with ``devices`` (or ``replicas``) > 1 the rate is divided by them to get one device's.
+    """``"1200@a100-40gb"``, or a throughput JSON path, optionally with ``@ACCELERATOR``.
 
     Example:
     >>> parse_throughput("1200@a100-40gb").examples_per_sec
@@ -55,12 +55,13 @@ def parse_throughput(value: str | Throughput) -> Throughput:
     """
     if isinstance(value, Throughput):
         return value
-    if Path(value).is_file():
-        return _throughput_file(Path(value))
-    rate, at, accelerator = value.partition("@")
+    head, at, accelerator = value.rpartition("@")
+    if Path(value).is_file() or (at and Path(head).is_file()):
+        path = Path(value) if Path(value).is_file() else Path(head)
+        return _throughput_file(path, accelerator.strip() if path != Path(value) else None)
     if not at:
         raise SpecError(f"--throughput {value!r} is neither RATE@ACCELERATOR nor a file. {THROUGHPUT_HELP}")
-    return Throughput(_rate(rate, value), _accelerator(accelerator.strip()), "--throughput")
+    return Throughput(_rate(head, value), _accelerator(accelerator.strip()), "--throughput")
 
 
 def _rate(text: Any, where: str) -> float:
@@ -80,16 +81,37 @@ def _accelerator(name: Any) -> str:
     return str(name)
 
 
-def _throughput_file(path: Path) -> Throughput:
+def _throughput_file(path: Path, accelerator: str | None) -> Throughput:
+    data = _json(path)
+    rate = data.get("examples_per_sec", data.get("examples_per_second"))
+    if rate is None:
+        note = data.get("note") or "no examples_per_sec (or examples_per_second) key"
+        raise SpecError(f"{path}: no measured throughput ({note}). {THROUGHPUT_HELP}")
+    accelerator = accelerator or data.get("accelerator")
+    if not accelerator:
+        raise SpecError(
+            f"{path} does not say which accelerator it was measured on. "
+            f"Add it after the path, e.g. --throughput {path}@a100-40gb."
+        )
+    devices = _devices(path, data)
+    per_device = _rate(rate, str(path)) / devices
+    return Throughput(per_device, _accelerator(accelerator), f"{path}, ÷ {devices} device(s)")
+
+
+def _json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: not a throughput JSON ({exc}). {THROUGHPUT_HELP}") from None
-    rate = data.get("examples_per_sec", data.get("examples_per_second")) if isinstance(data, dict) else None
-    if rate is None or "accelerator" not in data:
-        raise SpecError(
-            f"{path}: needs the keys examples_per_sec (or examples_per_second) and accelerator. {THROUGHPUT_HELP}"
-        )
-    devices = int(data.get("devices") or data.get("replicas") or 1)
-    per_device = _rate(rate, str(path)) / max(devices, 1)
-    return Throughput(per_device, _accelerator(data["accelerator"]), f"{path} ({devices} device(s))")
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: not a throughput JSON (expected an object). {THROUGHPUT_HELP}")
+    return data
+
+
+def _devices(path: Path, data: dict[str, Any]) -> int:
+    """Devices the rate was measured over: the JSON's, else the run's result file beside it."""
+    count = data.get("devices") or data.get("replicas")
+    result = path.with_name(RESULT_FILE)
+    if count is None and result.is_file():
+        count = _json(result).get("replicas")
+    return max(int(count or 1), 1)

@@ -152,14 +152,35 @@ def test_bad_throughput_names_the_value_and_the_fix(value: str, message: str) ->
     assert str(error.value).startswith(message)
 
 
+def runtime_files(folder: Path, rate: float | None, replicas: int) -> Path:
+    """The two files the runtime writes after a run (entrypoints/cloudtrain_runtime/session.py)."""
+    throughput = {"examples_per_sec": rate, "measured_steps": 60, "warmup_steps": 64, "global_batch": 256}
+    throughput["note"] = None if rate else "needs > 50 steps and a second epoch to measure"
+    (folder / "cloudtrain-result.json").write_text(json.dumps({"replicas": replicas, "global_batch": 256}))
+    path = folder / "cloudtrain-throughput.json"
+    path.write_text(json.dumps(throughput))
+    return path
+
+
 def test_throughput_json_from_a_run_is_divided_per_device(tmp_path: Path) -> None:
-    path = tmp_path / "cloudtrain-throughput.json"
-    path.write_text(json.dumps({"examples_per_second": 4000.0, "accelerator": "a100-40gb", "devices": 8}))
-    measured = cost.parse_throughput(str(path))
+    path = runtime_files(tmp_path, 4000.0, replicas=8)
+    measured = cost.parse_throughput(f"{path}@a100-40gb")
     assert (measured.examples_per_sec, measured.accelerator) == (500.0, "a100-40gb")
-    path.write_text(json.dumps({"examples": 10}))
-    with pytest.raises(SpecError, match="needs the keys examples_per_sec"):
+    path.write_text(json.dumps({"examples_per_second": 300, "accelerator": "t4", "devices": 2}))
+    assert cost.parse_throughput(str(path)).examples_per_sec == 150
+
+
+def test_throughput_json_problems_say_what_to_do(tmp_path: Path) -> None:
+    path = runtime_files(tmp_path, 4000.0, replicas=8)
+    with pytest.raises(SpecError) as error:
         cost.parse_throughput(str(path))
+    assert str(error.value) == (
+        f"{path} does not say which accelerator it was measured on. "
+        f"Add it after the path, e.g. --throughput {path}@a100-40gb."
+    )
+    runtime_files(tmp_path, None, replicas=8)
+    with pytest.raises(SpecError, match=r"no measured throughput \(needs > 50 steps and a second epoch"):
+        cost.parse_throughput(f"{path}@t4")
 
 
 def test_work_needs_examples_or_steps() -> None:

@@ -23,7 +23,8 @@ def throughput_option(required: bool) -> Any:
         "-t",
         required=required,
         metavar="RATE@ACCEL|FILE",
-        help="Measured examples/s of ONE device, e.g. 1200@a100-40gb, or a cloudtrain-throughput.json.",
+        help="Measured examples/s of ONE device, e.g. 1200@a100-40gb, or a run's "
+        "cloudtrain-throughput.json (PATH@ACCEL when it names no accelerator).",
     )
 
 
