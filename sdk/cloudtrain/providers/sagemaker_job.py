@@ -69,9 +69,10 @@ def job_status(described: dict[str, Any], stop_requested: Callable[[], bool]) ->
     primary = described["TrainingJobStatus"]
     secondary = described.get("SecondaryStatus", "")
     detail = _detail(described)
-    state = (
-        IN_PROGRESS_STATES.get(secondary, "running") if primary == "InProgress" else PRIMARY_STATES[primary]
-    )
+    # A status word newer than these tables reads as running: waiting on is safer than
+    # declaring an unknown state finished.
+    table = IN_PROGRESS_STATES if primary == "InProgress" else PRIMARY_STATES
+    state = table.get(secondary if primary == "InProgress" else primary, "running")
     if primary == "Stopped" and (secondary in STOPPED_REASONS or not stop_requested()):
         reason = STOPPED_REASONS.get(secondary, "it was stopped outside cloudtrain")
         state, detail = "failed", f"Stopped because {reason}. {detail}".strip()
@@ -164,7 +165,7 @@ class _LogReader:
             kwargs["nextToken"] = page["nextToken"]
 
     def _read(self, stream: str) -> list[tuple[int, str]]:
-        host = _host(stream)
+        host = stream_host(stream)
         events: list[tuple[int, str]] = []
         while True:
             token = self._tokens.get(stream)
@@ -184,7 +185,7 @@ class _LogReader:
                 return events
 
 
-def _host(stream: str) -> str:
+def stream_host(stream: str) -> str:
     """``job/algo-2-1712345678`` -> ``algo-2``."""
     match = _STREAM_HOST.search(stream)
     return match["host"] if match else stream
