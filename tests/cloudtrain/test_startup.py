@@ -30,6 +30,10 @@ HEAVY = re.compile(
         ["submit", "{job}", "--provider", "vertex", "--dry-run"],
         ["submit", "{job}", "--provider", "sagemaker", "--dry-run"],
         ["submit", "{job}", "--provider", "local", "--dry-run"],
+        ["submit", "{job}", "--provider", "sagemaker", "--dry-run", "--throughput", "1@t4"],
+        ["cost", "{job}", "--throughput", "1200@a100-40gb"],
+        ["cost", "{job}", "--throughput", "1200@a100-40gb", "--json"],
+        ["prices", "--help"],
     ],
     ids=lambda args: " ".join(a for a in args if a != "{job}"),
 )
