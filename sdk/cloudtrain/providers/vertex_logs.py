@@ -14,13 +14,11 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cloudtrain.errors import CredentialsError
 from cloudtrain.providers.vertex_errors import ADC_FIX, with_retries
-
-if TYPE_CHECKING:
-    from cloudtrain.providers.vertex_jobs import VertexClients
+from cloudtrain.providers.vertex_jobs import JOB_ID, VertexClients
 
 LOGGING_ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT"
 LOGGING_URL = "https://logging.googleapis.com"
@@ -54,12 +52,13 @@ class LogReader:
         Cloud Logging searches only the last 24 hours unless the filter has a
         timestamp, so the job's own creation time bounds the search.
         """
-        project, _, rest = job.name.removeprefix("projects/").partition("/")
+        name = JOB_ID.match(job.name)
+        assert name is not None, job.name  # the JobService returns resource names only
         owned = clients.logs is None
         session, url = logging_session() if owned else (clients.logs, clients.logging_url or LOGGING_URL)
         return cls(
-            project=project,
-            job_number=rest.rsplit("/", 1)[-1],
+            project=name["project"],
+            job_number=name["id"],
             since=job.create_time.rfc3339(),
             session=session,
             url=url,
