@@ -31,7 +31,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cloudtrain import catalog, pricing
@@ -47,6 +47,7 @@ _SKU = re.compile(
     r"(?P<spot_gpu> attached to Spot Preemptible VMs)? running in (?P<place>.+)$"
 )
 _HOURLY_UNITS = ("h", "GiBy.h")
+SOURCE = f"Cloud Billing Catalog services/{VERTEX_SERVICE} and {COMPUTE_SERVICE}/skus"
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ class Component:
 
 
 Components = dict[tuple[str, str, bool], Component]  # (description, region, spot) -> price
+Total = tuple[float, str]  # USD per host-hour, and the formula that adds it up
 
 
 def component_prices(skus: Iterable[dict[str, Any]], regions: Iterable[str], *, vertex: bool) -> Components:
@@ -192,12 +194,31 @@ def vertex_row(
     vertex, compute = found
     parts = machine_parts(machine)
     premium = pricing.assumptions()["vertex_premium_over_compute_engine"].value
-    for table, factor, estimate in ((vertex, 1.0, False), (compute, premium, True)):
-        on_demand, spot = (_total(parts, table, region, s) for s in (False, True))
+    for table, factor, service in ((vertex, 1.0, "Vertex AI"), (compute, premium, "Compute Engine")):
+        on_demand = _total(parts, table, region, False)
         if on_demand is not None:
-            return _vertex_price(machine, region, (on_demand, spot, factor, estimate), as_of)
+            totals = (on_demand, _total(parts, table, region, True))
+            return _priced(pricing.blank_price(machine, region, 30, SOURCE), totals, factor, service, as_of)
     missing = ", ".join(d for d, _ in parts if (d, region, False) not in compute) or "a component"
-    return _vertex_price(machine, region, None, as_of, why=f"no Billing Catalog SKU for {missing}")
+    why = f"not found: no Billing Catalog SKU for {missing} in {SOURCE} on {as_of}"
+    return pricing.blank_price(machine, region, 30, why)
+
+
+def _priced(
+    blank: pricing.Price, totals: tuple[Total, Total | None], factor: float, service: str, as_of: str
+) -> pricing.Price:
+    """``blank`` filled with the totals × ``factor``; an estimate unless read from Vertex SKUs."""
+    (on_demand, od_formula), spot = totals
+    formula = f"on-demand = ({service} {od_formula}) × {factor:g}"
+    formula += f"; spot = ({spot[1]}) × {factor:g}" if spot else "; spot: no spot SKU found"
+    return replace(
+        blank,
+        on_demand=round(on_demand * factor, 6),
+        spot=round(spot[0] * factor, 6) if spot else None,
+        as_of=as_of,
+        is_estimate=service != "Vertex AI",
+        formula=formula,
+    )
 
 
 def machine_parts(machine: catalog.Machine) -> list[tuple[str, float]]:
@@ -221,9 +242,7 @@ def _descriptions() -> dict[str, str]:
         return {row["component"]: row["description"] for row in csv.DictReader(f)}
 
 
-def _total(
-    parts: list[tuple[str, float]], table: Components, region: str, spot: bool
-) -> tuple[float, str] | None:
+def _total(parts: list[tuple[str, float]], table: Components, region: str, spot: bool) -> Total | None:
     prices = [table.get((description, region, spot)) for description, _ in parts]
     if any(p is None for p in prices):
         return None
@@ -232,34 +251,3 @@ def _total(
         f"{q:g} × {d} {p.usd:g} [{p.sku}]" for (d, q), p in zip(parts, prices, strict=True) if p
     )
     return total, formula
-
-
-def _vertex_price(
-    machine: catalog.Machine,
-    region: str,
-    found: tuple[tuple[float, str], tuple[float, str] | None, float, bool] | None,
-    as_of: str,
-    why: str = "",
-) -> pricing.Price:
-    formula, on_demand, spot, estimate = "", None, None, False
-    if found:
-        (od, od_formula), spot_part, factor, estimate = found
-        on_demand = round(od * factor, 6)
-        spot = round(spot_part[0] * factor, 6) if spot_part else None
-        service = "Compute Engine" if estimate else "Vertex AI"
-        formula = f"on-demand = ({service} {od_formula}) × {factor:g}"
-        formula += f"; spot = ({spot_part[1]}) × {factor:g}" if spot_part else "; spot: no spot SKU found"
-    source = f"Cloud Billing Catalog services/{VERTEX_SERVICE} and {COMPUTE_SERVICE}/skus"
-    return pricing.Price(
-        provider="vertex",
-        region=region,
-        machine_type=machine.machine_type,
-        accelerator=machine.accelerator,
-        on_demand=on_demand,
-        spot=spot,
-        billing_increment_s=30,
-        as_of=as_of if found else "",
-        is_estimate=estimate,
-        formula=formula,
-        source=source if found else f"not found: {why} in {source} on {as_of}",
-    )

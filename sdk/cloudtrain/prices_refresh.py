@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -161,16 +161,9 @@ def _sagemaker_row(
     machine: catalog.Machine, region: str, found: tuple[float, str] | None, as_of: str
 ) -> pricing.Price:
     query = f"AWS Price List API GetProducts AmazonSageMaker component=Training regionCode={region}"
-    return pricing.Price(
-        provider="sagemaker",
-        region=region,
-        machine_type=machine.machine_type,
-        accelerator=machine.accelerator,
-        on_demand=found[0] if found else None,
-        spot=None,
-        billing_increment_s=1,
-        as_of=as_of if found else "",
-        is_estimate=False,
-        formula=SAGEMAKER_SPOT if found else "",
-        source=f"{query}; SKU {found[1]}" if found else f"not found: no hourly product in {query} on {as_of}",
+    blank = pricing.blank_price(machine, region, 1, f"not found: no hourly product in {query} on {as_of}")
+    if found is None:
+        return blank
+    return replace(
+        blank, on_demand=found[0], as_of=as_of, formula=SAGEMAKER_SPOT, source=f"{query}; SKU {found[1]}"
     )

@@ -69,6 +69,23 @@ class Price:
         return {field: row[field] for field in PRICE_FIELDS}
 
 
+def blank_price(machine: catalog.Machine, region: str, billing_increment_s: int, source: str) -> Price:
+    """An unknown price for ``machine`` in ``region``; a fetcher fills it with ``dataclasses.replace``."""
+    return Price(
+        provider=machine.provider,
+        region=region,
+        machine_type=machine.machine_type,
+        accelerator=machine.accelerator,
+        on_demand=None,
+        spot=None,
+        billing_increment_s=billing_increment_s,
+        as_of="",
+        is_estimate=False,
+        formula="",
+        source=source,
+    )
+
+
 def _price(row: dict[str, str]) -> Price:
     return Price(
         provider=row["provider"],
