@@ -115,19 +115,24 @@ class AwsClients:
             AwsCallError: a permanent error, or a transient one that outlived every attempt.
             CredentialsError: no credentials, or credentials AWS rejects.
         """
-        for attempt in range(1, self.attempts + 1):
+        for attempt in range(1, self.attempts):
             try:
-                return getattr(self.client(service), operation)(**kwargs)
-            except Exception as exc:
-                error = translate(exc, operation)
-                if error is exc:
-                    raise
-                if not isinstance(error, _Transient):
-                    raise error from None
-                if attempt == self.attempts:
-                    raise error.final() from None
-            self.sleep(self.delay(attempt))
-        raise AssertionError("unreachable: the last attempt returns or raises")
+                return self._attempt(service, operation, kwargs)
+            except _Transient:
+                self.sleep(self.delay(attempt))
+        try:
+            return self._attempt(service, operation, kwargs)
+        except _Transient as exc:
+            raise exc.error from exc.__cause__
+
+    def _attempt(self, service: str, operation: str, kwargs: dict[str, Any]) -> Any:
+        try:
+            return getattr(self.client(service), operation)(**kwargs)
+        except Exception as exc:
+            error = translate(exc, operation)
+            if error is exc:
+                raise
+            raise error from exc  # the cause shows with CLOUDTRAIN_DEBUG=1
 
     def delay(self, attempt: int) -> float:
         """Backoff before attempt ``attempt + 1``: doubling from base, capped, half of it jittered."""
@@ -139,14 +144,11 @@ class AwsClients:
 
 
 class _Transient(Exception):
-    """An error worth another attempt; ``final()`` is what to raise when attempts run out."""
+    """An error worth another attempt; ``error`` is what to raise when attempts run out."""
 
     def __init__(self, error: AwsCallError) -> None:
         super().__init__(str(error))
         self.error = error
-
-    def final(self) -> AwsCallError:
-        return self.error
 
 
 def _new_client(service: str, region: str) -> Any:
