@@ -46,22 +46,36 @@ def upload_bundle(
         True if the bundle was uploaded, False if it was already in S3.
 
     Raises:
-        AwsCallError: S3 refused the check or the upload (for example AccessDenied).
+        AwsCallError: S3 refused the check or the upload (AccessDenied, NoSuchBucket, ...).
     """
     bucket, key = split_uri(uri)
     if _size_of(aws, bucket, key) == bundle.size:
         return False
     with _progress(bundle, show=bundle.size >= progress_min_bytes) as advance:
+        _upload(aws, bundle, bucket, key, advance)
+    return True
+
+
+def _upload(aws: AwsClients, bundle: Bundle, bucket: str, key: str, advance: Callable[[int], None]) -> None:
+    extra = {"ContentType": "application/gzip", "Metadata": {"sha256": bundle.sha256}}
+    try:
         aws.call(
             "s3",
             "upload_file",
             Filename=str(bundle.path),
             Bucket=bucket,
             Key=key,
-            ExtraArgs={"ContentType": "application/gzip", "Metadata": {"sha256": bundle.sha256}},
+            ExtraArgs=extra,
             Callback=advance,
         )
-    return True
+    except AwsCallError as exc:
+        if "NoSuchBucket" not in str(exc):
+            raise
+        raise AwsCallError(
+            f"S3 bucket {bucket!r} does not exist. Create it (aws s3 mb s3://{bucket}), "
+            "or set sagemaker.storage_root to a bucket you own.",
+            "NoSuchBucket",
+        ) from exc
 
 
 def _size_of(aws: AwsClients, bucket: str, key: str) -> int | None:

@@ -56,6 +56,7 @@ CREDENTIAL_CODES = frozenset(
 HINTS = {
     "AccessDenied": "Grant the caller (and sagemaker.role) the missing permission named above.",
     "AccessDeniedException": "Grant the caller (and sagemaker.role) the missing permission named above.",
+    "403": "The caller may not read this S3 location: grant s3:GetObject and s3:PutObject on it.",
     "ResourceLimitExceeded": (
         "Request a higher quota for this instance type in the Service Quotas console "
         "(Amazon SageMaker, 'training job usage'), or use fewer hosts or another accelerator."

@@ -283,3 +283,13 @@ def test_no_secret_from_the_environment_reaches_the_request(monkeypatch: pytest.
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI-not-a-real-secret")
     planned, _ = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker"))
     assert "wJalrXUtnFEMI" not in json.dumps(sagemaker.render(planned))
+
+
+def test_missing_bucket_says_how_to_create_it(aws: LoopbackAws) -> None:
+    with pytest.raises(ProviderError) as caught:
+        submit(aws, "sagemaker.storage_root=s3://no-such-bucket/run")
+    assert str(caught.value) == (
+        "S3 bucket 'no-such-bucket' does not exist. Create it (aws s3 mb s3://no-such-bucket), "
+        "or set sagemaker.storage_root to a bucket you own."
+    )
+    assert aws.sagemaker.count("CreateTrainingJob") == 0
