@@ -9,11 +9,14 @@ and buckets filled in); everything it reports goes to files in ``RUN_DIR``:
 - ``status.json``: the run's state, rewritten atomically at every change.
 - ``output.log``: every replica's merged output, each line prefixed ``[chief-0] ``.
 
-A replica that exits non-zero makes the launcher SIGKILL the others at once (TF would
-only notice after a ~10 s heartbeat timeout, reference/tf-distribution-on-cpu.md §3)
-and start the whole set again on fresh ports and fresh host folders, as Vertex's
-``restart_job_on_worker_restart`` and SageMaker's retry do, up to ``max_restarts``.
-Training resumes from the backup in the (persistent) stand-in bucket.
+A replica that ends with an error makes the launcher SIGKILL the others at once (TF
+would only notice after a ~10 s heartbeat timeout, reference/tf-distribution-on-cpu.md
+§3). A replica killed by a signal is a lost host (preemption, maintenance, the OOM
+killer): the whole set starts again on fresh ports and fresh host folders, as Vertex's
+``restart_job_on_worker_restart`` and SageMaker's spot restarts do, up to
+``max_restarts``, and training resumes from the backup in the (persistent) stand-in
+bucket. A replica that exits non-zero is an error in the job, which neither provider
+retries, so the run fails at once instead of failing the same way four times.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class Outcome:
     ok: bool
     detail: str
     cancelled: bool = False
+    restartable: bool = False
 
 
 class RunFiles:
@@ -91,7 +95,7 @@ class Launcher:
         limit = int(self.request["max_restarts"])
         for attempt in range(limit + 1):
             outcome = self._attempt(attempt, limit)
-            if outcome.ok or outcome.cancelled or self.cancelled.is_set() or attempt == limit:
+            if not outcome.restartable or self.cancelled.is_set() or attempt == limit:
                 break
             self.files.say("cloudtrain", f"Restarting all replicas (restart {attempt + 1} of {limit}).")
         self._finish(outcome, attempt)
@@ -141,18 +145,25 @@ class Launcher:
         """Wait until all replicas succeed, one fails (stop the rest), or the run is cancelled."""
         while not self.cancelled.is_set():
             codes = {name: proc.poll() for name, proc in procs.items()}
-            failed = [(name, rc) for name, rc in codes.items() if rc not in (None, 0)]
+            failed = sorted((rc, name) for name, rc in codes.items() if rc not in (None, 0))
             if failed:
-                name, rc = failed[0]
-                detail = f"Replica {name} died ({describe_exit(rc)})."
-                self.files.say("cloudtrain", f"{detail} Stopping the other replicas.")
                 stop(procs.values())
-                return Outcome(ok=False, detail=detail)
+                return self._failure(*failed[0])
             if all(rc == 0 for rc in codes.values()):
                 return Outcome(ok=True, detail=f"All {len(procs)} replicas exited 0.")
             time.sleep(POLL_S)
         stop(procs.values())
         return Outcome(ok=False, detail="Cancelled by the user.", cancelled=True)
+
+    def _failure(self, rc: int, name: str) -> Outcome:
+        """A replica killed by a signal is a lost host: restart. One that exits non-zero is a bug."""
+        if rc < 0:
+            detail = f"Replica {name} died ({describe_exit(rc)})."
+            self.files.say("cloudtrain", f"{detail} Stopped the other replicas.")
+            return Outcome(ok=False, detail=detail, restartable=True)
+        detail = f"Replica {name} failed ({describe_exit(rc)}); see its lines above."
+        self.files.say("cloudtrain", f"{detail} Stopped the other replicas; an error exit is not retried.")
+        return Outcome(ok=False, detail=detail)
 
     def _finish(self, outcome: Outcome, attempt: int) -> None:
         if outcome.ok:

@@ -41,6 +41,8 @@ if fault or os.environ.get("MODE") == "hang":
     time.sleep(600)
 if os.environ.get("MODE") == "fail":
     sys.exit(3)
+if os.environ.get("MODE") == "crash" and me == "worker:0":
+    os.kill(os.getpid(), signal.SIGKILL)
 print("done", me)
 """
 
@@ -103,7 +105,7 @@ def test_a_dead_replica_stops_the_others_and_the_set_restarts_once(tmp_path: Pat
     lines = list(job.logs())
     assert final.state == "succeeded", lines
     assert "[worker-0] dying" in lines
-    assert "[cloudtrain] Replica worker-0 died (killed by SIGKILL). Stopping the other replicas." in lines
+    assert "[cloudtrain] Replica worker-0 died (killed by SIGKILL). Stopped the other replicas." in lines
     assert "[cloudtrain] Restarting all replicas (restart 1 of 3)." in lines
     # the fault is injected on the first attempt only: each replica finishes exactly once
     assert lines.count("[chief-0] done chief:0") == 1
@@ -111,15 +113,26 @@ def test_a_dead_replica_stops_the_others_and_the_set_restarts_once(tmp_path: Pat
     assert lines[-1] == "[cloudtrain] Job succeeded after 1 restart. All 2 replicas exited 0."
 
 
-def test_a_replica_that_keeps_failing_fails_the_job_after_the_restart_limit(
+def test_a_replica_killed_on_every_attempt_fails_the_job_at_the_restart_limit(
     tmp_path: Path, home: Path
 ) -> None:
-    job = _submit(tmp_path, env={"MODE": "fail"}, max_restarts=1)
+    job = _submit(tmp_path, env={"MODE": "crash"}, max_restarts=1)
     final = job.wait(poll_s=0.2)
     lines = list(job.logs())
     assert final.state == "failed"
-    assert final.detail.endswith("died (exit 3). Gave up after 1 restart.")
-    assert sum("hello from chief:0" in line for line in lines) == 2
+    assert final.detail == "Replica worker-0 died (killed by SIGKILL). Gave up after 1 restart."
+    assert sum("hello from worker:0" in line for line in lines) == 2
+
+
+def test_a_replica_that_exits_with_an_error_fails_the_job_without_a_restart(
+    tmp_path: Path, home: Path
+) -> None:
+    job = _submit(tmp_path, env={"MODE": "fail"})
+    final = job.wait(poll_s=0.2)
+    lines = list(job.logs())
+    assert final.state == "failed"
+    assert final.detail.endswith("failed (exit 3); see its lines above.")
+    assert not any("Restarting" in line for line in lines)
 
 
 def test_cancel_from_another_handle_stops_every_replica(tmp_path: Path, home: Path) -> None:
