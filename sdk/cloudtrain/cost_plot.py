@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 from cloudtrain.errors import require
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from cloudtrain.cost import CostOption
 
 COLORS = {"vertex": "#1a73e8", "sagemaker": "#ff9900"}
@@ -52,9 +54,9 @@ def plot(options: list[CostOption], path: str | Path) -> Path:
     return Path(path)
 
 
-def _front(ax: object, priced: list[CostOption]) -> None:
+def _front(ax: Axes, priced: list[CostOption]) -> None:
     front = sorted((o for o in priced if "pareto" in o.marks), key=lambda o: o.hours)
-    ax.plot(  # type: ignore[attr-defined]
+    ax.plot(
         [o.hours for o in front],
         [o.usd for o in front],
         color="#c5221f",
@@ -67,7 +69,7 @@ def _front(ax: object, priced: list[CostOption]) -> None:
     middle = (front[0].hours * front[-1].hours) ** 0.5 if front else 0.0
     for i, option in enumerate(front):
         right_half = option.hours > middle
-        ax.annotate(  # type: ignore[attr-defined]
+        ax.annotate(
             _label(option),
             (option.hours, option.usd),
             textcoords="offset points",
@@ -84,20 +86,22 @@ def _label(option: CostOption) -> str:
     return f"{option.label} {option.accelerator} {option.capacity}{suffix}"
 
 
-def _style(ax: object, priced: list[CostOption]) -> None:
+def _style(ax: Axes, priced: list[CostOption]) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator
 
-    from cloudtrain.cost import duration
+    from cloudtrain.cost import dollars, duration
 
-    ax.set_xscale("log")  # type: ignore[attr-defined]
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))  # type: ignore[attr-defined]
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda hours, _: duration(hours * 3600)))  # type: ignore[attr-defined]
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda hours, _: ""))  # type: ignore[attr-defined]
-    ax.set_yscale("log")  # type: ignore[attr-defined]
-    ax.set_xlabel("training time (log scale)")  # type: ignore[attr-defined]
-    ax.set_ylabel("cost (USD, log scale)")  # type: ignore[attr-defined]
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    # Ticks at 1-2-5 steps, labelled as durations and dollars rather than powers of ten.
+    for axis, text in ((ax.xaxis, lambda hours: duration(hours * 3600)), (ax.yaxis, dollars)):
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda value, _, text=text: text(value)))
+        axis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
+    ax.set_xlabel("training time (log scale)")
+    ax.set_ylabel("cost (log scale)")
     dates = sorted({o.price.as_of for o in priced if o.price and o.price.as_of})
     span = f"prices as of {dates[0]} to {dates[-1]}" if dates else "no known prices"
-    ax.set_title(f"Time vs cost of every option ({span}; Vertex prices are estimates)", fontsize=10)  # type: ignore[attr-defined]
-    ax.grid(True, which="both", linewidth=0.3, alpha=0.6)  # type: ignore[attr-defined]
-    ax.legend(fontsize=8, loc="upper right")  # type: ignore[attr-defined]
+    ax.set_title(f"Time vs cost of every option ({span}; Vertex prices are estimates)", fontsize=10)
+    ax.grid(True, which="both", linewidth=0.3, alpha=0.6)
+    ax.legend(fontsize=8, loc="upper right")
