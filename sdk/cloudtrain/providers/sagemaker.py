@@ -23,10 +23,16 @@ second one. Any change to the code or spec gives a new name. To run an identical
 again, say so in the spec, e.g. ``--set sagemaker.tags.run=2``.
 
 Example:
->>> from cloudtrain.specfile import load_spec
 >>> from cloudtrain.planning import plan
->>> spec = load_spec("examples/binary_classifier/job.yaml")  # doctest: +SKIP
->>> request = render(plan(spec, "sagemaker").with_bundle("s3://b/code/0123.tar.gz"))  # doctest: +SKIP
+>>> from cloudtrain.spec import JobSpec
+>>> spec = JobSpec(
+...     name="demo", code={"module": "trainer.task"}, storage={"root": "s3://my-bucket/demo"},
+...     sagemaker={"role": "arn:aws:iam::123456789012:role/SageMakerTraining"},
+... )
+>>> planned = plan(spec, "sagemaker").with_bundle("s3://my-bucket/demo/code/0123456789abcdef.tar.gz")
+>>> request = render(planned)
+>>> request["ResourceConfig"], request["Environment"]["CLOUDTRAIN_BUNDLE"]
+({'InstanceType': 'ml.m5.2xlarge', 'InstanceCount': 1, 'VolumeSizeInGB': 100}, '/opt/ml/input/data/code/0123456789abcdef.tar.gz')
 """
 
 from __future__ import annotations
