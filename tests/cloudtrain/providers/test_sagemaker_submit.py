@@ -57,7 +57,10 @@ def test_resubmit_attaches_to_the_existing_job_and_uploads_nothing(aws: Loopback
     s3_puts_before = bucket_keys(aws)
     second = submit(aws)
     assert second.id == first.id
-    assert len(aws.sagemaker.jobs) == 1
+    listed = aws.client("sagemaker").list_training_jobs(NameContains="binary-classifier")[
+        "TrainingJobSummaries"
+    ]
+    assert [job["TrainingJobArn"] for job in listed] == [first.id]
     assert aws.sagemaker.count("CreateTrainingJob") == 2  # the second was refused: ResourceInUse
     assert bucket_keys(aws) == s3_puts_before
 
