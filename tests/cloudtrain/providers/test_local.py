@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from cloudtrain.cli import cli, main
 from cloudtrain.errors import SpecError
 from cloudtrain.planning import plan
 from cloudtrain.providers import local, sagemaker, vertex
@@ -155,3 +157,23 @@ def test_emulate_and_fault_need_the_local_provider(
 def test_plan_provider_is_the_emulated_one() -> None:
     assert local.plan_provider("local", emulate="vertex") == "vertex"
     assert local.plan_provider("local") == "local"
+
+
+def test_submit_dry_run_with_emulate_prints_the_local_request_for_that_provider(example_job: Path) -> None:
+    result = CliRunner().invoke(cli, ["submit", str(example_job), "--emulate", "sagemaker", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    request = json.loads(result.stdout)
+    assert request["emulates"] == "sagemaker"
+    assert [r["name"] for r in request["replicas"]] == ["algo-1", "algo-2"]
+
+
+def test_submit_with_emulate_on_a_cloud_provider_is_refused_with_the_fix(
+    example_job: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["submit", str(example_job), "-p", "vertex", "--emulate", "vertex"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == (
+        "Error: --emulate runs the job on this machine, so it needs --provider local (got 'vertex'). "
+        "Use: cloudtrain submit JOB --provider local --emulate vertex\n"
+    )
