@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import json
 import os
 from dataclasses import replace
@@ -259,3 +261,18 @@ def test_written_catalog_reads_back_identically(tmp_path: Path) -> None:
     copy = pricing.read_prices(pricing.write_prices(rows, tmp_path / "prices.csv"))
     assert sorted(copy.rows(), key=repr) == sorted(rows, key=repr)
     assert replace(rows[0]) == rows[0]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cloudtrain.cost",
+        "cloudtrain.budget",
+        "cloudtrain.throughput",
+        "cloudtrain.pricing",
+        "cloudtrain.prices_refresh",
+    ],
+)
+def test_docstring_examples_run(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert (result.failed, result.attempted > 0) == (0, True)
