@@ -209,11 +209,18 @@ def _upload(source: Path, target: Path) -> None:
 
 def _start_launcher(run_dir: Path) -> None:
     """Start the launcher detached: it forks, writes its pid file, and this call returns."""
-    subprocess.run(
+    started = subprocess.run(
         [sys.executable, "-c", LAUNCHER_PROGRAM, "--detach", str(run_dir)],
-        check=True,
         stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
     )
+    if started.returncode != 0:
+        raise ProviderError(
+            f"The local launcher did not start (exit {started.returncode}): "
+            f"{(started.stderr.strip().splitlines() or ['no output'])[-1]}. Run folder: {run_dir}"
+        )
 
 
 def attach(job_id: str, clients: Any = None) -> LocalJob:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,9 +49,18 @@ print("done", me)
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
+    yield tmp_path / "home"
+    stop_runs(tmp_path / "home")
+
+
+def stop_runs(home: Path) -> None:
+    """Cancel whatever a failing test left running, so no replica outlives its test."""
+    for run in sorted((home / "runs").glob("*")):
+        job = local.attach(f"local:{run.name}")
+        job.cancel()
+        job.wait(poll_s=0.2)
 
 
 def _submit(

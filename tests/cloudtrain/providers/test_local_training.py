@@ -16,10 +16,12 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_local_launcher import stop_runs
 
 from cloudtrain import api
 from cloudtrain.providers.local_job import LocalJob
@@ -30,13 +32,14 @@ MIN_VAL_ACCURACY = 0.9
 
 
 @pytest.fixture
-def project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A copy of the example (outputs land next to its job.yaml) and private local folders."""
     shutil.copytree(example_job.parent, tmp_path / "project", ignore=shutil.ignore_patterns("outputs"))
     monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
     (tmp_path / "tmp").mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    return tmp_path / "project"
+    yield tmp_path / "project"
+    stop_runs(tmp_path / "home")
 
 
 def test_the_readme_main_job_trains_on_two_hosts_and_prints_the_summary(project: Path) -> None:
