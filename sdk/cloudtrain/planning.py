@@ -234,6 +234,7 @@ def _vertex_problems(spec: JobSpec) -> list[str]:
             )
         if res.spot and res.per_host > 8:
             problems.append("resources.spot: Vertex AI does not support Spot VMs with TPU Pods.")
+    problems += _flex_start_problems(spec)
     if vertex.tensorboard and not vertex.service_account:
         problems.append(
             "vertex.tensorboard needs vertex.service_account: Vertex AI refuses TensorBoard uploads "
@@ -242,6 +243,28 @@ def _vertex_problems(spec: JobSpec) -> list[str]:
     if vertex.project is None:
         problems.append("vertex.project is required on Vertex AI. Set it to your Google Cloud project ID.")
     return problems
+
+
+# Dynamic Workload Scheduler serves these GPUs only (reference/vertex.md §4.4, schedule-jobs-dws).
+FLEX_START_ACCELERATORS = ("l4", "a100-40gb", "a100-80gb", "h100-80gb", "h200-141gb")
+
+
+def _flex_start_problems(spec: JobSpec) -> list[str]:
+    vertex, res = spec.vertex, spec.resources
+    if not vertex.flex_start:
+        if vertex.max_wait is not None:
+            return [
+                "vertex.max_wait only applies with vertex.flex_start: true. Remove it, or set flex_start."
+            ]
+        return []
+    if res.spot:
+        return ["vertex.flex_start and resources.spot are two different schedulers. Choose one."]
+    if res.accelerator not in FLEX_START_ACCELERATORS:
+        return [
+            f"vertex.flex_start: Dynamic Workload Scheduler does not serve {res.accelerator}. "
+            f"Use one of {', '.join(FLEX_START_ACCELERATORS)}, or set flex_start: false."
+        ]
+    return []
 
 
 def _machine(spec: JobSpec, provider: str) -> tuple[catalog.Machine | None, list[str]]:

@@ -234,7 +234,11 @@ class VertexSettings(_ProviderSettings):
     tensorboard: str | None = Field(
         None, description="projects/P/locations/L/tensorboards/ID; needs service_account."
     )
-    max_wait: Duration | None = Field(None, description="How long a spot job may wait for capacity.")
+    flex_start: bool = Field(
+        False,
+        description="Dynamic Workload Scheduler: queue until the whole job's capacity is free, then run.",
+    )
+    max_wait: Duration | None = Field(None, description="With flex_start: how long to wait for capacity.")
 
 
 class SageMakerSettings(_ProviderSettings):

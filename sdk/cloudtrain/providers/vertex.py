@@ -214,7 +214,17 @@ def _env(plan: Plan) -> list[dict[str, str]]:
             f"and this job needs {len(env)} ({len(plan.spec.env)} from env, {own} set by cloudtrain). "
             f"Remove {len(env) - MAX_ENV_VARS} from env."
         )
-    return [{"name": name, "value": value} for name, value in env.items()]
+    return [{"name": name, "value": escape_env_value(value)} for name, value in env.items()]
+
+
+def escape_env_value(value: str) -> str:
+    """Keep ``$(NAME)`` literal: Vertex expands it to another variable unless written ``$$(NAME)``.
+
+    Example:
+    >>> escape_env_value("echo $(HOME)")
+    'echo $$(HOME)'
+    """
+    return value.replace("$(", "$$(")
 
 
 def _scheduling(plan: Plan) -> dict[str, Any]:
@@ -228,8 +238,10 @@ def _scheduling(plan: Plan) -> dict[str, Any]:
         scheduling["restartJobOnWorkerRestart"] = True
     if plan.spot:
         scheduling["strategy"] = "SPOT"
-    if plan.spec.vertex.max_wait is not None:
-        scheduling["maxWaitDuration"] = f"{plan.spec.vertex.max_wait}s"
+    if plan.spec.vertex.flex_start:
+        scheduling["strategy"] = "FLEX_START"
+        if plan.spec.vertex.max_wait is not None:
+            scheduling["maxWaitDuration"] = f"{plan.spec.vertex.max_wait}s"
     return scheduling
 
 

@@ -35,7 +35,7 @@ CASES = {
         "vertex.network=projects/123456789/global/networks/default",
         "vertex.tensorboard=projects/my-project/locations/us-central1/tensorboards/42",
     ],
-    "spot": ["resources.spot=true", "vertex.max_wait=2h"],  # 2 hosts × T4 on Spot VMs
+    "spot": ["resources.spot=true"],  # 2 hosts × T4 on Spot VMs
     "tpu_v5e": [  # one pool, ct5lp-hightpu-4t with topology 2x2, your own image
         "resources.accelerator=tpu-v5e",
         "resources.per_host=4",
@@ -86,7 +86,20 @@ def test_spot_scheduling_and_timeout_are_typed_durations() -> None:
     scheduling = parse_strictly(vertex.render(vertex_plan(CASES["spot"]))).job_spec.scheduling
     assert scheduling.strategy == aiplatform_v1.Scheduling.Strategy.SPOT
     assert scheduling.timeout.total_seconds() == 3600  # limits.max_runtime: 1h
+    assert not scheduling.max_wait_duration  # only FLEX_START waits for capacity
+
+
+def test_flex_start_waits_for_capacity_up_to_max_wait() -> None:
+    overrides = [*A100_8, "vertex.flex_start=true", "vertex.max_wait=2h"]
+    scheduling = parse_strictly(vertex.render(vertex_plan(overrides))).job_spec.scheduling
+    assert scheduling.strategy == aiplatform_v1.Scheduling.Strategy.FLEX_START
     assert scheduling.max_wait_duration.total_seconds() == 7200
+
+
+def test_env_values_stay_literal_under_vertex_expansion() -> None:
+    container = vertex.render(vertex_plan(["env.GREETING=echo $(USER)"]))["jobSpec"]["workerPoolSpecs"][0]
+    env = {e["name"]: e["value"] for e in container["containerSpec"]["env"]}
+    assert env["GREETING"] == "echo $$(USER)"
 
 
 def test_tpu_v5e_has_topology_and_no_accelerator_type() -> None:
