@@ -26,8 +26,15 @@ from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import RuntimeConfig
 from cloudtrain_runtime.errors import ConfigError
 
-TF_STRATEGIES = ("one-device", "mirrored", "multi-worker", "tpu")
 KERAS_STRATEGIES = ("keras-data-parallel", "keras-model-parallel")
+CLASSES = {
+    "one-device": "the default strategy",
+    "mirrored": "MirroredStrategy",
+    "multi-worker": "MultiWorkerMirroredStrategy",
+    "tpu": "TPUStrategy",
+    "keras-data-parallel": "keras.distribution.DataParallel",
+    "keras-model-parallel": "keras.distribution.ModelParallel",
+}
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,7 @@ def decide(
     if requested == "auto":
         return _auto(keras_backend, num_hosts, devices_per_host, device_kind, shape)
     _check(requested, keras_backend, num_hosts, devices_per_host, device_kind)
-    return Choice(requested, f"training.strategy: {requested} set in the spec ({shape})")
+    return Choice(requested, f"{shape}: {CLASSES[requested]}, as planned (training.strategy: {requested})")
 
 
 def _auto(keras_backend: str, hosts: int, devices: int, kind: str, shape: str) -> Choice:
