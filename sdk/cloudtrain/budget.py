@@ -5,8 +5,8 @@ exceeds the limit, unless forced. Without a throughput nothing can be estimated:
 CLI says so when a limit is set, and how to give one.
 
 Example:
->>> BudgetCheck(limit=5.0, option=None, throughput_given=False).lines()[0][:47]
-'Budget: limits.max_cost_usd=5 cannot be checked'
+>>> BudgetCheck(limit=None, option=None, note="Budget: nothing to estimate.").lines()
+['Budget: nothing to estimate.']
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class BudgetCheck:
 
     limit: float | None
     option: CostOption | None
-    throughput_given: bool
+    note: str = ""  # shown instead of the estimate when there is none; empty: show nothing
 
     @property
     def over(self) -> bool:
@@ -48,16 +48,8 @@ class BudgetCheck:
 
     def lines(self) -> list[str]:
         """What submit shows on stderr: the estimate, or why the budget cannot be checked."""
-        if not self.throughput_given:
-            if self.limit is None:
-                return []
-            return [
-                f"Budget: limits.max_cost_usd={self.limit:g} cannot be checked: no throughput is known. "
-                "Pass --throughput RATE@ACCELERATOR (e.g. --throughput 1200@a100-40gb, or the "
-                "cloudtrain-throughput.json of a local run)."
-            ]
         if self.option is None:
-            return []
+            return [self.note] if self.note else []
         return [f"Estimate: {describe(self.option)}", self._verdict()]
 
     def _verdict(self) -> str:
@@ -87,14 +79,33 @@ def check_budget(
 ) -> BudgetCheck:
     """Estimate the planned shape; no estimate for the local provider or without a throughput."""
     limit = planned.spec.limits.max_cost_usd
-    if throughput is None or planned.machine is None:
-        return BudgetCheck(limit, None, throughput is not None)
+    if planned.machine is None:  # the local provider: nothing is billed
+        return BudgetCheck(limit, None)
+    if throughput is None:
+        return BudgetCheck(limit, None, _no_throughput(limit))
     settings = settings or CostSettings()
     work, _ = work_examples(planned.spec)
+    measured = parse_throughput(throughput)
     region = planned.spec.vertex.region if planned.provider == "vertex" else planned.spec.sagemaker.region
     shape = Shape(planned.provider, planned.machine, planned.hosts)
-    option = price_option(shape, region, planned.spot, Workload(work, parse_throughput(throughput), settings))
-    return BudgetCheck(limit, option, True)
+    option = price_option(shape, region, planned.spot, Workload(work, measured, settings))
+    accelerator = planned.machine.accelerator
+    return BudgetCheck(
+        limit,
+        option,
+        f"Budget: no estimate: no relative speed between {measured.accelerator} and {accelerator} "
+        f"(catalog/speeds.csv). Measure on {accelerator}, or pass --speeds FILE to cloudtrain cost.",
+    )
+
+
+def _no_throughput(limit: float | None) -> str:
+    if limit is None:
+        return ""
+    return (
+        f"Budget: limits.max_cost_usd={limit:g} cannot be checked: no throughput is known. "
+        "Pass --throughput RATE@ACCELERATOR (e.g. --throughput 1200@a100-40gb, or the "
+        "cloudtrain-throughput.json of a run)."
+    )
 
 
 def enforce_budget(check: BudgetCheck, *, force: bool = False) -> None:

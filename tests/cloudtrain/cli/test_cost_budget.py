@@ -76,7 +76,7 @@ def test_without_throughput_the_budget_cannot_be_checked_and_says_how(run_cli: R
     assert result.code == 0
     assert (
         "Budget: limits.max_cost_usd=0.01 cannot be checked: no throughput is known. Pass --throughput "
-        "RATE@ACCELERATOR (e.g. --throughput 1200@a100-40gb, or the cloudtrain-throughput.json of a local run)."
+        "RATE@ACCELERATOR (e.g. --throughput 1200@a100-40gb, or the cloudtrain-throughput.json of a run)."
     ) in result.err.splitlines()
 
 
@@ -91,8 +91,24 @@ def test_unknown_price_is_never_checked_as_a_number() -> None:
     )
 
 
+def test_local_submits_show_no_budget_lines(run_cli: Run) -> None:
+    result = run_cli("submit", EXAMPLE, "--dry-run", "--throughput", "1@t4")
+    assert result.code == 0
+    assert "Budget" not in result.err and "Estimate" not in result.err
+
+
 def test_python_api_refuses_before_anything_is_packed_or_sent() -> None:
     with pytest.raises(BudgetError) as error:
         api.submit(load_spec(EXAMPLE, ["limits.max_cost_usd=0.01"]), "sagemaker", throughput="1@t4")
     assert str(error.value) == OVER
     assert error.value.exit_code == 3
+
+
+def test_no_relative_speed_is_said_not_guessed() -> None:
+    spec = load_spec(EXAMPLE, ["resources.accelerator=cpu", "limits.max_cost_usd=0.01"])
+    check = budget.check_budget(plan(spec, "sagemaker"), "1@t4")
+    assert (check.option, check.over) == (None, False)
+    assert check.lines() == [
+        "Budget: no estimate: no relative speed between t4 and cpu (catalog/speeds.csv). "
+        "Measure on cpu, or pass --speeds FILE to cloudtrain cost."
+    ]
