@@ -158,12 +158,28 @@ def footer(found: cost.Estimate) -> list[str]:
         "the slower of that and 0.72-0.78 GPUDirect/EFA, 0.60 Ethernet (catalog/scaling.csv).",
         f"Spot: assumed +{settings.spot_overhead:.0%} time for interruptions; SageMaker publishes no spot "
         f"price, so spot = on-demand × (1 − {settings.sagemaker_spot_discount:.0%}) (assumed; --spot-discount).",
-        "price: list = published price; est. = estimate, Vertex = Compute Engine list × 1.15 "
-        "(formula per row in catalog/prices.csv and --json).",
+        _estimates(found.options),
         "Billing: Vertex in 30 s increments, SageMaker per second. Storage, egress, image pull "
         "and provisioning time are not included.",
         *(f"Note: {note}" for note in found.notes),
     ]
+
+
+ESTIMATE_KINDS = {
+    "vertex": "Vertex = Compute Engine list × 1.15",
+    "sagemaker": "SageMaker = EC2 or a smaller size × a stated ratio",
+}
+
+
+def _estimates(options: list[cost.CostOption]) -> str:
+    """The legend of the price column, naming the estimate formulas the table uses."""
+    kinds = [
+        ESTIMATE_KINDS[p]
+        for p in ESTIMATE_KINDS
+        if any(o.provider == p and o.rate_basis == "est." for o in options)
+    ]
+    used = f"; est. = estimate: {'; '.join(kinds)}" if kinds else ""
+    return f"price: list = published price{used} (each row's formula: catalog/prices.csv, --json)."
 
 
 def as_json(found: cost.Estimate) -> dict[str, Any]:
