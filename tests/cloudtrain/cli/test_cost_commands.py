@@ -24,7 +24,7 @@ def test_table_covers_both_providers_with_a_date_on_every_price(run_cli: Run) ->
         if "unknown" not in row:
             assert any(cell[:4] == "2026" or cell[:4] == "2021" for cell in row), row
     assert "cheapest" in result.out.splitlines()[1]
-    assert "est. = estimate, Vertex = Compute Engine list × 1.15" in result.out
+    assert "est. = estimate: Vertex = Compute Engine list × 1.15" in result.out
 
 
 def test_json_has_null_for_unknown_prices_and_the_formula_for_estimates(run_cli: Run) -> None:
