@@ -1,0 +1,17 @@
+# cloudtrain training image, NVIDIA GPUs (CUDA and NCCL come with the base image).
+#   docker build -f containers/gpu.Dockerfile -t REGISTRY/cloudtrain-gpu:2.21.0 .
+# The TensorFlow tag must match the runtime's pin in pyproject.toml (tests check it).
+FROM tensorflow/tensorflow:2.21.0-gpu
+
+# Keras pinned to the release whose multi-worker fit defects the runtime probes for.
+RUN pip install --no-cache-dir "keras==3.15.1"
+
+# The runtime only (--no-deps): the SDK's pydantic/click are not needed in the container.
+COPY pyproject.toml README.md /src/
+COPY sdk /src/sdk
+COPY entrypoints /src/entrypoints
+RUN pip install --no-cache-dir --no-deps /src && rm -rf /src
+
+WORKDIR /workspace
+# Exec form, so the runtime receives SIGTERM; SageMaker's `train` argument is accepted.
+ENTRYPOINT ["cloudtrain-runtime"]

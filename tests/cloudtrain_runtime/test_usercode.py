@@ -1,0 +1,156 @@
+"""User code: safe bundle extraction, and contract violations named by the user's file."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from cloudtrain.bundle import pack
+from cloudtrain_runtime import managed, script, usercode
+from cloudtrain_runtime.errors import ConfigError, UserCodeError
+from tests.cloudtrain_runtime.harness import launch, runtime_config
+
+
+def _tar(path: Path, members: list[tarfile.TarInfo]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for member in members:
+            tar.addfile(member, io.BytesIO(b"x" * member.size) if member.isfile() else None)
+    return path
+
+
+def _file(name: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size = 1
+    return info
+
+
+def _link(name: str, target: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = tarfile.SYMTYPE, target
+    return info
+
+
+def test_unpacks_a_real_bundle_with_the_runtime(tmp_path: Path) -> None:
+    (tmp_path / "src" / "trainer").mkdir(parents=True)
+    (tmp_path / "src" / "trainer" / "task.py").write_text("X = 1\n")
+    bundle = pack(tmp_path / "src", tmp_path / "out", include_runtime=True)
+    dest = usercode.unpack(bundle.path, tmp_path)
+    assert (dest / "trainer" / "task.py").read_text() == "X = 1\n"
+    assert (dest / ".cloudtrain-runtime" / "cloudtrain_runtime" / "main.py").is_file()
+
+
+def test_bundle_variable_is_resolved_under_the_root(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("")
+    bundle = pack(tmp_path / "src", tmp_path / "gcs" / "b" / "code")
+    env = {"CLOUDTRAIN_BUNDLE": f"/gcs/b/code/{bundle.name}"}
+    dest = usercode.code_dir(env, str(tmp_path))
+    assert (dest / "a.py").is_file() and dest.parent == tmp_path / "tmp" / "cloudtrain"
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        _file("../escape.py"),  # climbs out of the folder
+        _link("innocent", "/etc/passwd"),  # absolute link
+        _link("up", "../../outside"),  # link out of the folder
+    ],
+)
+def test_unsafe_bundles_are_refused(tmp_path: Path, member: tarfile.TarInfo) -> None:
+    bundle = _tar(tmp_path / "evil.tar.gz", [member])
+    with pytest.raises(ConfigError, match="cannot unpack"):
+        usercode.unpack(bundle, tmp_path)
+    assert not (tmp_path / "escape.py").exists()
+
+
+def test_missing_bundle_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        usercode.unpack(tmp_path / "nope.tar.gz", tmp_path)
+
+
+@pytest.fixture
+def user_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    return tmp_path
+
+
+def test_missing_functions_name_the_users_file(user_dir: Path) -> None:
+    (user_dir / "half_done.py").write_text("def build_model(config):\n    return None\n")
+    module = usercode.import_module("half_done", user_dir)
+    with pytest.raises(UserCodeError, match=r"^half_done\.py must define make_dataset\(\)"):
+        managed._User(module, user_dir)
+
+
+def test_unknown_module_points_at_the_spec(user_dir: Path) -> None:
+    with pytest.raises(UserCodeError, match=r"code\.module 'trainer\.nope' was not found"):
+        usercode.import_module("trainer.nope", user_dir)
+
+
+def test_import_error_inside_user_module_names_file_and_line(user_dir: Path) -> None:
+    (user_dir / "broken.py").write_text("X = 1\nimport not_installed_anywhere\n")
+    with pytest.raises(UserCodeError, match=r"^broken\.py:2: importing broken raised ModuleNotFoundError"):
+        usercode.import_module("broken", user_dir)
+
+
+def test_exception_in_a_user_function_names_its_line(user_dir: Path) -> None:
+    (user_dir / "faulty.py").write_text("def make_dataset(context):\n    return 1 / 0\n")
+    module = usercode.import_module("faulty", user_dir)
+    with pytest.raises(UserCodeError, match=r"^faulty\.py:2: make_dataset\(\) raised ZeroDivisionError"):
+        usercode.call(module.make_dataset, None, directory=user_dir)
+
+
+def test_compile_args_must_not_choose_the_optimizer(user_dir: Path) -> None:
+    (user_dir / "opt.py").write_text(
+        "def build_model(c): pass\ndef make_dataset(c): pass\ndef compile_args(c): return {'optimizer': 'sgd'}\n"
+    )
+    user = managed._User(usercode.import_module("opt", user_dir), user_dir)
+    with pytest.raises(UserCodeError, match=r"opt\.py: compile_args\(\) .* without 'optimizer'"):
+        user.compile_args(session=type("S", (), {"config": None})())
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("import sys\nsys.exit(3)\n", "train.py exited with status 3"),  # non-zero exit
+        ("x = 1\nraise RuntimeError('bad data')\n", "train.py:2: train.py raised RuntimeError: bad data"),
+    ],
+)
+def test_script_failures_name_the_script(tmp_path: Path, source: str, message: str) -> None:
+    (tmp_path / "train.py").write_text(source)
+    argv = list(sys.argv)
+    try:
+        with pytest.raises(UserCodeError, match=message):
+            script.run("train.py", ("--flag",), tmp_path)
+    finally:
+        sys.argv[:] = argv
+
+
+def test_missing_script_is_named(tmp_path: Path) -> None:
+    with pytest.raises(UserCodeError, match=r"code\.script 'train\.py' was not found"):
+        script.run("train.py", (), tmp_path)
+
+
+@pytest.mark.multiprocess
+def test_model_built_outside_the_scope_is_refused_naming_the_file(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "eager.py").write_text(
+        "import keras\nMODEL = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])\n"
+        "def build_model(config):\n    return MODEL\n"
+        "def make_dataset(context):\n    import tensorflow as tf\n"
+        "    return tf.data.Dataset.from_tensor_slices(([[0.0, 1.0]] * 8, [[1.0]] * 8))\n"
+    )
+    config = runtime_config(tmp_path, module="eager", hosts=1)
+    run = launch(1, config, tmp_path, code_dir=code, env={"CLOUDTRAIN_CPU_DEVICES": "2"})
+    assert run.returncodes == [1]
+    errors = [line for line in run.outputs[0].splitlines() if line.startswith("cloudtrain-runtime: error:")]
+    assert errors == [
+        "cloudtrain-runtime: error: eager.py: build_model() returned a model built outside the strategy "
+        "scope (e.g. 'sequential/dense/kernel'). Create the model inside build_model(); do not build it at import time."
+    ]
