@@ -40,6 +40,8 @@ RUNTIME_ENTRYPOINT = ["-m", "cloudtrain_runtime"]
 POOL_TASK_TYPES = ("chief", "worker", "ps", "evaluator")
 OPT_ML_CONFIG = "opt/ml/input/config"
 DEFAULT_CHECKPOINT_PATH = "/opt/ml/checkpoints"
+# Folders SageMaker creates empty on every host (reference/sagemaker.md §3).
+OPT_ML_DIRS = ["opt/ml/model", "opt/ml/output/data", "opt/ml/code"]
 
 
 def render(plan: Plan, *, max_restarts: int) -> dict[str, Any]:
@@ -168,6 +170,7 @@ def _sagemaker_replica(
         "env": env,
         "root": root,
         "cwd": root,
+        "dirs": OPT_ML_DIRS,
         "files": _sagemaker_config(cloud, name, hosts),
         "copy_in": [
             {

@@ -24,7 +24,7 @@ from typing import Any
 
 
 def prepare(replica: dict[str, Any]) -> None:
-    """Build the replica's fresh host folder: links, generated files and bucket copies."""
+    """Build the replica's fresh host folder: links, empty folders, generated files, bucket copies."""
     root = Path(replica["root"])
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
@@ -33,6 +33,8 @@ def prepare(replica: dict[str, Any]) -> None:
         link = _under(root, rel)
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(target, target_is_directory=True)
+    for rel in replica.get("dirs", []):
+        _under(root, rel).mkdir(parents=True, exist_ok=True)
     for rel, content in replica.get("files", {}).items():
         path = _under(root, rel)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,9 +9,9 @@ and buckets filled in); everything it reports goes to files in ``RUN_DIR``:
 - ``status.json``: the run's state, rewritten atomically at every change.
 - ``output.log``: every replica's merged output, each line prefixed ``[chief-0] ``.
 
-A replica that ends with an error makes the launcher SIGKILL the others at once (TF
-would only notice after a ~10 s heartbeat timeout, reference/tf-distribution-on-cpu.md
-§3). A replica killed by a signal is a lost host (preemption, maintenance, the OOM
+A replica that ends with an error makes the launcher SIGKILL the others after a 3 s
+grace for in-flight backup writes (TF would only notice after a ~10 s heartbeat
+timeout, reference/tf-distribution-on-cpu.md §3). A replica killed by a signal is a lost host (preemption, maintenance, the OOM
 killer): the whole set starts again on fresh ports and fresh host folders, as Vertex's
 ``restart_job_on_worker_restart`` and SageMaker's spot restarts do, up to
 ``max_restarts``, and training resumes from the backup in the (persistent) stand-in
@@ -29,7 +29,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -37,6 +37,11 @@ from typing import IO, Any
 from cloudtrain.providers import local_hosts
 
 POLL_S = 0.1
+# Seconds the survivors of a failure get before SIGKILL (see ``stop``); TF itself would
+# notice a dead peer only after a ~10 s heartbeat (reference/tf-distribution-on-cpu.md §3).
+FAILURE_GRACE_S = 3.0
+# Seconds between SIGTERM and SIGKILL on cancel, for a runtime that saves on SIGTERM.
+CANCEL_GRACE_S = 5.0
 # Set by the launcher (not part of the request): without it Python buffers the
 # replicas' stdout in the pipe and progress lines arrive only at exit.
 STREAMING_ENV = {"PYTHONUNBUFFERED": "1"}
@@ -147,22 +152,23 @@ class Launcher:
             codes = {name: proc.poll() for name, proc in procs.items()}
             failed = sorted((rc, name) for name, rc in codes.items() if rc not in (None, 0))
             if failed:
-                stop(procs.values())
-                return self._failure(*failed[0])
+                outcome = self._failure(*failed[0])
+                stop(procs.values(), grace_s=FAILURE_GRACE_S)
+                return outcome
             if all(rc == 0 for rc in codes.values()):
                 return Outcome(ok=True, detail=f"All {len(procs)} replicas exited 0.")
             time.sleep(POLL_S)
-        stop(procs.values())
+        stop(procs.values(), grace_s=CANCEL_GRACE_S, first=signal.SIGTERM)
         return Outcome(ok=False, detail="Cancelled by the user.", cancelled=True)
 
     def _failure(self, rc: int, name: str) -> Outcome:
         """A replica killed by a signal is a lost host: restart. One that exits non-zero is a bug."""
         if rc < 0:
             detail = f"Replica {name} died ({describe_exit(rc)})."
-            self.files.say("cloudtrain", f"{detail} Stopped the other replicas.")
+            self.files.say("cloudtrain", f"{detail} Stopping the other replicas.")
             return Outcome(ok=False, detail=detail, restartable=True)
         detail = f"Replica {name} failed ({describe_exit(rc)}); see its lines above."
-        self.files.say("cloudtrain", f"{detail} Stopped the other replicas; an error exit is not retried.")
+        self.files.say("cloudtrain", f"{detail} Stopping the other replicas; an error exit is not retried.")
         return Outcome(ok=False, detail=detail)
 
     def _finish(self, outcome: Outcome, attempt: int) -> None:
@@ -211,14 +217,29 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
-def stop(procs: Iterable[subprocess.Popen[bytes]]) -> None:
-    """SIGKILL each still-running replica's process group and reap it."""
+def stop(procs: Collection[subprocess.Popen[bytes]], *, grace_s: float, first: int | None = None) -> None:
+    """Give the replicas ``grace_s`` to end (after ``first``, e.g. SIGTERM), then SIGKILL and reap.
+
+    The grace lets a survivor finish a backup file it is writing when its peer dies
+    (Keras 3 writes ``latest.weights.h5`` in place; a kill mid-write corrupts it). It
+    cannot wait for training: a survivor blocks in its next all-reduce.
+    """
+    if first is not None:
+        signal_all(procs, first)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(proc.poll() is None for proc in procs):
+        time.sleep(POLL_S)
+    signal_all(procs, signal.SIGKILL)
+    for proc in procs:
+        proc.wait()
+
+
+def signal_all(procs: Collection[subprocess.Popen[bytes]], signum: int) -> None:
+    """Send ``signum`` to the process group of each replica still running."""
     for proc in procs:
         if proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-    for proc in procs:
-        proc.wait()
+                os.killpg(proc.pid, signum)
 
 
 def describe_exit(rc: int) -> str:

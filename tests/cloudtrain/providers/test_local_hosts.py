@@ -18,6 +18,7 @@ def _replica(tmp_path: Path, name: str = "algo-1") -> dict[str, Any]:
         "name": name,
         "root": str(tmp_path / "hosts" / name),
         "links": {"gcs": str(tmp_path / "buckets" / "gcs")},
+        "dirs": ["opt/ml/model"],
         "files": {"opt/ml/input/config/resourceconfig.json": json.dumps({"current_host": name})},
         "copy_in": [
             {
@@ -50,6 +51,7 @@ def test_prepare_builds_a_fresh_host_with_config_channels_and_restored_checkpoin
     local_hosts.prepare(replica)
     assert not (root / "left-over-from-the-last-attempt").exists()
     assert (root / "gcs").is_symlink()
+    assert (root / "opt/ml/model").is_dir()
     assert (root / "opt/ml/input/config/resourceconfig.json").read_text() == '{"current_host": "algo-1"}'
     assert (root / "opt/ml/input/data/code/x.tar.gz").read_bytes() == b"bundle"  # one object: by its name
     assert (root / "opt/ml/checkpoints/worker_0/ckpt-1").read_text() == "epoch 1"

@@ -115,7 +115,7 @@ def test_a_dead_replica_stops_the_others_and_the_set_restarts_once(tmp_path: Pat
     lines = list(job.logs())
     assert final.state == "succeeded", lines
     assert "[worker-0] dying" in lines
-    assert "[cloudtrain] Replica worker-0 died (killed by SIGKILL). Stopped the other replicas." in lines
+    assert "[cloudtrain] Replica worker-0 died (killed by SIGKILL). Stopping the other replicas." in lines
     assert "[cloudtrain] Restarting all replicas (restart 1 of 3)." in lines
     # the fault is injected on the first attempt only: each replica finishes exactly once
     assert lines.count("[chief-0] done chief:0") == 1

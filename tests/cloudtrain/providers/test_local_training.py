@@ -70,7 +70,7 @@ def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(p
     final = job.wait(poll_s=1.0)
     lines = list(job.logs())
     assert final.state == "succeeded", "\n".join(lines[-40:])
-    assert "[cloudtrain] Replica worker-1 died (killed by SIGKILL). Stopped the other replicas." in lines
+    assert "[cloudtrain] Replica worker-1 died (killed by SIGKILL). Stopping the other replicas." in lines
     assert "[cloudtrain] Restarting all replicas (restart 1 of 3)." in lines
     base = project.parent / "home" / "buckets" / "gcs" / "my-bucket" / "binary-classifier"
     result = json.loads((base / "cloudtrain-result.json").read_text())
@@ -90,7 +90,7 @@ def test_sagemaker_emulation_restores_checkpoints_from_the_bucket_after_a_spot_s
     final = job.wait(poll_s=1.0)
     lines = list(job.logs())
     assert final.state == "succeeded", "\n".join(lines[-40:])
-    assert "[cloudtrain] Replica algo-2 died (killed by SIGKILL). Stopped the other replicas." in lines
+    assert "[cloudtrain] Replica algo-2 died (killed by SIGKILL). Stopping the other replicas." in lines
     assert any(line.startswith("[algo-1] epoch 3/3 ") for line in lines)
     output = _sagemaker_output(project.parent / "home", job.request)
     result = json.loads(_read_member(output / "output.tar.gz", "cloudtrain-result.json"))
