@@ -96,7 +96,7 @@ def prepare(
     *,
     context: DataContext,
     shard_by_process: bool,
-    warn: Callable[[str], None],
+    log: Callable[[str], None],
 ) -> Any:
     """Batch, repeat, shard and prefetch a user dataset for this replica (see module docstring)."""
     batch = context.global_batch
@@ -107,11 +107,11 @@ def prepare(
         dataset = dataset.repeat()
     dataset = dataset.batch(batch, drop_remainder=True)
     if context.num_input_pipelines > 1 and not shard_by_process:
-        dataset = dataset.with_options(_shard_options(tf, dataset, context, warn))
+        dataset = dataset.with_options(_shard_options(tf, dataset, context, log))
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def _shard_options(tf: ModuleType, dataset: Any, context: DataContext, warn: Callable[[str], None]) -> Any:
+def _shard_options(tf: ModuleType, dataset: Any, context: DataContext, log: Callable[[str], None]) -> Any:
     options = tf.data.Options()
     policy = tf.data.experimental.AutoShardPolicy
     if context.split != "train":
@@ -126,9 +126,10 @@ def _shard_options(tf: ModuleType, dataset: Any, context: DataContext, warn: Cal
                 "batches; workers must step in lockstep. Set training.steps_per_epoch in the spec."
             )
         options.experimental_distribute.auto_shard_policy = policy.FILE
+        log(f"input: the train dataset reads files, sharded by FILE over {context.num_input_pipelines} hosts")
         return options
-    warn(
-        f"the {context.split} dataset does not read files, so sharding falls back to DATA: each of "
+    log(
+        f"warning: the {context.split} dataset does not read files, so sharding falls back to DATA: each of "
         f"the {context.num_input_pipelines} hosts reads all of it and keeps 1/{context.num_input_pipelines}. "
         "Write TFRecord shards and read them with tf.data.Dataset.list_files() to shard by FILE."
     )

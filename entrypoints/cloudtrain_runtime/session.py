@@ -158,7 +158,7 @@ class Session:
             dataset,
             context=self.context(split),
             shard_by_process=self.on_jax and self.cluster.num_hosts > 1,
-            warn=lambda line: self.say(f"warning: {line}"),
+            log=self.say,
         )
 
     def learning_rate(self, steps_per_epoch: int | None) -> Any:

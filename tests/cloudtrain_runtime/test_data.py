@@ -32,36 +32,37 @@ def test_file_reader_inside_interleave_is_detected(tmp_path: Path) -> None:
     assert not data.reads_files(tf, tf.data.Dataset.range(8).map(lambda x: x * 2))
 
 
-def test_files_shard_by_file_without_warning(tmp_path: Path) -> None:
-    warnings: list[str] = []
+def test_files_shard_by_file_and_say_so(tmp_path: Path) -> None:
+    lines: list[str] = []
     prepared = data.prepare(
-        tf, _records(tmp_path), context=_context(), shard_by_process=False, warn=warnings.append
+        tf, _records(tmp_path), context=_context(), shard_by_process=False, log=lines.append
     )
     assert prepared.options().experimental_distribute.auto_shard_policy == POLICY.FILE
-    assert warnings == []
+    assert lines == ["input: the train dataset reads files, sharded by FILE over 2 hosts"]
 
 
 def test_in_memory_data_falls_back_to_data_with_a_warning() -> None:
-    warnings: list[str] = []
+    lines: list[str] = []
     prepared = data.prepare(
-        tf, tf.data.Dataset.range(64), context=_context(), shard_by_process=False, warn=warnings.append
+        tf, tf.data.Dataset.range(64), context=_context(), shard_by_process=False, log=lines.append
     )
     assert prepared.options().experimental_distribute.auto_shard_policy == POLICY.DATA
-    assert len(warnings) == 1 and "falls back to DATA" in warnings[0] and "list_files" in warnings[0]
+    assert len(lines) == 1 and lines[0].startswith("warning: ") and "falls back to DATA" in lines[0]
+    assert "list_files" in lines[0]
 
 
 def test_validation_is_sharded_by_data_silently(tmp_path: Path) -> None:
-    warnings: list[str] = []
+    lines: list[str] = []
     prepared = data.prepare(
-        tf, _records(tmp_path), context=_context("validation"), shard_by_process=False, warn=warnings.append
+        tf, _records(tmp_path), context=_context("validation"), shard_by_process=False, log=lines.append
     )
     assert prepared.options().experimental_distribute.auto_shard_policy == POLICY.DATA
-    assert warnings == []
+    assert lines == []
 
 
 def test_file_sharding_needs_fixed_steps(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"Set training\.steps_per_epoch"):
-        data.prepare(tf, _records(tmp_path), context=_context(steps=None), shard_by_process=False, warn=print)
+        data.prepare(tf, _records(tmp_path), context=_context(steps=None), shard_by_process=False, log=print)
 
 
 def test_batches_by_the_global_batch_and_drops_the_remainder() -> None:
@@ -70,14 +71,14 @@ def test_batches_by_the_global_batch_and_drops_the_remainder() -> None:
         tf.data.Dataset.range(20),
         context=_context(pipelines=1, steps=None),
         shard_by_process=False,
-        warn=print,
+        log=print,
     )
     assert [len(batch) for batch in prepared] == [8, 8]
 
 
 def test_jax_processes_take_their_own_shard() -> None:
     context = data.DataContext("train", 4, 8, 2, 2, 1, {}, 1, None, False, 0)
-    prepared = data.prepare(tf, tf.data.Dataset.range(16), context=context, shard_by_process=True, warn=print)
+    prepared = data.prepare(tf, tf.data.Dataset.range(16), context=context, shard_by_process=True, log=print)
     assert [list(batch.numpy()) for batch in prepared] == [[1, 3, 5, 7], [9, 11, 13, 15]]
 
 

@@ -1,0 +1,1 @@
+"""The sharded-TFRecords example's training code (see task.py)."""
