@@ -21,9 +21,12 @@ job.yaml); ``gs://`` and ``s3://`` roots land in the stand-in buckets.
 ``submit`` copies the code bundle to where the request says (the "upload"), writes the
 run folder and starts the detached launcher (``local_launcher``), which supervises the
 replicas, restarts the whole set up to ``max_restarts`` times (default 3) when one
-dies, and records status and logs in the run folder. ``fault`` (``--fault
+is killed (a lost host; an error exit fails the run at once), and records status and logs in the run folder. ``fault`` (``--fault
 chief:0@epoch:2``) is passed to the runtime as ``CLOUDTRAIN_FAULT`` on the first
 attempt only, so the chosen replica kills itself once and the restart recovers.
+The run outlives the shell, as a cloud job does: Ctrl-C on ``cloudtrain submit`` stops
+following it, ``cloudtrain cancel local:<id>`` stops it. To allow more or fewer
+restarts, change the request's ``max_restarts`` before ``submit`` (Python API).
 
 Example:
 >>> from cloudtrain.spec import JobSpec
