@@ -273,18 +273,26 @@ def _start_tensorflow(
     count, kind = devices.configure_tensorflow(tf)
     if config.accelerator.startswith("tpu"):
         count, kind = config.devices_per_host, "tpu"
-    cluster = cluster.with_devices(count)
-    choice = strategy.decide(
-        config.strategy,
-        keras_backend="tensorflow",
-        num_hosts=cluster.num_hosts,
-        devices_per_host=count,
-        device_kind=kind,
-    )
+    cluster, choice = _choose(config, cluster, count, kind)
     created = strategy.create_tensorflow(choice, tf, kind)
     strategy.check_replicas(config, created.num_replicas_in_sync, cluster)
     keras, fixes = _tensorflow_keras(tf, choice)
     return Session(config, cluster, locations, root, tf, keras, created, choice, say, fixes)
+
+
+def _choose(
+    config: RuntimeConfig, cluster: ClusterInfo, count: int, kind: str
+) -> tuple[ClusterInfo, strategy.Choice]:
+    """The cluster with its real device count, and the strategy checked against it."""
+    cluster = cluster.with_devices(count)
+    choice = strategy.decide(
+        config.strategy,
+        keras_backend=config.keras_backend,
+        num_hosts=cluster.num_hosts,
+        devices_per_host=count,
+        device_kind=kind,
+    )
+    return cluster, choice
 
 
 def _tensorflow_keras(tf: ModuleType, choice: strategy.Choice) -> tuple[ModuleType, list[str]]:
@@ -309,14 +317,7 @@ def _start_jax(
     tf.config.set_visible_devices([], "GPU")
     strategy.initialize_jax(cluster, keras)
     count, kind = devices.jax_devices(jax)
-    cluster = cluster.with_devices(count)
-    choice = strategy.decide(
-        config.strategy,
-        keras_backend="jax",
-        num_hosts=cluster.num_hosts,
-        devices_per_host=count,
-        device_kind=kind,
-    )
+    cluster, choice = _choose(config, cluster, count, kind)
     distribution = strategy.create_keras_distribution(choice, config, keras)
     strategy.check_replicas(config, len(keras.distribution.list_devices()), cluster)
     return Session(config, cluster, locations, root, tf, keras, distribution, choice, say)
