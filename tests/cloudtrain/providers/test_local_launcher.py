@@ -28,6 +28,9 @@ from cloudtrain.spec import JobSpec
 
 pytestmark = pytest.mark.timeout(120)
 
+# What a finished run folder holds: the launcher's records, no host folders.
+RUN_RECORDS = ["launcher.log", "launcher.pid", "output.log", "request.json", "status.json"]
+
 REPLICA_SCRIPT = """\
 import json, os, pathlib, signal, sys, time
 task = json.loads(os.environ["TF_CONFIG"])["task"]
@@ -100,13 +103,7 @@ def test_a_run_streams_prefixed_lines_and_ends_succeeded(tmp_path: Path, home: P
         Path(job.request["upload"]["target"]).name
     ]
     # host folders, like cloud VMs' disks, do not outlive the job
-    assert sorted(p.name for p in job.run_dir.iterdir()) == [
-        "launcher.log",
-        "launcher.pid",
-        "output.log",
-        "request.json",
-        "status.json",
-    ]
+    assert sorted(p.name for p in job.run_dir.iterdir()) == RUN_RECORDS
 
 
 def test_a_dead_replica_stops_the_others_and_the_set_restarts_once(tmp_path: Path, home: Path) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_local_launcher import stop_runs
+from test_local_launcher import RUN_RECORDS, stop_runs
 
 from cloudtrain import api
 from cloudtrain.providers.local_job import LocalJob
@@ -122,12 +122,6 @@ def _read_member(tarball: Path, name: str) -> str:
 
 def _assert_nothing_left_behind(tmp: Path, job: LocalJob) -> None:
     """No host folders, no temp dirs, no worker temp exports: only the run's records stay."""
-    assert sorted(p.name for p in job.run_dir.iterdir()) == [
-        "launcher.log",
-        "launcher.pid",
-        "output.log",
-        "request.json",
-        "status.json",
-    ]
+    assert sorted(p.name for p in job.run_dir.iterdir()) == RUN_RECORDS
     assert os.listdir(tmp / "tmp") == []
     assert [p for p in tmp.rglob("*") if "workertemp" in p.name] == []
