@@ -2,7 +2,9 @@
 
 ``render(plan)`` describes exactly what will start: one replica per host, each with its
 ``argv`` (``python -m cloudtrain_runtime``), the environment it gets on top of this
-shell's, and the folder that stands in for its machine's ``/`` (``CLOUDTRAIN_ROOT``).
+shell's (the launcher only adds ``PYTHONUNBUFFERED=1`` and drops a stray ``TF_CONFIG``
+and the like from the shell, see ``local_launcher``), and the folder that stands in
+for its machine's ``/`` (``CLOUDTRAIN_ROOT``).
 A plan for ``vertex`` or ``sagemaker`` is rendered by that provider's own backend and
 then translated into the replicas that provider would start (``local_emulate``), so
 ``--emulate`` proves the cloud request trains. ``render`` is pure, so three things
