@@ -150,9 +150,11 @@ class Launcher:
         """Wait until all replicas succeed, one fails (stop the rest), or the run is cancelled."""
         while not self.cancelled.is_set():
             codes = {name: proc.poll() for name, proc in procs.items()}
-            failed = sorted((rc, name) for name, rc in codes.items() if rc not in (None, 0))
-            if failed:
-                outcome = self._failure(*failed[0])
+            if any(rc not in (None, 0) for rc in codes.values()):
+                # A killed replica's peers can fail within milliseconds of it (connection
+                # reset): look once more, so the kill is blamed and the set restarted.
+                time.sleep(POLL_S)
+                outcome = self._failure(*first_failure(procs))
                 stop(procs.values(), grace_s=FAILURE_GRACE_S)
                 return outcome
             if all(rc == 0 for rc in codes.values()):
@@ -184,6 +186,12 @@ class Launcher:
             state, detail = "failed", f"{outcome.detail} Gave up{restarts}." if attempt else outcome.detail
         self.files.say("cloudtrain", f"Job {state}{restarts}. {detail}")
         self.files.set_status(state, state.upper(), detail)
+
+
+def first_failure(procs: dict[str, subprocess.Popen[bytes]]) -> tuple[int, str]:
+    """The failure to report: a death by signal (negative code) before any error exit."""
+    codes = {name: proc.poll() for name, proc in procs.items()}
+    return min((rc, name) for name, rc in codes.items() if rc is not None and rc != 0)
 
 
 def resolve_ports(replicas: list[dict[str, Any]]) -> list[dict[str, Any]]:
