@@ -97,10 +97,47 @@ def launch(
     config_file.write_text(json.dumps(config))
     addresses = [f"127.0.0.1:{port}" for port in free_ports(processes)]
     logs = [root / f"process-{i}-{time.monotonic_ns()}.log" for i in range(processes)]
-    procs = [_start(config_file, _env(root, env, addresses, i), code_dir, log) for i, log in enumerate(logs)]
+    argv = ["--config", str(config_file)]
+    procs = [_start(argv, _env(root, env, addresses, i), code_dir, log) for i, log in enumerate(logs)]
+    return _finish(procs, logs, root, Path(config["export_dir"]).parent, timeout)
+
+
+def launch_sagemaker(
+    hosts: int, config: Mapping[str, Any], root: Path, *, code_dir: Path = TRAINERS, timeout: float = 240
+) -> Run:
+    """Emulate SageMaker hosts algo-1..N, each with its own /opt/ml tree under ``root/algo-i``.
+
+    As on SageMaker: no TF_CONFIG, ``resourceconfig.json`` and ``hyperparameters.json``
+    (the config as the ``cloudtrain_config`` string) in each tree, and the container
+    started with the argument ``train``. CLOUDTRAIN_HOSTS maps the host names to
+    loopback ports, since algo-N do not resolve here.
+    """
+    names = [f"algo-{i + 1}" for i in range(hosts)]
+    overrides = ",".join(
+        f"{name}=127.0.0.1:{port}" for name, port in zip(names, free_ports(hosts), strict=True)
+    )
+    procs, logs = [], []
+    for name in names:
+        host_root = root / name
+        _write_sagemaker_config(host_root, name, names, config)
+        logs.append(host_root / "process.log")
+        env = _env(host_root, {"CLOUDTRAIN_HOSTS": overrides}, [], 0)
+        procs.append(_start(["train"], env, code_dir, logs[-1]))
+    return _finish(procs, logs, root, root / names[0] / "opt/ml/output/data", timeout)
+
+
+def _write_sagemaker_config(host_root: Path, name: str, names: list[str], config: Mapping[str, Any]) -> None:
+    folder = host_root / "opt/ml/input/config"
+    folder.mkdir(parents=True)
+    (folder / "resourceconfig.json").write_text(json.dumps({"current_host": name, "hosts": names}))
+    (folder / "hyperparameters.json").write_text(json.dumps({"cloudtrain_config": json.dumps(config)}))
+
+
+def _finish(
+    procs: list[subprocess.Popen[bytes]], logs: list[Path], root: Path, results: Path, timeout: float
+) -> Run:
     returncodes = _wait_all(procs, timeout)
-    outputs = [log.read_text() for log in logs]
-    return Run(returncodes, outputs, root, Path(config["export_dir"]).parent)
+    return Run(returncodes, [log.read_text() for log in logs], root, results)
 
 
 def _env(root: Path, extra: Mapping[str, str] | None, addresses: list[str], index: int) -> dict[str, str]:
@@ -113,10 +150,10 @@ def _env(root: Path, extra: Mapping[str, str] | None, addresses: list[str], inde
     return env
 
 
-def _start(config_file: Path, env: dict[str, str], code_dir: Path, log: Path) -> subprocess.Popen[bytes]:
+def _start(argv: list[str], env: dict[str, str], code_dir: Path, log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "cloudtrain_runtime", "--config", str(config_file)],
+            [sys.executable, "-m", "cloudtrain_runtime", *argv],
             cwd=code_dir,
             env=env,
             stdout=out,
