@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,7 @@ from cloudtrain.errors import ProviderError
 from cloudtrain.planning import plan
 from cloudtrain.providers import local
 from cloudtrain.providers.local_job import LocalJob
+from cloudtrain.providers.local_launcher import first_failure
 from cloudtrain.spec import JobSpec
 
 pytestmark = pytest.mark.timeout(120)
@@ -177,3 +180,16 @@ def test_status_and_logs_work_from_the_cli_by_id(tmp_path: Path, home: Path) -> 
 def test_attach_to_an_unknown_run_names_the_folder_it_looked_in(home: Path) -> None:
     with pytest.raises(ProviderError, match=r"No local run 'local:nope' under .*runs"):
         local.attach("local:nope")
+
+
+def test_a_death_by_signal_is_blamed_before_the_error_exit_it_caused() -> None:
+    # regression: a survivor that fails on "connection reset" must not turn a lost host into a job error
+    procs = {
+        "chief-0": subprocess.Popen(
+            [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"]
+        ),
+        "worker-0": subprocess.Popen([sys.executable, "-c", "raise SystemExit(1)"]),
+    }
+    for proc in procs.values():
+        proc.wait()
+    assert first_failure(procs) == (-signal.SIGKILL, "chief-0")
