@@ -175,6 +175,8 @@ class Session:
         """
         if not isinstance(model, self.keras.Model):
             raise UserCodeError(f"{producer} must return a keras.Model, not {type(model).__name__}.")
+        if self.choice.name == "keras-model-parallel":
+            strategy.check_layout_map(self.config.layout_map, [w.path for w in model.weights])
         if self.on_jax or self.replicas == 1:
             return
         outside = [w.path if hasattr(w, "path") else w.name for w in model.weights if not self._owned(w)]

@@ -18,6 +18,8 @@ Choice(name='multi-worker', reason='2 hosts × 1 cpu: MultiWorkerMirroredStrateg
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -166,3 +168,23 @@ def _model_parallel(config: RuntimeConfig, keras: ModuleType, devices: list[str]
         # Keys are matched with re.fullmatch against the full path (model/dense/kernel).
         layout_map[pattern] = tuple(axes)
     return keras.distribution.ModelParallel(layout_map=layout_map, batch_dim_name="batch")
+
+
+def check_layout_map(layout_map: Mapping[str, object], paths: Iterable[str]) -> None:
+    """Every layout-map key must match a weight, or the model silently trains replicated.
+
+    Keras matches keys with ``re.fullmatch`` against the full weight path
+    (``functional/dense/kernel``), so ``dense/kernel`` matches nothing and raises no error
+    (reference tf-distribution-on-cpu §5).
+
+    Raises:
+        ConfigError: naming the keys that match nothing and some real paths.
+    """
+    paths = list(paths)
+    unmatched = [key for key in layout_map if not any(re.fullmatch(key, path) for path in paths)]
+    if unmatched:
+        raise ConfigError(
+            f"training.layout_map keys {unmatched} match no weight of the model; keys are regular "
+            f"expressions matched against full paths such as {paths[:3]}. Prefix them with '.*', "
+            "e.g. '.*dense/kernel'."
+        )

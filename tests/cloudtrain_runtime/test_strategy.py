@@ -76,3 +76,11 @@ def test_replica_count_must_match_the_plan() -> None:
     info = ClusterInfo("tf_config", "worker", 0, 0, True, ("a:1", "b:1"), Path("/"), devices_per_host=1)
     with pytest.raises(ConfigError, match=r"expects 4 replicas .* has 2 \(2 hosts × 1 devices\)"):
         strategy.check_replicas(config, 2, info)
+
+
+def test_layout_map_keys_must_match_full_weight_paths() -> None:
+    paths = ["functional/dense/kernel", "functional/dense/bias"]
+    strategy.check_layout_map({".*dense/kernel": (None, "model")}, paths)
+    # regression: 'dense/kernel' matches nothing under re.fullmatch and trained fully replicated
+    with pytest.raises(ConfigError, match=r"keys \['dense/kernel'\] match no weight.*'\.\*dense/kernel'"):
+        strategy.check_layout_map({"dense/kernel": (None, "model")}, paths)
