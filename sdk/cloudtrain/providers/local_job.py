@@ -18,6 +18,8 @@ from typing import Any
 from cloudtrain.providers import JobStatus
 
 HOME_ENV = "CLOUDTRAIN_LOCAL_HOME"
+LAUNCHER_GONE = "LAUNCHER_GONE"
+REPLICAS_FILE = "replicas.pid"  # the running attempt's replica pids, written by the launcher
 FOLLOW_POLL_S = 0.2
 
 
@@ -50,11 +52,12 @@ class LocalJob:
         current = JobStatus("pending", "PENDING", "The launcher is starting.")
         if path.is_file():
             current = JobStatus(**json.loads(path.read_text()))
-        if not current.done and not _alive(self._launcher_pid()):
+        if not current.done and not is_running(self._launcher_pid()):
             return JobStatus(
                 "failed",
-                "LAUNCHER_GONE",
-                f"The local launcher ended without a final status; see {self.run_dir / 'launcher.log'}.",
+                LAUNCHER_GONE,
+                f"The local launcher ended without a final status; see {self.run_dir / 'launcher.log'}. "
+                f"`cloudtrain cancel {self.id}` stops any replica still running.",
             )
         return current
 
@@ -69,13 +72,23 @@ class LocalJob:
             yield from _tail(log, follow=follow, done=lambda: self.status().done)
 
     def cancel(self) -> None:
-        """Ask the launcher to stop every replica; it records ``cancelled``."""
-        if self.status().done:
-            return
-        pid = self._launcher_pid()
-        if pid is not None:
+        """Ask the launcher to stop every replica; it records ``cancelled``.
+
+        If the launcher itself was killed, its replicas are stopped directly by the
+        process groups it recorded, so no orphan trains on.
+        """
+        current, pid = self.status(), self._launcher_pid()
+        if current.provider_state == LAUNCHER_GONE:
+            self._stop_orphans()
+        elif not current.done and pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
+
+    def _stop_orphans(self) -> None:
+        path = self.run_dir / REPLICAS_FILE
+        for pid in json.loads(path.read_text()).values() if path.is_file() else []:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
 
     def wait(self, poll_s: float = 30.0, on_status: Callable[[JobStatus], None] | None = None) -> JobStatus:
         """Block until the run ends; ``on_status`` sees each new state."""
@@ -116,7 +129,7 @@ def _tail(log: Any, *, follow: bool, done: Callable[[], bool]) -> Iterator[str]:
         time.sleep(FOLLOW_POLL_S)
 
 
-def _alive(pid: int | None) -> bool:
+def is_running(pid: int | None) -> bool:
     """Whether ``pid`` runs (a zombie, exited but not reaped, counts as gone)."""
     if pid is None:
         return False

@@ -6,6 +6,8 @@ knows comes from ``RUN_DIR/request.json`` (the rendered request with the run fol
 and buckets filled in); everything it reports goes to files in ``RUN_DIR``:
 
 - ``launcher.pid``: this process; ``cancel`` sends it SIGTERM.
+- ``replicas.pid``: the running attempt's replica pids (process group leaders), so
+  ``cancel`` can still stop them if this launcher was killed; removed at the end.
 - ``status.json``: the run's state, rewritten atomically at every change.
 - ``output.log``: every replica's merged output, each line prefixed ``[chief-0] ``.
 
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from cloudtrain.providers import local_hosts
+from cloudtrain.providers.local_job import REPLICAS_FILE
 
 POLL_S = 0.1
 # Seconds the survivors of a failure get before SIGKILL (see ``stop``); TF itself would
@@ -83,7 +86,12 @@ class RunFiles:
         tmp.write_text(json.dumps({"state": state, "provider_state": provider_state, "detail": detail}))
         tmp.replace(self.dir / "status.json")
 
+    def record_replicas(self, pids: dict[str, int]) -> None:
+        """Write ``replicas.pid``: if this launcher is killed, ``cancel`` stops them by it."""
+        (self.dir / REPLICAS_FILE).write_text(json.dumps(pids))
+
     def close(self) -> None:
+        (self.dir / REPLICAS_FILE).unlink(missing_ok=True)
         self._log.close()
 
 
@@ -111,6 +119,7 @@ class Launcher:
         for replica in replicas:
             local_hosts.prepare(replica)
         procs = {r["name"]: self._start(r, attempt) for r in replicas}
+        self.files.record_replicas({name: proc.pid for name, proc in procs.items()})
         pumps = [self._pump(name, proc) for name, proc in procs.items()]
         outcome = self._watch(procs)
         for pump in pumps:

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from cloudtrain.cli import cli
 from cloudtrain.errors import ProviderError
 from cloudtrain.planning import plan
 from cloudtrain.providers import local
-from cloudtrain.providers.local_job import LocalJob
+from cloudtrain.providers.local_job import LocalJob, is_running
 from cloudtrain.providers.local_launcher import first_failure
 from cloudtrain.spec import JobSpec
 
@@ -154,6 +155,26 @@ def test_cancel_from_another_handle_stops_every_replica(tmp_path: Path, home: Pa
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_a_killed_launcher_is_reported_and_cancel_still_stops_its_replicas(
+    tmp_path: Path, home: Path
+) -> None:
+    job = _submit(tmp_path, env={"MODE": "hang"})
+    pids = _replica_pids(job, count=2)
+    os.kill(int((job.run_dir / "launcher.pid").read_text()), signal.SIGKILL)
+    final = job.wait(poll_s=0.2)
+    assert (final.state, final.provider_state) == ("failed", "LAUNCHER_GONE")
+    assert f"cloudtrain cancel {job.id}" in final.detail
+    job.cancel()
+    for pid in pids:
+        _wait_until_gone(pid)
+
+
+def _wait_until_gone(pid: int) -> None:
+    """Orphans are reaped by init, so an ended one may linger as a zombie for a moment."""
+    while is_running(pid):
+        time.sleep(0.05)
 
 
 def _replica_pids(job: LocalJob, count: int) -> list[int]:
