@@ -88,7 +88,13 @@ def user_error(err: BaseException, doing: str, directory: Path) -> UserCodeError
     frames = traceback.extract_tb(err.__traceback__)
     mine = [f for f in frames if _inside(f.filename, directory)] or frames[-1:]
     where = f"{_relative(mine[-1].filename, directory)}:{mine[-1].lineno}" if mine else "user code"
-    return UserCodeError(f"{where}: {doing} raised {type(err).__name__}: {err}")
+    return UserCodeError(f"{where}: {doing} raised {type(err).__name__}: {_first_line(err)}")
+
+
+def _first_line(err: BaseException) -> str:
+    """TensorFlow errors span many lines; the first one says what happened."""
+    lines = [line for line in str(err).splitlines() if line.strip()]
+    return lines[0] if lines else ""
 
 
 def source_file(module: ModuleType, directory: Path) -> str:

@@ -105,6 +105,16 @@ def test_exception_in_a_user_function_names_its_line(user_dir: Path) -> None:
         usercode.call(module.make_dataset, None, directory=user_dir)
 
 
+def test_multi_line_errors_keep_the_message_to_one_line(user_dir: Path) -> None:
+    (user_dir / "chatty.py").write_text(
+        "def fit():\n    raise RuntimeError('peer died\\n  details\\n  more')\n"
+    )
+    module = usercode.import_module("chatty", user_dir)
+    with pytest.raises(UserCodeError) as err:
+        usercode.call(module.fit, directory=user_dir)
+    assert str(err.value) == "chatty.py:2: fit() raised RuntimeError: peer died"
+
+
 def test_compile_args_must_not_choose_the_optimizer(user_dir: Path) -> None:
     (user_dir / "opt.py").write_text(
         "def build_model(c): pass\ndef make_dataset(c): pass\ndef compile_args(c): return {'optimizer': 'sgd'}\n"
