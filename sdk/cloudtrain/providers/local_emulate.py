@@ -209,12 +209,25 @@ def _sagemaker_config(cloud: dict[str, Any], name: str, hosts: list[str]) -> dic
         ],
         "network_interface_name": "eth0",
     }
-    channels = {
+    files = {
+        f"{OPT_ML_CONFIG}/resourceconfig.json": json.dumps(resource),
+        f"{OPT_ML_CONFIG}/hyperparameters.json": json.dumps(cloud.get("HyperParameters", {})),
+        f"{OPT_ML_CONFIG}/inputdataconfig.json": json.dumps(_input_data_config(cloud)),
+    }
+    if cloud.get("CheckpointConfig"):
+        files[f"{OPT_ML_CONFIG}/checkpointconfig.json"] = json.dumps(
+            {"LocalPath": DEFAULT_CHECKPOINT_PATH, **cloud["CheckpointConfig"]}
+        )
+    return files
+
+
+def _input_data_config(cloud: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """``inputdataconfig.json``: each channel's content type, input mode and distribution."""
+    mode = cloud["AlgorithmSpecification"]["TrainingInputMode"]
+    return {
         channel["ChannelName"]: {
             "ContentType": channel.get("ContentType", ""),
-            "TrainingInputMode": channel.get(
-                "InputMode", cloud["AlgorithmSpecification"]["TrainingInputMode"]
-            ),
+            "TrainingInputMode": channel.get("InputMode", mode),
             "S3DistributionType": channel["DataSource"]["S3DataSource"].get(
                 "S3DataDistributionType", "FullyReplicated"
             ),
@@ -222,16 +235,6 @@ def _sagemaker_config(cloud: dict[str, Any], name: str, hosts: list[str]) -> dic
         }
         for channel in cloud.get("InputDataConfig", [])
     }
-    files = {
-        f"{OPT_ML_CONFIG}/resourceconfig.json": json.dumps(resource),
-        f"{OPT_ML_CONFIG}/hyperparameters.json": json.dumps(cloud.get("HyperParameters", {})),
-        f"{OPT_ML_CONFIG}/inputdataconfig.json": json.dumps(channels),
-    }
-    if cloud.get("CheckpointConfig"):
-        files[f"{OPT_ML_CONFIG}/checkpointconfig.json"] = json.dumps(
-            {"LocalPath": DEFAULT_CHECKPOINT_PATH, **cloud["CheckpointConfig"]}
-        )
-    return files
 
 
 def _job_arn(cloud: dict[str, Any], region: str) -> str:
