@@ -62,6 +62,12 @@ class Session:
     fixes: list[str] = field(default_factory=list)
     result: dict[str, Any] | None = None
 
+    def __repr__(self) -> str:
+        return (
+            f"Session(strategy={self.choice.name!r}, replicas={self.replicas}, "
+            f"global_batch={self.global_batch}, task={self.cluster.task_id!r}, is_chief={self.is_chief})"
+        )
+
     @property
     def legacy(self) -> bool:
         return not hasattr(self.keras, "ops")
@@ -216,6 +222,7 @@ class Session:
             "strategy": self.choice.name,
             "strategy_reason": self.choice.reason,
             "keras": "tf_keras" if self.legacy else f"keras {self.keras.__version__}",
+            "precision_policy": self.keras.mixed_precision.global_policy().name,
             "multi_worker_fixes": self.fixes,
             "history": progress.history,
             "epochs_run": progress.epochs_run,
