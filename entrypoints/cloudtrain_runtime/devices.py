@@ -70,8 +70,6 @@ def configure_tensorflow(tf: ModuleType, env: MutableMapping[str, str] | None = 
     env = os.environ if env is None else env
     gpus = tf.config.list_physical_devices("GPU")
     if gpus:
-        for gpu in gpus:
-            tf.config.experimental.set_memory_growth(gpu, True)
         return len(gpus), "gpu"
     count = cpu_devices(env)
     if count is not None and count > 1:
