@@ -53,6 +53,7 @@ class ClusterInfo:
         is_chief: whether this replica writes the export, logs and results.
         hosts: every host's ``address:port`` in rank order.
         devices_per_host: local accelerators (or emulated CPU devices) per host.
+        device_kind: ``gpu``, ``tpu`` or ``cpu``, as found on this host.
         storage_mount: where durable storage is mounted in this container.
         tf_config: the TF_CONFIG the runtime must set itself (SageMaker), else None.
     """
@@ -65,6 +66,7 @@ class ClusterInfo:
     hosts: tuple[str, ...]
     storage_mount: Path
     devices_per_host: int = 1
+    device_kind: str = "cpu"
     tf_config: Mapping[str, Any] | None = None
 
     @property
@@ -76,8 +78,8 @@ class ClusterInfo:
         """A stable, filesystem-safe name for this task, e.g. ``worker_1``."""
         return f"{self.task_type}_{self.task_index}"
 
-    def with_devices(self, devices_per_host: int) -> ClusterInfo:
-        return replace(self, devices_per_host=devices_per_host)
+    def with_devices(self, devices_per_host: int, device_kind: str) -> ClusterInfo:
+        return replace(self, devices_per_host=devices_per_host, device_kind=device_kind)
 
     def __repr__(self) -> str:
         return (

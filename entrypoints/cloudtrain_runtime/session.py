@@ -227,11 +227,20 @@ class Session:
             "history": progress.history,
             "epochs_run": progress.epochs_run,
             "resumed_from_epoch": progress.resumed_from_epoch,
-            "throughput": self.throughput.result(),
+            "throughput": {
+                **self.throughput.result(),
+                "replicas": self.replicas,
+                "accelerator": self._measured_on(),
+            },
             "weights_l1": export.weights_l1(model),
             "export": str(path),
             "serving_default": serving,
         }
+
+    def _measured_on(self) -> str:
+        """The accelerator the throughput was measured on: ``cpu`` when devices were emulated."""
+        planned_cpu = self.config.accelerator == "cpu"
+        return self.config.accelerator if planned_cpu == (self.cluster.device_kind == "cpu") else "cpu"
 
     def _report(self, result: Mapping[str, Any]) -> None:
         self.locations.results.mkdir(parents=True, exist_ok=True)
@@ -293,7 +302,7 @@ def _choose(
     config: RuntimeConfig, cluster: ClusterInfo, count: int, kind: str
 ) -> tuple[ClusterInfo, strategy.Choice]:
     """The cluster with its real device count, and the strategy checked against it."""
-    cluster = cluster.with_devices(count)
+    cluster = cluster.with_devices(count, kind)
     choice = strategy.decide(
         config.strategy,
         keras_backend=config.keras_backend,

@@ -39,4 +39,5 @@ def test_sharded_tfrecords_train_with_file_sharding(tmp_path: Path) -> None:
     assert run.result["history"]["val_binary_accuracy"][-1] >= 0.9
     throughput = run.result["throughput"]
     assert throughput["examples_per_sec"] > 0 and throughput["measured_steps"] == 3 * 128 - 128
+    assert (throughput["replicas"], throughput["accelerator"]) == (2, "cpu")
     assert json.loads((tmp_path / "out" / "cloudtrain-throughput.json").read_text()) == throughput
