@@ -2,8 +2,8 @@
 
 Each process gets its own TF_CONFIG with free loopback ports, the same
 CLOUDTRAIN_ROOT and a clean environment. When one process dies the harness kills its
-siblings at once: the survivors would otherwise block in an all-reduce until the
-heartbeat timeout (~10 s for TensorFlow, 100 s for JAX).
+siblings after a 3 s grace: the survivors would otherwise block in an all-reduce until
+the heartbeat timeout (~10 s for TensorFlow, 100 s for JAX).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 TRAINERS = Path(__file__).parent / "trainers"
+SIBLING_GRACE_S = 3.0
 _SCRUBBED = ("TF_CONFIG", "CLUSTER_SPEC", "TF_USE_LEGACY_KERAS", "KERAS_BACKEND", "XLA_FLAGS")
 
 
@@ -163,11 +164,14 @@ def _start(argv: list[str], env: dict[str, str], code_dir: Path, log: Path) -> s
 
 def _wait_all(procs: list[subprocess.Popen[bytes]], timeout: float) -> list[int]:
     deadline = time.monotonic() + timeout
-    while any(p.poll() is None for p in procs):
-        failed = any(p.returncode not in (None, 0) for p in procs)
-        if failed or time.monotonic() > deadline:
+    while None in (codes := [p.poll() for p in procs]):  # poll every process, every round
+        if any(code not in (None, 0) for code in codes):
+            # A real peer notices a death only at the next collective or heartbeat, so the
+            # survivors get a moment to finish what they were writing (their backups).
+            deadline = min(deadline, time.monotonic() + SIBLING_GRACE_S)
+        if time.monotonic() > deadline:
             for p in procs:
                 if p.poll() is None:
                     p.kill()
         time.sleep(0.2)
-    return [p.returncode for p in procs]
+    return codes
