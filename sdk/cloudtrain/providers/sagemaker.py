@@ -19,8 +19,10 @@ the rest of the request, which holds the bundle's content hash. Rendering the sa
 and code gives the same name, so a retried or repeated submit asks SageMaker for a job
 that already exists; SageMaker refuses it (``ResourceInUse``: names are unique per
 account and region, forever) and ``submit`` attaches to that job instead of creating a
-second one. Any change to the code or spec gives a new name. To run an identical job
-again, say so in the spec, e.g. ``--set sagemaker.tags.run=2``.
+second one. Any change to the code or spec gives a new name. When the job with that name
+ended Failed or Stopped, a re-submit is a retry: it creates ``<name>-r2`` (then ``-r3``,
+...), as Vertex creates a new CustomJob after a failed one. To run an identical job again
+after a success, say so in the spec, e.g. ``--set sagemaker.tags.run=2``.
 
 Example:
 >>> from cloudtrain.planning import plan
@@ -300,15 +302,49 @@ def submit(
     return SageMakerJob(_create(aws, request), aws, request=request)
 
 
+# A job that ended like this is retried under the next attempt name; any other is reused.
+RETRIED_STATUSES = ("Failed", "Stopped")
+MAX_ATTEMPTS = 20
+
+
 def _create(aws: AwsClients, request: dict[str, Any]) -> str:
-    """Create the job and return its ARN, or the ARN of the job that already has this name."""
-    try:
-        return str(aws.call("sagemaker", "create_training_job", **request)["TrainingJobArn"])
-    except AwsCallError as exc:
-        if exc.code != "ResourceInUse" and "already exists" not in str(exc):
-            raise
-    described = aws.call("sagemaker", "describe_training_job", TrainingJobName=request["TrainingJobName"])
-    return str(described["TrainingJobArn"])
+    """Create the job and return its ARN; reuse a live or completed job of the same name.
+
+    Raises:
+        ProviderError: every attempt name up to ``MAX_ATTEMPTS`` already failed.
+    """
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        name = attempt_name(request["TrainingJobName"], attempt)
+        try:
+            return str(
+                aws.call("sagemaker", "create_training_job", **{**request, "TrainingJobName": name})[
+                    "TrainingJobArn"
+                ]
+            )
+        except AwsCallError as exc:
+            if exc.code != "ResourceInUse" and "already exists" not in str(exc):
+                raise
+        described = aws.call("sagemaker", "describe_training_job", TrainingJobName=name)
+        if described["TrainingJobStatus"] not in RETRIED_STATUSES:
+            return str(described["TrainingJobArn"])
+    raise ProviderError(
+        f"{MAX_ATTEMPTS} attempts of {request['TrainingJobName']} already failed on SageMaker. "
+        "Fix the cause (cloudtrain logs ID) and change the spec before submitting again."
+    )
+
+
+def attempt_name(name: str, attempt: int) -> str:
+    """The job name of the ``attempt``-th submit of the same request, within 63 characters.
+
+    Example:
+    >>> attempt_name("churn-297b63d7bb", 1), attempt_name("churn-297b63d7bb", 2)
+    ('churn-297b63d7bb', 'churn-297b63d7bb-r2')
+    """
+    if attempt == 1:
+        return name
+    base, _, digest = name.rpartition("-")
+    suffix = f"-{digest}-r{attempt}"
+    return f"{base[: 63 - len(suffix)]}{suffix}"
 
 
 def owns(job_id: str) -> bool:

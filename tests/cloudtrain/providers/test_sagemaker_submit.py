@@ -157,6 +157,16 @@ def test_failure_reason_is_in_the_detail(aws: LoopbackAws) -> None:
     assert "AlgorithmError: ValueError: bad shape" in final.detail
 
 
+def test_resubmit_after_a_failure_is_a_retry_under_the_next_attempt_name(aws: LoopbackAws) -> None:
+    aws.sagemaker.script([("Failed", "Failed", "Training job failed")], failure_reason="AlgorithmError")
+    first = submit(aws)
+    assert first.wait(poll_s=1.0).state == "failed"
+    aws.sagemaker.script([("InProgress", "Training", "Training in progress.")])
+    second = submit(aws)
+    assert second.id == f"{first.id}-r2"
+    assert submit(aws).id == second.id  # the retry is running: attach, do not create a third
+
+
 def test_cancel_stops_the_job_and_it_ends_cancelled(aws: LoopbackAws) -> None:
     job = submit(aws)
     assert job.status().state == "pending"
