@@ -147,6 +147,33 @@ class Throughput:
         }
 
 
+class ChiefWritesBackup:
+    """BackupAndRestore for several workers on Keras 3: the chief writes, every task restores.
+
+    Keras 3's callback has no multi-worker logic: every task would write the same HDF5
+    file. Weights are identical on every replica after each synchronous step, so one
+    copy is enough, and when every task restores the same files every task resumes at
+    the same epoch (per-task copies can disagree when a kill lands between two tasks'
+    writes, and the restarted collective would hang). ``double_checkpoint`` keeps the
+    previous copy, which Keras restores when the latest one was cut short by the kill.
+    Only the chief deletes the backup when training completes.
+    """
+
+    def __init__(self, backup_dir: str, is_chief: bool) -> None:
+        super().__init__(backup_dir=backup_dir, double_checkpoint=True, delete_checkpoint=is_chief)
+        self.is_chief = is_chief
+
+    def _save_model(self) -> None:
+        if self.is_chief:
+            super()._save_model()
+
+
+def chief_writes_backup(keras: ModuleType, backup_dir: str, is_chief: bool) -> Any:
+    """A ``ChiefWritesBackup`` that is also this Keras's ``BackupAndRestore``."""
+    cls = type("ChiefWritesBackup", (ChiefWritesBackup, keras.callbacks.BackupAndRestore), {})
+    return cls(backup_dir, is_chief)
+
+
 def keras_callback(keras: ModuleType, mixin: type, *args: Any) -> Any:
     """An instance of ``mixin`` that is also this Keras's ``Callback``."""
     cls = type(mixin.__name__, (mixin, keras.callbacks.Callback), {})

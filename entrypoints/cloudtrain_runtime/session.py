@@ -134,12 +134,12 @@ class Session:
 
         tf_keras has multi-worker logic (the chief writes ``<dir>/chief``, the others a
         temporary folder they delete, and all restore from ``chief``). Keras 3 has
-        none: every worker would write the same HDF5 file and crash on its lock, so each
-        task gets its own ``<dir>/<task_type>_<index>``, stable across restarts.
+        none, so cloudtrain gives it the same layout (``callbacks.ChiefWritesBackup``).
         """
         base = self.locations.backup
-        directory = base if self.legacy else base / self.cluster.task_id
-        return self.keras.callbacks.BackupAndRestore(backup_dir=str(directory))
+        if self.legacy:
+            return self.keras.callbacks.BackupAndRestore(backup_dir=str(base))
+        return cb.chief_writes_backup(self.keras, str(base / "chief"), self.cluster.is_chief)
 
     def context(self, split: str) -> data.DataContext:
         """The DataContext handed to the user's dataset functions."""
