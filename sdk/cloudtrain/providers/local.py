@@ -90,8 +90,9 @@ def render(plan: Plan) -> dict[str, Any]:
         )
     if plan.provider in local_emulate.EMULATED:
         return local_emulate.render(plan, max_restarts=MAX_RESTARTS)
-    tasks = task_names(plan.hosts)
-    addresses = [f"127.0.0.1:<port:{i}>" for i in range(plan.hosts)]
+    processes, _ = process_layout(plan)
+    tasks = task_names(processes)
+    addresses = [f"127.0.0.1:<port:{i}>" for i in range(processes)]
     return {
         "name": plan.name,
         "emulates": None,
@@ -99,6 +100,28 @@ def render(plan: Plan) -> dict[str, Any]:
         "upload": {"bundle": plan.bundle, "target": bucket_path(plan.bundle)},
         "replicas": [_replica(plan, task, addresses) for task in tasks],
     }
+
+
+def process_layout(plan: Plan) -> tuple[int, int]:
+    """How many replica processes run a plain local job, and how many CPU devices each gets.
+
+    One process per host, each emulating ``per_host`` devices, except where TensorFlow
+    cannot: MultiWorkerMirroredStrategy drives only one CPU device per worker (its local
+    devices are the GPUs, else the single CPU), so with several hosts each emulated
+    device runs as its own worker process: 2 hosts × 2 devices are 4 workers and 4
+    replicas, the same all-reduce as on 2 × 2 GPUs. MirroredStrategy (one host) and Keras
+    on JAX emulate several devices inside one process.
+
+    Example:
+    >>> from cloudtrain.spec import JobSpec
+    >>> from cloudtrain.planning import plan
+    >>> spec = JobSpec(name="demo", code={"module": "t"}, resources={"hosts": 2, "per_host": 2})
+    >>> process_layout(plan(spec, "local"))
+    (4, 1)
+    """
+    if plan.hosts > 1 and plan.devices_per_host > 1 and plan.runtime.keras_backend == "tensorflow":
+        return plan.hosts * plan.devices_per_host, 1
+    return plan.hosts, plan.devices_per_host
 
 
 def task_names(hosts: int) -> list[tuple[str, int]]:
@@ -111,8 +134,8 @@ def _replica(plan: Plan, task: tuple[str, int], addresses: list[str]) -> dict[st
     assert plan.bundle is not None  # render checked it
     env = container.environment(plan, container_path(os.path.abspath(plan.bundle)))
     env[container.ROOT_ENV] = f"<run>/hosts/{name}"
-    env[CPU_DEVICES_ENV] = str(plan.devices_per_host)
-    if plan.hosts > 1:
+    env[CPU_DEVICES_ENV] = str(process_layout(plan)[1])
+    if len(addresses) > 1:
         cluster = {"chief": addresses[:1], "worker": addresses[1:]}
         env["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": {"type": task[0], "index": task[1]}})
     return {

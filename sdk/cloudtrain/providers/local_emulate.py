@@ -29,6 +29,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog
+from cloudtrain.errors import SpecError
 from cloudtrain.providers import backend
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ OPT_ML_DIRS = ["opt/ml/model", "opt/ml/output/data", "opt/ml/code"]
 def render(plan: Plan, *, max_restarts: int) -> dict[str, Any]:
     """The local request that runs ``plan``'s cloud request as that provider would."""
     assert plan.bundle is not None  # local.render checked it
+    _check_emulable(plan)
     cloud = backend(plan.provider).render(plan)
     replicas = _vertex(cloud) if plan.provider == "vertex" else _sagemaker(cloud, plan.spec.sagemaker.region)
     return {
@@ -56,6 +58,21 @@ def render(plan: Plan, *, max_restarts: int) -> dict[str, Any]:
         "upload": {"bundle": plan.bundle, "target": bucket_path(plan.bundle)},
         **replicas,
     }
+
+
+def _check_emulable(plan: Plan) -> None:
+    """Refuse what one CPU cannot emulate faithfully: several devices on each of several hosts.
+
+    The request runs one container per host, and TensorFlow's MultiWorkerMirroredStrategy
+    drives a single CPU device per worker, so the replicas would not match the plan.
+    """
+    if plan.hosts > 1 and plan.devices_per_host > 1 and plan.runtime.keras_backend == "tensorflow":
+        raise SpecError(
+            f"--emulate {plan.provider}: {plan.hosts} hosts × {plan.devices_per_host} devices cannot be "
+            "emulated with TensorFlow on CPUs (MultiWorkerMirroredStrategy uses one CPU device per "
+            "worker). Emulate with --set resources.per_host=1, or run the plain local provider, "
+            "which starts one worker per device."
+        )
 
 
 def bucket_path(uri: str) -> str:

@@ -59,6 +59,23 @@ def test_plain_local_runs_one_runtime_per_host_with_tf_config_on_loopback(exampl
     assert request["replicas"][0]["links"]["data/outputs/code"] == "/data/outputs/code"
 
 
+def test_several_devices_on_several_hosts_run_one_worker_per_device(example_job: Path) -> None:
+    planned = plan(load_spec(example_job, ["resources.per_host=2"]), "local").with_bundle("/tmp/b/0.tar.gz")
+    request = local.render(planned)
+    assert [r["name"] for r in request["replicas"]] == ["chief-0", "worker-0", "worker-1", "worker-2"]
+    env = _env(request, "worker-2")
+    assert env["CLOUDTRAIN_CPU_DEVICES"] == "1"
+    assert len(json.loads(env["TF_CONFIG"])["cluster"]["worker"]) == 3
+
+
+def test_emulating_several_devices_on_several_hosts_is_refused_with_the_fix(example_job: Path) -> None:
+    planned = plan(load_spec(example_job, ["resources.per_host=2"]), "vertex").with_bundle(
+        "gs://b/c/0.tar.gz"
+    )
+    with pytest.raises(SpecError, match=r"--set resources\.per_host=1"):
+        local.render(planned)
+
+
 def test_plain_local_with_one_host_sets_no_tf_config(example_job: Path) -> None:
     request = _render(example_job, "local", hosts=1)
     assert [r["name"] for r in request["replicas"]] == ["chief-0"]

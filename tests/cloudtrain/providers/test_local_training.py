@@ -1,7 +1,8 @@
 """Real multi-process training through the local provider and the real runtime, on loopback.
 
 One run per shape keeps the suite short on a 2-core machine (each process imports
-TensorFlow): the README's main job through the CLI (2 hosts, plain); Vertex emulation
+TensorFlow): the README's main job through the CLI (2 hosts, plain); 2 hosts × 2
+devices (4 worker processes, 4 replicas); Vertex emulation
 with 3 hosts and a worker killed after epoch 1; SageMaker emulation with 2 hosts and
 a host killed after epoch 2 (spot-style: the restarted hosts get a fresh /opt/ml and
 their checkpoints back from the stand-in bucket).
@@ -80,6 +81,19 @@ def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(p
     assert result["history"]["val_binary_accuracy"][-1] >= MIN_VAL_ACCURACY
     assert _saved_models(base) == [base / "model"]  # AIP_MODEL_DIR
     assert (base / "code").is_dir()  # the bundle was "uploaded" to the stand-in bucket
+    _assert_nothing_left_behind(project.parent, job)
+
+
+def test_two_hosts_with_two_devices_each_really_run_four_replicas(project: Path) -> None:
+    job = api.submit(api.as_spec(project / "job.yaml", ("resources.per_host=2",)), "local")
+    final = job.wait(poll_s=1.0)
+    lines = list(job.logs())
+    assert final.state == "succeeded", "\n".join(lines[-40:])
+    assert "[chief-0] replicas=4" in lines
+    assert "[chief-0] global_batch=64" in lines  # 16 per replica × 4
+    result = json.loads((project / "outputs" / "cloudtrain-result.json").read_text())
+    assert result["replicas"] == 4
+    assert result["history"]["val_binary_accuracy"][-1] >= MIN_VAL_ACCURACY
     _assert_nothing_left_behind(project.parent, job)
 
 
