@@ -39,7 +39,9 @@ def median_wall_time(argv: list[str], runs: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=15)
     runs = parser.parse_args().runs
     results = {name: median_wall_time(argv, runs) for name, argv in COMMANDS.items()}

@@ -35,7 +35,22 @@ _EXPORTS = {
     "submit": "cloudtrain.api",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "BudgetError",
+    "CloudtrainError",
+    "CostOption",
+    "CredentialsError",
+    "JobSpec",
+    "Plan",
+    "ProviderError",
+    "SpecError",
+    "attach",
+    "estimate",
+    "load_spec",
+    "plan",
+    "render",
+    "submit",
+]
 
 if TYPE_CHECKING:
     from cloudtrain.api import attach, render, submit

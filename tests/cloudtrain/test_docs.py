@@ -23,3 +23,13 @@ MODULES = [
 def test_docstring_examples_run(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+def test_public_api_is_sorted_and_every_name_resolves() -> None:
+    import cloudtrain
+
+    assert cloudtrain.__all__ == sorted(cloudtrain.__all__)
+    assert set(cloudtrain.__all__) == set(cloudtrain._EXPORTS)
+    for name in cloudtrain.__all__:
+        assert getattr(cloudtrain, name) is not None
+    assert callable(cloudtrain.plan)  # the function, not the planning module
