@@ -5,9 +5,10 @@ in the code bundle, so the JSON is parsed into a frozen dataclass whose field na
 are kept equal to ``cloudtrain.spec.RuntimeConfig`` (a test checks it).
 
 Sources, first found wins: ``--config FILE``, the ``CLOUDTRAIN_CONFIG`` environment
-variable, then SageMaker's ``/opt/ml/input/config/hyperparameters.json`` key
-``cloudtrain_config`` (SageMaker caps Environment values at 512 characters, so the
-JSON travels as a hyperparameter there).
+variable, then SageMaker's ``/opt/ml/input/config/hyperparameters.json``: the keys
+``cloudtrain_config_0``, ``_1``, ... joined in order (SageMaker caps Environment values at
+512 characters and hyperparameter values at 256, so the JSON travels in pieces), or a
+single ``cloudtrain_config``.
 
 Example:
 >>> cfg = parse('{"name": "demo", "module": "trainer.task", "epochs": 2, '
@@ -138,12 +139,24 @@ def _from_hyperparameters(path: Path) -> RuntimeConfig:
         hyperparameters = json.loads(_read(path, str(path)))
     except json.JSONDecodeError as err:
         raise ConfigError(f"{path}: not valid JSON ({err}).") from None
-    value = hyperparameters.get(CONFIG_HYPERPARAMETER)
-    if value is None:
+    value = hyperparameters.get(CONFIG_HYPERPARAMETER) or join_pieces(hyperparameters)
+    if not value:
         raise ConfigError(
-            f"{path} has no {CONFIG_HYPERPARAMETER!r} hyperparameter; set it to the plan's runtime JSON."
+            f"{path} has no {CONFIG_HYPERPARAMETER!r} hyperparameters; set them to the plan's runtime JSON."
         )
     return parse(value, f"{path} [{CONFIG_HYPERPARAMETER}]")
+
+
+def join_pieces(hyperparameters: dict[str, str]) -> str:
+    """``cloudtrain_config_0``, ``_1``, ... joined in numeric order (``_10`` after ``_9``).
+
+    Example:
+    >>> join_pieces({"cloudtrain_config_1": "world", "cloudtrain_config_0": "hello ", "epochs": "3"})
+    'hello world'
+    """
+    prefix = f"{CONFIG_HYPERPARAMETER}_"
+    pieces = {int(k.removeprefix(prefix)): v for k, v in hyperparameters.items() if k.startswith(prefix)}
+    return "".join(pieces[i] for i in sorted(pieces))
 
 
 def _read(path: Path, source: str) -> str:

@@ -4,8 +4,10 @@ The container contract is small and the same everywhere, so the Vertex and SageM
 backends (and the local emulation of both) render it from here:
 
 - ``CLOUDTRAIN_CONFIG``: the plan's ``RuntimeConfig`` as compact JSON. SageMaker caps
-  Environment values at 512 characters, so there it travels as the hyperparameter
-  ``cloudtrain_config`` (2,500 characters) instead; the runtime reads either.
+  Environment values at 512 characters, so there it travels as hyperparameters
+  ``cloudtrain_config_0``, ``_1``, ... of at most 256 characters each (the limit the
+  CreateTrainingJob documentation states, stricter than botocore's model), which the
+  runtime joins in order.
 - ``CLOUDTRAIN_BUNDLE``: the code bundle's path *inside the container* (``/gcs/...`` on
   Vertex, ``/opt/ml/input/data/code/...`` on SageMaker).
 - ``CLOUDTRAIN_ROOT`` (not set by providers): a folder that stands in for ``/`` when the
@@ -28,6 +30,7 @@ CONFIG_ENV = "CLOUDTRAIN_CONFIG"
 BUNDLE_ENV = "CLOUDTRAIN_BUNDLE"
 ROOT_ENV = "CLOUDTRAIN_ROOT"
 CONFIG_HYPERPARAMETER = "cloudtrain_config"
+HYPERPARAMETER_VALUE_MAX = 256
 
 # Runs in a stock TensorFlow image: stdlib only; safe extraction (no absolute paths,
 # no "..", no links out of the target: tarfile's "data" filter, Python >= 3.11.4).
@@ -49,6 +52,25 @@ main(sys.argv[1:])
 def runtime_config_json(plan: Plan) -> str:
     """The RuntimeConfig as compact, key-sorted JSON (stable for golden files)."""
     return json.dumps(plan.runtime.model_dump(mode="json"), separators=(",", ":"), sort_keys=True)
+
+
+def config_hyperparameters(plan: Plan) -> dict[str, str]:
+    """The runtime config as numbered hyperparameters of at most 256 characters each.
+
+    Example:
+    >>> chunks = split_config("x" * 600)
+    >>> list(chunks), [len(v) for v in chunks.values()]
+    (['cloudtrain_config_0', 'cloudtrain_config_1', 'cloudtrain_config_2'], [256, 256, 88])
+    """
+    return split_config(runtime_config_json(plan))
+
+
+def split_config(text: str) -> dict[str, str]:
+    size = HYPERPARAMETER_VALUE_MAX
+    return {
+        f"{CONFIG_HYPERPARAMETER}_{i}": text[start : start + size]
+        for i, start in enumerate(range(0, len(text), size))
+    }
 
 
 def command(plan: Plan) -> list[str] | None:

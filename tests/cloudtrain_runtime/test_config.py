@@ -51,6 +51,16 @@ def test_sagemaker_hyperparameter_is_the_last_source(tmp_path: Path) -> None:
     assert config.load(None, {}, str(tmp_path)).name == "from-hp"
 
 
+def test_sagemaker_hyperparameter_pieces_are_joined_in_numeric_order(tmp_path: Path) -> None:
+    hyperparameters = tmp_path / "opt/ml/input/config/hyperparameters.json"
+    hyperparameters.parent.mkdir(parents=True)
+    value = json.dumps(runtime_config(tmp_path, name="from-pieces"))
+    pieces = {f"cloudtrain_config_{i}": value[i * 20 : (i + 1) * 20] for i in range(len(value) // 20 + 1)}
+    hyperparameters.write_text(json.dumps(dict(reversed(pieces.items()))))
+    assert len(pieces) > 10  # _10 must come after _9, not after _1
+    assert config.load(None, {}, str(tmp_path)).name == "from-pieces"
+
+
 def test_no_source_names_all_three(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         config.load(None, {}, str(tmp_path))

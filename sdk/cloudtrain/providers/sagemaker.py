@@ -9,8 +9,9 @@ How the container is fed (no cloud SDK inside it):
 
 - the code bundle is the input channel ``code``, so it lands at
   ``/opt/ml/input/data/code/<hash>.tar.gz`` and ``CLOUDTRAIN_BUNDLE`` points there;
-- the runtime config travels as the hyperparameter ``cloudtrain_config`` (Environment
-  values are capped at 512 characters, hyperparameter values at 2,500);
+- the runtime config travels as hyperparameters ``cloudtrain_config_0``, ``_1``, ... of
+  at most 256 characters each (Environment values are capped at 512 characters; the
+  API documentation caps hyperparameter values at 256, botocore's model at 2,500);
 - with ``image: auto`` the bootstrap program is split one line per ContainerArguments
   entry (each entry is capped at 256 characters) and re-joined by a one-line loader.
 
@@ -206,11 +207,11 @@ def _channel(name: str, uri: str, mode: str) -> dict[str, Any]:
 
 
 def _hyperparameters(plan: Plan) -> dict[str, str]:
-    params = {container.CONFIG_HYPERPARAMETER: container.runtime_config_json(plan)}
+    params = container.config_hyperparameters(plan)
     check_map(
         "HyperParameters",
         params,
-        limits=(100, 256, 2500),
+        limits=(100, 256, container.HYPERPARAMETER_VALUE_MAX),
         fix="Shorten code.args, data URIs or training.layout_map.",
     )
     return params
@@ -246,7 +247,7 @@ def check_map(field: str, values: dict[str, str], *, limits: tuple[int, int, int
     ]
     if len(values) > entries:
         problems.append(
-            f"{field}: {len(values)} entries (with cloudtrain's own); SageMaker allows at most {entries}."
+            f"{field}: {len(values)} entries (with cloudtrain's own); SageMaker allows at most {entries}. {fix}"
         )
     if problems:
         raise SpecError(problems)

@@ -20,6 +20,7 @@ from cloudtrain.errors import SpecError
 from cloudtrain.planning import Plan, plan
 from cloudtrain.providers import s3, sagemaker
 from cloudtrain.specfile import load_spec
+from cloudtrain_runtime.config import join_pieces
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "binary_classifier" / "job.yaml"
@@ -91,9 +92,11 @@ def test_request_fields_come_from_the_plan() -> None:
     assert request["StoppingCondition"] == {"MaxRuntimeInSeconds": 3600, "MaxWaitTimeInSeconds": 7200}
     assert request["RetryStrategy"] == {"MaximumRetryAttempts": 2}
     assert request["CheckpointConfig"]["S3Uri"].endswith("/checkpoints/")
-    assert json.loads(request["HyperParameters"][container.CONFIG_HYPERPARAMETER]) == json.loads(
+    pieces = request["HyperParameters"]
+    assert all(len(value) <= 256 for value in pieces.values())  # the documented per-value limit
+    assert json.loads(join_pieces(pieces)) == json.loads(
         container.runtime_config_json(p)
-    )
+    )  # as the runtime reads it
     assert request["Environment"][container.BUNDLE_ENV] == f"/opt/ml/input/data/code/{BUNDLE}"
     assert request["InputDataConfig"][0]["DataSource"]["S3DataSource"]["S3Uri"] == p.bundle
 
@@ -145,8 +148,8 @@ def test_data_channels_and_vpc_and_tags() -> None:
             "env.BIG: the value has 600 characters; SageMaker allows at most 512",
         ),
         (
-            ["code.args=[" + ",".join(["a" * 100] * 30) + "]"],
-            "HyperParameters.cloudtrain_config: the value has",
+            ["code.args=[" + ",".join(["a" * 100] * 300) + "]"],
+            "SageMaker allows at most 100. Shorten code.args",
         ),
         (["sagemaker.tags={'aws:x': y}"], "'aws:x' uses the reserved prefix 'aws:'"),
         (["sagemaker.tags={" + ",".join(f"t{i}: v" for i in range(50)) + "}"], "51 tags"),
