@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -157,21 +158,32 @@ class ChiefWritesBackup:
     writes, and the restarted collective would hang). ``double_checkpoint`` keeps the
     previous copy, which Keras restores when the latest one was cut short by the kill.
     Only the chief deletes the backup when training completes.
+
+    On JAX, saving gathers the sharded weights with a collective every process must
+    join, so the other tasks save too, into ``scratch`` (their own folder, never read).
     """
 
-    def __init__(self, backup_dir: str, is_chief: bool) -> None:
+    def __init__(self, backup_dir: str, is_chief: bool, scratch: str | None) -> None:
         super().__init__(backup_dir=backup_dir, double_checkpoint=True, delete_checkpoint=is_chief)
-        self.is_chief = is_chief
+        self.is_chief, self.scratch = is_chief, scratch
 
     def _save_model(self) -> None:
         if self.is_chief:
             super()._save_model()
+        elif self.scratch is not None:
+            os.makedirs(self.scratch, exist_ok=True)
+            self.model.save_weights(os.path.join(self.scratch, "latest.weights.h5"), overwrite=True)
+
+    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        super().on_train_end(logs)
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def chief_writes_backup(keras: ModuleType, backup_dir: str, is_chief: bool) -> Any:
+def chief_writes_backup(keras: ModuleType, backup_dir: str, is_chief: bool, scratch: str | None) -> Any:
     """A ``ChiefWritesBackup`` that is also this Keras's ``BackupAndRestore``."""
     cls = type("ChiefWritesBackup", (ChiefWritesBackup, keras.callbacks.BackupAndRestore), {})
-    return cls(backup_dir, is_chief)
+    return cls(backup_dir, is_chief, scratch)
 
 
 def keras_callback(keras: ModuleType, mixin: type, *args: Any) -> Any:

@@ -139,7 +139,8 @@ class Session:
         base = self.locations.backup
         if self.legacy:
             return self.keras.callbacks.BackupAndRestore(backup_dir=str(base))
-        return cb.chief_writes_backup(self.keras, str(base / "chief"), self.cluster.is_chief)
+        scratch = str(scratch_dir(self.root) / "backup") if self.on_jax else None
+        return cb.chief_writes_backup(self.keras, str(base / "chief"), self.cluster.is_chief, scratch)
 
     def context(self, split: str) -> data.DataContext:
         """The DataContext handed to the user's dataset functions."""
