@@ -22,6 +22,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy sdk/cloudtrain
 	$(VENV)/bin/pytest
 
 test-fast: $(STAMP)

@@ -29,7 +29,7 @@ def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] =
     """Accept a JobSpec, or the path of a job.yaml (with optional ``KEY=VALUE`` overrides)."""
     if isinstance(spec, JobSpec):
         return spec
-    return load_spec(spec, overrides)
+    return load_spec(os.fspath(spec), overrides)
 
 
 def pack_code(plan_: Plan) -> tuple[Plan, bundles.Bundle]:

@@ -39,7 +39,7 @@ def plot(options: list[CostOption], path: str | Path) -> Path:
             group = [o for o in priced if o.provider == provider and o.capacity == capacity]
             ax.scatter(
                 [o.hours for o in group],
-                [o.usd for o in group],
+                _dollars(group),
                 c=COLORS[provider],
                 marker=marker,
                 s=40,
@@ -54,11 +54,16 @@ def plot(options: list[CostOption], path: str | Path) -> Path:
     return Path(path)
 
 
+def _dollars(options: list[CostOption]) -> list[float]:
+    """The dollar figures of options that all have a price (the plot shows only those)."""
+    return [o.usd for o in options if o.usd is not None]
+
+
 def _front(ax: Axes, priced: list[CostOption]) -> None:
     front = sorted((o for o in priced if "pareto" in o.marks), key=lambda o: o.hours)
     ax.plot(
         [o.hours for o in front],
-        [o.usd for o in front],
+        _dollars(front),
         color="#c5221f",
         linewidth=1.5,
         marker="o",

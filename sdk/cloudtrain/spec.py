@@ -329,7 +329,11 @@ class JobSpec(_Section):
 
     def storage_root(self, provider: str) -> str:
         """The storage root used on ``provider``: its section's override, else storage.root."""
-        section = {"vertex": self.vertex, "sagemaker": self.sagemaker}.get(provider)
+        sections: dict[str, VertexSettings | SageMakerSettings] = {
+            "vertex": self.vertex,
+            "sagemaker": self.sagemaker,
+        }
+        section = sections.get(provider)
         return (section.storage_root if section else None) or self.storage.root
 
     @model_validator(mode="after")

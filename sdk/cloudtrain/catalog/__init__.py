@@ -14,6 +14,7 @@ import csv
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _HERE = Path(__file__).parent
 PROVIDERS = ("vertex", "sagemaker")
@@ -85,10 +86,11 @@ _INT_FIELDS = ("accelerator_count", "accelerator_memory_gb", "vcpus", "memory_gb
 
 @functools.cache
 def _machines() -> tuple[Machine, ...]:
-    return tuple(
-        Machine(**{k: int(v) if k in _INT_FIELDS else v for k, v in row.items()})
-        for row in _rows("machines.csv")
-    )
+    return tuple(Machine(**_typed(row)) for row in _rows("machines.csv"))
+
+
+def _typed(row: dict[str, str]) -> dict[str, Any]:
+    return {k: int(v) if k in _INT_FIELDS else v for k, v in row.items()}
 
 
 def machines(provider: str | None = None, accelerator: str | None = None) -> list[Machine]:

@@ -40,7 +40,7 @@ def client(project: str | None) -> Any:
     """
     require("google.cloud.storage", "vertex")
     from google.auth import exceptions as auth_exceptions
-    from google.cloud import storage
+    from google.cloud import storage  # type: ignore[attr-defined]
 
     try:
         return storage.Client(project=project)

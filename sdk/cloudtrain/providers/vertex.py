@@ -97,12 +97,9 @@ def render(plan: Plan) -> dict[str, Any]:
         SpecError: if the job would exceed Vertex's limits on env variables or labels.
     """
     _check_plan(plan)
-    body = {
-        "displayName": plan.name,
-        "labels": _user_labels(plan),
-        "jobSpec": _job_spec(plan),
-    }
-    body["labels"][REQUEST_LABEL] = request_hash(body)
+    labels = _user_labels(plan)
+    body: dict[str, Any] = {"displayName": plan.name, "labels": labels, "jobSpec": _job_spec(plan)}
+    labels[REQUEST_LABEL] = request_hash(body)
     return body
 
 

@@ -10,6 +10,7 @@ Following polls with a timestamp cursor and drops entries it has already printed
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -102,7 +103,7 @@ class LogReader:
         }
         while True:
             page = with_retries(
-                lambda body=body: self._post(body),
+                functools.partial(self._post, body),
                 action=f"read the logs of job {self.job_number}",
                 sleep=sleep,
                 fixes=LOGGING_FIXES,
