@@ -95,7 +95,8 @@ class Plan:
     mixed_precision: str
     storage: StoragePaths
     image: str
-    runtime: RuntimeConfig
+    bundle: str | None = None
+    """URI of the code bundle, once packed (see ``with_bundle``); render needs it."""
 
     @property
     def name(self) -> str:
@@ -109,14 +110,40 @@ class Plan:
     def max_runtime_s(self) -> int:
         return self.spec.limits.max_runtime
 
-    @property
-    def bundle(self) -> str | None:
-        """URI of the code bundle, once packed (see ``with_bundle``)."""
-        return self.runtime.bundle
-
     def with_bundle(self, uri: str) -> Plan:
         """This plan with the code bundle's URI filled in; render needs it."""
-        return replace(self, runtime=self.runtime.model_copy(update={"bundle": uri}))
+        return replace(self, bundle=uri)
+
+    @property
+    def runtime(self) -> RuntimeConfig:
+        """What travels into the container: this plan, in the runtime's words."""
+        spec, training = self.spec, self.spec.training
+        return RuntimeConfig(
+            name=spec.name,
+            module=spec.code.module,
+            script=spec.code.script,
+            args=spec.code.args,
+            bundle=self.bundle,
+            epochs=training.epochs,
+            steps_per_epoch=training.steps_per_epoch,
+            per_replica_batch=self.per_replica_batch,
+            replicas=self.replicas,
+            learning_rate=self.learning_rate,
+            base_learning_rate=self.base_learning_rate,
+            warmup_epochs=training.learning_rate.warmup_epochs,
+            mixed_precision=self.mixed_precision,
+            strategy=self.strategy,
+            keras_backend=training.keras_backend,
+            layout_map=training.layout_map,
+            model_parallel=training.model_parallel,
+            accelerator=spec.resources.accelerator,
+            devices_per_host=self.devices_per_host,
+            hosts=self.hosts,
+            backup_dir=self.storage.backup,
+            tensorboard_dir=self.storage.tensorboard,
+            export_dir=self.storage.export,
+            data=spec.data,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON-ready data (what ``cloudtrain plan --json`` prints)."""
@@ -300,31 +327,6 @@ def _resolve(spec: JobSpec, provider: str, machine: catalog.Machine | None) -> P
     warmup = math.ceil(lr.warmup_epochs * steps) if steps and lr.warmup_epochs else None
     storage = storage_paths(spec.storage_root(provider))
     precision = mixed_precision(training.mixed_precision, res.accelerator if machine else "cpu")
-    runtime = RuntimeConfig(
-        name=spec.name,
-        module=spec.code.module,
-        script=spec.code.script,
-        args=spec.code.args,
-        epochs=training.epochs,
-        steps_per_epoch=training.steps_per_epoch,
-        per_replica_batch=per_replica,
-        replicas=replicas,
-        learning_rate=scaled,
-        base_learning_rate=lr.base,
-        warmup_epochs=lr.warmup_epochs,
-        mixed_precision=precision,
-        strategy=strategy,
-        keras_backend=training.keras_backend,
-        layout_map=training.layout_map,
-        model_parallel=training.model_parallel,
-        accelerator=res.accelerator,
-        devices_per_host=devices,
-        hosts=res.hosts,
-        backup_dir=storage.backup,
-        tensorboard_dir=storage.tensorboard,
-        export_dir=storage.export,
-        data=spec.data,
-    )
     return Plan(
         provider=provider,
         spec=spec,
@@ -344,7 +346,6 @@ def _resolve(spec: JobSpec, provider: str, machine: catalog.Machine | None) -> P
         mixed_precision=precision,
         storage=storage,
         image=resolve_image(spec, provider, machine),
-        runtime=runtime,
     )
 
 
