@@ -13,7 +13,9 @@ Example:
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from cloudtrain import budget
@@ -49,14 +51,46 @@ def bundle_cache() -> Path:
     return base / "cloudtrain" / "bundles"
 
 
+@dataclass(frozen=True)
+class Submission:
+    """A job ready to send: the plan with its bundle URI, the packed code, the backend, the request."""
+
+    plan: Plan
+    bundle: bundles.Bundle
+    backend: ModuleType
+    request: dict[str, Any]
+
+    def send(self, clients: Any = None) -> Job:
+        """Create the job (the only network call); see the backend's ``submit``."""
+        return self.backend.submit(self.plan, self.request, self.bundle, clients=clients)
+
+
+def prepare(
+    spec: JobSpec | str | os.PathLike[str],
+    provider: str | None = None,
+    *,
+    emulate: str | None = None,
+    fault: str | None = None,
+) -> Submission:
+    """Plan, pack the code and render the request; nothing is contacted.
+
+    With ``emulate`` (local only) the plan is the emulated provider's and the local
+    backend runs its request; ``fault`` is added to a local request.
+    """
+    spec = as_spec(spec)
+    target = local.plan_provider(provider or spec.provider, emulate=emulate, fault=fault)
+    planned, packed = pack_code(plan(spec, target))
+    module = backend("local" if emulate else planned.provider)
+    return Submission(planned, packed, module, local.with_fault(module.render(planned), fault))
+
+
 def render(spec: JobSpec | str | os.PathLike[str], provider: str | None = None) -> dict[str, Any]:
     """The exact request ``submit`` would send, without contacting anything.
 
     Example:
     >>> request = render("examples/binary_classifier/job.yaml", "local")  # doctest: +SKIP
     """
-    planned, _ = pack_code(plan(as_spec(spec), provider))
-    return backend(planned.provider).render(planned)
+    return prepare(spec, provider).request
 
 
 def submit(
@@ -84,15 +118,10 @@ def submit(
     Raises:
         BudgetError: the estimate exceeds ``limits.max_cost_usd`` and ``force`` is False.
     """
-    spec = as_spec(spec)
-    target = local.plan_provider(provider or spec.provider, emulate=emulate, fault=fault)
-    planned = plan(spec, target)
+    submission = prepare(spec, provider, emulate=emulate, fault=fault)
     if not emulate:
-        budget.enforce_budget(budget.check_budget(planned, throughput), force=force)
-    planned, packed = pack_code(planned)
-    module = backend("local" if emulate else planned.provider)
-    request = local.with_fault(module.render(planned), fault)
-    return module.submit(planned, request, packed, clients=clients)
+        budget.enforce_budget(budget.check_budget(submission.plan, throughput), force=force)
+    return submission.send(clients)
 
 
 def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> Job:

@@ -12,8 +12,7 @@ from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, spec_options
 from cloudtrain.cli.spec_commands import summary
 from cloudtrain.errors import CloudtrainError
-from cloudtrain.planning import plan
-from cloudtrain.providers import Job, JobStatus, backend, local
+from cloudtrain.providers import Job, JobStatus
 from cloudtrain.specfile import load_spec
 
 provider_option = click.option(
@@ -37,8 +36,7 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...]) -
     Example:
       cloudtrain render job.yaml --provider vertex > customjob.json
     """
-    planned, _ = api.pack_code(plan(load_spec(job, overrides), provider))
-    click.echo(json.dumps(backend(planned.provider).render(planned), indent=2))
+    click.echo(json.dumps(api.render(load_spec(job, overrides), provider), indent=2))
 
 
 @click.command("submit")
@@ -90,23 +88,19 @@ def submit_command(
       cloudtrain submit job.yaml --emulate vertex --fault worker:0@epoch:1
       cloudtrain submit job.yaml --provider vertex --throughput 1200@a100-40gb   budget-checked
     """
-    spec = load_spec(job, overrides)
-    planned, packed = api.pack_code(
-        plan(spec, local.plan_provider(provider or spec.provider, emulate=emulate, fault=fault))
-    )
-    module = backend("local" if emulate else planned.provider)
-    request = local.with_fault(module.render(planned), fault)
+    submission = api.prepare(load_spec(job, overrides), provider, emulate=emulate, fault=fault)
     if not emulate:
-        budget_guard(planned, throughput, dry_run=dry_run, force=force)
+        budget_guard(submission.plan, throughput, dry_run=dry_run, force=force)
     if dry_run:
-        click.echo(json.dumps(request, indent=2))
-        click.echo(f"Plan: {summary(planned)}", err=True)
+        packed = submission.bundle
+        click.echo(json.dumps(submission.request, indent=2))
+        click.echo(f"Plan: {summary(submission.plan)}", err=True)
         click.echo(
-            f"Code: {packed.name} ({packed.files} files, {packed.size} bytes) -> {planned.bundle}",
+            f"Code: {packed.name} ({packed.files} files, {packed.size} bytes) -> {submission.plan.bundle}",
             err=True,
         )
         return
-    submitted = module.submit(planned, request, packed, clients=None)
+    submitted = submission.send()
     click.echo(json.dumps({"id": submitted.id, "provider": submitted.provider}) if as_json else submitted.id)
     if wait_ if wait_ is not None else submitted.provider == "local":
         _follow(submitted)
