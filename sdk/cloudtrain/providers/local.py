@@ -106,11 +106,9 @@ def process_layout(plan: Plan) -> tuple[int, int]:
     """How many replica processes run a plain local job, and how many CPU devices each gets.
 
     One process per host, each emulating ``per_host`` devices, except where TensorFlow
-    cannot: MultiWorkerMirroredStrategy drives only one CPU device per worker (its local
-    devices are the GPUs, else the single CPU), so with several hosts each emulated
-    device runs as its own worker process: 2 hosts × 2 devices are 4 workers and 4
-    replicas, the same all-reduce as on 2 × 2 GPUs. MirroredStrategy (one host) and Keras
-    on JAX emulate several devices inside one process.
+    cannot (``local_emulate.cpu_cannot_share_devices``): then each emulated device runs
+    as its own worker process, so 2 hosts × 2 devices are 4 workers and 4 replicas, the
+    same all-reduce as on 2 × 2 GPUs.
 
     Example:
     >>> from cloudtrain.spec import JobSpec
@@ -119,7 +117,7 @@ def process_layout(plan: Plan) -> tuple[int, int]:
     >>> process_layout(plan(spec, "local"))
     (4, 1)
     """
-    if plan.hosts > 1 and plan.devices_per_host > 1 and plan.runtime.keras_backend == "tensorflow":
+    if local_emulate.cpu_cannot_share_devices(plan):
         return plan.hosts * plan.devices_per_host, 1
     return plan.hosts, plan.devices_per_host
 

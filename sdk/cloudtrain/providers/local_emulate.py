@@ -60,13 +60,19 @@ def render(plan: Plan, *, max_restarts: int) -> dict[str, Any]:
     }
 
 
-def _check_emulable(plan: Plan) -> None:
-    """Refuse what one CPU cannot emulate faithfully: several devices on each of several hosts.
+def cpu_cannot_share_devices(plan: Plan) -> bool:
+    """Whether one process per host cannot emulate the plan's devices on the CPU.
 
-    The request runs one container per host, and TensorFlow's MultiWorkerMirroredStrategy
-    drives a single CPU device per worker, so the replicas would not match the plan.
+    TensorFlow's MultiWorkerMirroredStrategy drives a single CPU device per worker (its
+    local devices are the GPUs, else the one CPU), so several devices on each of several
+    hosts cannot live in one process per host. Keras on JAX and one-host jobs can.
     """
-    if plan.hosts > 1 and plan.devices_per_host > 1 and plan.runtime.keras_backend == "tensorflow":
+    return plan.hosts > 1 and plan.devices_per_host > 1 and plan.spec.training.keras_backend == "tensorflow"
+
+
+def _check_emulable(plan: Plan) -> None:
+    """Refuse what one CPU cannot emulate faithfully: the request runs one container per host."""
+    if cpu_cannot_share_devices(plan):
         raise SpecError(
             f"--emulate {plan.provider}: {plan.hosts} hosts × {plan.devices_per_host} devices cannot be "
             "emulated with TensorFlow on CPUs (MultiWorkerMirroredStrategy uses one CPU device per "
