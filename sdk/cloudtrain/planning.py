@@ -17,10 +17,8 @@ Example:
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from cloudtrain import catalog
@@ -462,18 +460,13 @@ def resolve_image(spec: JobSpec, provider: str, machine: catalog.Machine | None)
         return spec.image if spec.image != "auto" else "local"
     kind = catalog.accelerators()[machine.accelerator].kind if machine else "cpu"
     region = spec.sagemaker.region if provider == "sagemaker" else spec.vertex.region
-    for row in _image_rows():
+    for row in catalog.images():
         if row["provider"] == provider and row["kind"] == kind:
             return row["uri"].format(region=region)
     raise SpecError(
         f"image: auto has no maintained TensorFlow {kind.upper()} image on {RULES[provider].title}. "
         f"Build containers/{kind}.Dockerfile, push it, and set image: to its URI."
     )
-
-
-def _image_rows() -> list[dict[str, str]]:
-    with (Path(catalog.__file__).parent / "images.csv").open(newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def _human(seconds: int) -> str:

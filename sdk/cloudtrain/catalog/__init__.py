@@ -77,6 +77,12 @@ def accelerators() -> dict[str, Accelerator]:
     }
 
 
+@functools.cache
+def images() -> tuple[dict[str, str], ...]:
+    """Rows of ``images.csv``: the maintained image per provider and hardware kind."""
+    return tuple(_rows("images.csv"))
+
+
 def accelerator_names() -> list[str]:
     return list(accelerators())
 
