@@ -38,13 +38,14 @@ def test_plan_json_for_both_clouds(run_cli, example_job) -> None:
 
 def test_plan_table_is_readable(run_cli, example_job) -> None:
     result = run_cli("plan", str(example_job), "--provider", "vertex")
-    lines = dict(
+    rows = dict(
         line.split(None, 1)
         for line in result.out.splitlines()
         if not line.startswith(("global", "learning", "max ", "mixed"))
     )
-    assert lines["provider"].strip() == "vertex"
-    assert "MultiWorkerMirroredStrategy" in result.out
+    assert rows["provider"].strip() == "vertex"
+    assert rows["machine"].startswith("n1-standard-8 (8 vCPU, 30 GB, 1 × t4")
+    assert rows["strategy"].startswith("multi-worker: 2 hosts: MultiWorkerMirroredStrategy")
     assert "global batch     32 (16 per replica)" in result.out
 
 
