@@ -15,13 +15,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from cloudtrain import budget
 from cloudtrain import bundle as bundles
-from cloudtrain.planning import Plan, plan
-from cloudtrain.providers import Job, backend, backend_for_job, local
+from cloudtrain.planning import Plan
+from cloudtrain.providers import Job, Provider, registry
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
 from cloudtrain.throughput import Throughput
@@ -53,38 +52,38 @@ def bundle_cache() -> Path:
 
 @dataclass(frozen=True)
 class Submission:
-    """A job ready to send: the plan with its bundle URI, the packed code, the backend, the request."""
+    """A job ready to send: the plan with its bundle URI, the packed code, the provider, the request."""
 
     plan: Plan
     bundle: bundles.Bundle
-    backend: ModuleType
+    provider: Provider
     request: dict[str, Any]
 
     def send(self, clients: Any = None) -> Job:
-        """Create the job (the only network call); see the backend's ``submit``."""
-        return self.backend.submit(self.plan, self.request, self.bundle, clients=clients)
+        """Create the job (the only network call); see ``Provider.submit``."""
+        return self.provider.submit(self.plan, self.request, self.bundle, clients=clients)
 
 
-def prepare(
-    spec: JobSpec | str | os.PathLike[str],
-    provider: str | None = None,
-    *,
-    emulate: str | None = None,
-    fault: str | None = None,
-) -> Submission:
+def provider_for(provider: str | Provider | None, spec: JobSpec) -> Provider:
+    """A provider object: the one given, the one registered under a name, or the spec's."""
+    if provider is None or isinstance(provider, str):
+        return registry.get(provider or spec.provider)
+    return provider
+
+
+def prepare(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> Submission:
     """Plan, pack the code and render the request; nothing is contacted.
 
-    With ``emulate`` (local only) the plan is the emulated provider's and the local
-    backend runs its request; ``fault`` is added to a local request.
+    ``provider`` is a name, or a configured provider object such as
+    ``cloudtrain.providers.local.Local(emulate="vertex")``.
     """
     spec = as_spec(spec)
-    target = local.plan_provider(provider or spec.provider, emulate=emulate, fault=fault)
-    planned, packed = pack_code(plan(spec, target))
-    module = backend("local" if emulate else planned.provider)
-    return Submission(planned, packed, module, local.with_fault(module.render(planned), fault))
+    target = provider_for(provider, spec)
+    planned, packed = pack_code(target.plan(spec))
+    return Submission(planned, packed, target, target.render(planned))
 
 
-def render(spec: JobSpec | str | os.PathLike[str], provider: str | None = None) -> dict[str, Any]:
+def render(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> dict[str, Any]:
     """The exact request ``submit`` would send, without contacting anything.
 
     Example:
@@ -95,11 +94,9 @@ def render(spec: JobSpec | str | os.PathLike[str], provider: str | None = None) 
 
 def submit(
     spec: JobSpec | str | os.PathLike[str],
-    provider: str | None = None,
+    provider: str | Provider | None = None,
     *,
     clients: Any = None,
-    emulate: str | None = None,
-    fault: str | None = None,
     throughput: str | Throughput | None = None,
     force: bool = False,
 ) -> Job:
@@ -107,24 +104,24 @@ def submit(
 
     Args:
         spec: a JobSpec or the path of a job.yaml.
-        provider: ``local``, ``vertex`` or ``sagemaker``; default ``spec.provider``.
+        provider: a provider name (``cloudtrain.providers.names()``; default ``spec.provider``)
+            or a configured provider, e.g. ``Local(emulate="vertex", fault="worker:0@epoch:1")``
+            to run the Vertex request here and kill that replica once.
         clients: provider clients to use instead of the defaults (tests, custom transports).
-        emulate: local only: ``vertex`` or ``sagemaker`` runs that provider's request here.
-        fault: local only: ``worker:0@epoch:1`` makes that replica kill itself once.
         throughput: measured speed (``"1200@a100-40gb"`` or a throughput JSON path); with it a
-            cloud submit whose estimate exceeds ``limits.max_cost_usd`` is refused.
+            billed submit whose estimate exceeds ``limits.max_cost_usd`` is refused.
         force: submit even over the budget.
 
     Raises:
         BudgetError: the estimate exceeds ``limits.max_cost_usd`` and ``force`` is False.
     """
-    submission = prepare(spec, provider, emulate=emulate, fault=fault)
-    if not emulate:
+    submission = prepare(spec, provider)
+    if submission.provider.billed:
         budget.enforce_budget(budget.check_budget(submission.plan, throughput), force=force)
     return submission.send(clients)
 
 
 def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> Job:
     """Reconnect to a submitted job by the ID ``submit`` printed."""
-    module = backend(provider) if provider else backend_for_job(job_id)
-    return module.attach(job_id, clients=clients)
+    owner = registry.get(provider) if provider else registry.for_job(job_id)
+    return owner.attach(job_id, clients=clients)

@@ -86,9 +86,8 @@ def check_budget(
     settings = settings or CostSettings()
     work, _ = work_examples(planned.spec)
     measured = parse_throughput(throughput)
-    region = planned.spec.vertex.region if planned.provider == "vertex" else planned.spec.sagemaker.region
     shape = Shape(planned.provider, planned.machine, planned.hosts)
-    option = price_option(shape, region, planned.spot, Workload(work, measured, settings))
+    option = price_option(shape, planned.region, planned.spot, Workload(work, measured, settings))
     accelerator = planned.machine.accelerator
     return BudgetCheck(
         limit,

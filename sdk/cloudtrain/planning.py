@@ -19,44 +19,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog
 from cloudtrain.errors import SpecError
+from cloudtrain.providers import registry
 from cloudtrain.spec import JobSpec, RuntimeConfig
 
-PROVIDERS = ("local", "vertex", "sagemaker")
-
-
-@dataclass(frozen=True)
-class ProviderRules:
-    """What a provider accepts, as data; one checker turns violations into SpecErrors."""
-
-    title: str
-    schemes: tuple[str, ...]
-    max_runtime_s: int
-    max_runtime_field: str
-    unsupported: dict[str, str]
-
-
-RULES: dict[str, ProviderRules] = {
-    "vertex": ProviderRules(
-        title="Vertex AI",
-        schemes=("gs://",),
-        # Scheduling.timeout defaults to 7 days, the longest FLEX_START accepts (vertex.md §1.1, §4.4).
-        max_runtime_s=7 * 86400,
-        max_runtime_field="Scheduling.timeout",
-        unsupported={},
-    ),
-    "sagemaker": ProviderRules(
-        title="SageMaker",
-        schemes=("s3://",),
-        # MaxRuntimeInSeconds: "The maximum value is 28 days" (CreateTrainingJob API reference).
-        max_runtime_s=28 * 86400,
-        max_runtime_field="StoppingCondition.MaxRuntimeInSeconds",
-        unsupported={"tpu": "SageMaker has no TPUs; use --provider vertex"},
-    ),
-}
+if TYPE_CHECKING:
+    from cloudtrain.providers.base import Provider
 
 
 @dataclass(frozen=True)
@@ -77,6 +48,7 @@ class Plan:
 
     provider: str
     spec: JobSpec
+    region: str
     machine: catalog.Machine | None
     hosts: int
     devices_per_host: int
@@ -148,6 +120,7 @@ class Plan:
         return {
             "name": self.name,
             "provider": self.provider,
+            "region": self.region,
             "machine": asdict(self.machine) if self.machine else None,
             "hosts": self.hosts,
             "devices_per_host": self.devices_per_host,
@@ -188,119 +161,64 @@ def plan(spec: JobSpec, provider: str | None = None) -> Plan:
     Raises:
         SpecError: with one message per problem when the spec cannot run on the provider.
     """
-    provider = provider or spec.provider
-    if provider not in PROVIDERS:
-        from cloudtrain.errors import did_you_mean
-
-        raise SpecError(f"Unknown provider {provider!r}.{did_you_mean(provider, PROVIDERS)}")
-    problems = _provider_problems(spec, provider)
+    target = registry.get(provider or spec.provider)
+    problems = _provider_problems(spec, target)
     machine = None
     kind = catalog.accelerators()[spec.resources.accelerator].kind
-    if provider != "local" and kind not in RULES[provider].unsupported:
-        machine, machine_problems = _machine(spec, provider)
+    if target.machine_catalog and kind not in target.unsupported:
+        machine, machine_problems = _machine(spec, target)
         problems += machine_problems
     if problems:
         raise SpecError(problems)
-    return _resolve(spec, provider, machine)
+    return _resolve(spec, target, machine)
 
 
-def _provider_problems(spec: JobSpec, provider: str) -> list[str]:
-    if provider == "local":
-        if catalog.accelerators()[spec.resources.accelerator].kind == "tpu":
-            return [
-                "resources.accelerator: TPUs cannot be emulated by the local provider; use --provider vertex."
-            ]
-        return []
-    rules = RULES[provider]
-    res = spec.resources
-    accel = catalog.accelerators()[res.accelerator]
+def _provider_problems(spec: JobSpec, provider: Provider) -> list[str]:
+    """What the provider's facts rule out (storage schemes, runtime, hardware), then its own checks."""
+    kind = catalog.accelerators()[spec.resources.accelerator].kind
     problems = []
-    if accel.kind in rules.unsupported:
-        problems.append(f"resources.accelerator: {rules.unsupported[accel.kind]}.")
-    root = spec.storage_root(provider)
-    if not root.startswith(rules.schemes):
-        scheme = rules.schemes[0]
-        problems.append(
-            f"storage.root: {root!r} cannot be used on {rules.title}, which needs a {scheme} URI. "
-            f"Set {provider}.storage_root (or storage.root) to {scheme}BUCKET/path."
-        )
-    for channel, uri in spec.data.items():
-        if not uri.startswith(rules.schemes):
-            problems.append(
-                f"data.{channel}: {uri!r} cannot be read on {rules.title}; use a {rules.schemes[0]} URI."
-            )
-    if spec.limits.max_runtime > rules.max_runtime_s:
-        days = rules.max_runtime_s // 86400
-        kind = "spot training" if res.spot else "training"
+    if kind in provider.unsupported:
+        problems.append(f"resources.accelerator: {provider.unsupported[kind]}.")
+    if provider.schemes:
+        problems += _scheme_problems(spec, provider)
+    limit = provider.max_runtime_s
+    if limit is not None and spec.limits.max_runtime > limit:
+        days = limit // 86400
+        what = "spot training" if spec.resources.spot else "training"
         problems.append(
             f"limits.max_runtime: {_human(spec.limits.max_runtime)} exceeds the {days}-day maximum "
-            f"for {kind} on {rules.title} ({rules.max_runtime_field}). "
+            f"for {what} on {provider.title} ({provider.max_runtime_field}). "
             f"Set limits.max_runtime to {days}d or less."
         )
-    if provider == "vertex":
-        problems += _vertex_problems(spec)
-    if provider == "sagemaker" and spec.sagemaker.role is None:
-        problems.append(
-            "sagemaker.role is required on SageMaker. Set it to the ARN of the role the job runs as, "
-            "e.g. arn:aws:iam::123456789012:role/SageMakerTraining."
-        )
-    return problems
+    return problems + provider.check(spec)
 
 
-def _vertex_problems(spec: JobSpec) -> list[str]:
-    res, vertex = spec.resources, spec.vertex
+def _scheme_problems(spec: JobSpec, provider: Provider) -> list[str]:
     problems = []
-    if catalog.accelerators()[res.accelerator].kind == "tpu":
-        if res.hosts > 1:
-            problems.append(
-                f"resources.hosts: TPU jobs on Vertex AI run as one worker pool with one replica, "
-                f"but resources.hosts={res.hosts}. Set resources.hosts: 1 and choose the slice "
-                f"size with resources.per_host (chips)."
-            )
-        if res.spot and res.per_host > 8:
-            problems.append("resources.spot: Vertex AI does not support Spot VMs with TPU Pods.")
-    problems += _flex_start_problems(spec)
-    if vertex.tensorboard and not vertex.service_account:
+    scheme = provider.schemes[0]
+    root = provider.storage_root(spec)
+    if not root.startswith(provider.schemes):
         problems.append(
-            "vertex.tensorboard needs vertex.service_account: Vertex AI refuses TensorBoard uploads "
-            "without one. Set vertex.service_account."
+            f"storage.root: {root!r} cannot be used on {provider.title}, which needs a {scheme} URI. "
+            f"Set {provider.name}.storage_root (or storage.root) to {scheme}BUCKET/path."
         )
-    if vertex.project is None:
-        problems.append("vertex.project is required on Vertex AI. Set it to your Google Cloud project ID.")
+    for channel, uri in spec.data.items():
+        if not uri.startswith(provider.schemes):
+            problems.append(
+                f"data.{channel}: {uri!r} cannot be read on {provider.title}; use a {scheme} URI."
+            )
     return problems
 
 
-# Dynamic Workload Scheduler serves these GPUs only (reference/vertex.md §4.4, schedule-jobs-dws).
-FLEX_START_ACCELERATORS = ("l4", "a100-40gb", "a100-80gb", "h100-80gb", "h200-141gb")
-
-
-def _flex_start_problems(spec: JobSpec) -> list[str]:
-    vertex, res = spec.vertex, spec.resources
-    if not vertex.flex_start:
-        if vertex.max_wait is not None:
-            return [
-                "vertex.max_wait only applies with vertex.flex_start: true. Remove it, or set flex_start."
-            ]
-        return []
-    if res.spot:
-        return ["vertex.flex_start and resources.spot are two different schedulers. Choose one."]
-    if res.accelerator not in FLEX_START_ACCELERATORS:
-        return [
-            f"vertex.flex_start: Dynamic Workload Scheduler does not serve {res.accelerator}. "
-            f"Use one of {', '.join(FLEX_START_ACCELERATORS)}, or set flex_start: false."
-        ]
-    return []
-
-
-def _machine(spec: JobSpec, provider: str) -> tuple[catalog.Machine | None, list[str]]:
+def _machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None, list[str]]:
     res = spec.resources
-    machine = catalog.machine_for(provider, res.accelerator, res.per_host)
+    machine = catalog.machine_for(provider.name, res.accelerator, res.per_host)
     if machine is not None:
         return machine, []
-    counts = catalog.device_counts(provider, res.accelerator)
-    title = RULES[provider].title
+    counts = catalog.device_counts(provider.name, res.accelerator)
+    title = provider.title
     if not counts:
-        offered = sorted({m.accelerator for m in catalog.machines(provider)})
+        offered = sorted({m.accelerator for m in catalog.machines(provider.name)})
         return None, [
             f"resources.accelerator: {res.accelerator!r} is not offered on {title}. "
             f"Choose one of: {', '.join(offered)}."
@@ -308,11 +226,11 @@ def _machine(spec: JobSpec, provider: str) -> tuple[catalog.Machine | None, list
     kind = "chip" if catalog.accelerators()[res.accelerator].kind == "tpu" else "GPU"
     return None, [
         f"resources.per_host: {res.per_host} is not a valid {kind} count for {res.accelerator} "
-        f"on {provider} ({', '.join(map(str, counts))})."
+        f"on {provider.name} ({', '.join(map(str, counts))})."
     ]
 
 
-def _resolve(spec: JobSpec, provider: str, machine: catalog.Machine | None) -> Plan:
+def _resolve(spec: JobSpec, provider: Provider, machine: catalog.Machine | None) -> Plan:
     res, training = spec.resources, spec.training
     devices = machine.devices if machine else res.per_host
     replicas = res.hosts * devices
@@ -323,11 +241,13 @@ def _resolve(spec: JobSpec, provider: str, machine: catalog.Machine | None) -> P
     scaled = scale_learning_rate(lr.base, replicas, lr.scaling)
     steps = _steps_per_epoch(spec, global_batch)
     warmup = math.ceil(lr.warmup_epochs * steps) if steps and lr.warmup_epochs else None
-    storage = storage_paths(spec.storage_root(provider))
+    storage = storage_paths(provider.storage_root(spec))
     precision = mixed_precision(training.mixed_precision, res.accelerator if machine else "cpu")
+    region = provider.region(spec)
     return Plan(
-        provider=provider,
+        provider=provider.name,
         spec=spec,
+        region=region,
         machine=machine,
         hosts=res.hosts,
         devices_per_host=devices,
@@ -343,7 +263,7 @@ def _resolve(spec: JobSpec, provider: str, machine: catalog.Machine | None) -> P
         strategy_reason=reason,
         mixed_precision=precision,
         storage=storage,
-        image=resolve_image(spec, provider, machine),
+        image=resolve_image(spec, provider, region, machine),
     )
 
 
@@ -454,17 +374,16 @@ def storage_paths(root: str) -> StoragePaths:
     )
 
 
-def resolve_image(spec: JobSpec, provider: str, machine: catalog.Machine | None) -> str:
+def resolve_image(spec: JobSpec, provider: Provider, region: str, machine: catalog.Machine | None) -> str:
     """The container image: the spec's URI, or for ``auto`` the catalog's image for this hardware."""
-    if spec.image != "auto" or provider == "local":
+    if spec.image != "auto" or not provider.machine_catalog:
         return spec.image if spec.image != "auto" else "local"
     kind = catalog.accelerators()[machine.accelerator].kind if machine else "cpu"
-    region = spec.sagemaker.region if provider == "sagemaker" else spec.vertex.region
     for row in catalog.images():
-        if row["provider"] == provider and row["kind"] == kind:
+        if row["provider"] == provider.name and row["kind"] == kind:
             return row["uri"].format(region=region)
     raise SpecError(
-        f"image: auto has no maintained TensorFlow {kind.upper()} image on {RULES[provider].title}. "
+        f"image: auto has no maintained TensorFlow {kind.upper()} image on {provider.title}. "
         f"Build containers/{kind}.Dockerfile, push it, and set image: to its URI."
     )
 

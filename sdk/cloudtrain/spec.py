@@ -27,7 +27,6 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-Provider = Literal["local", "vertex", "sagemaker"]
 Strategy = Literal[
     "auto",
     "one-device",
@@ -271,7 +270,7 @@ class JobSpec(_Section):
     """One training job, provider-neutral. Load it with ``load_spec`` or build it in Python."""
 
     name: str = Field(..., description="Job name: lowercase letters, digits and '-', 2-63 characters.")
-    provider: Provider = Field("local", description="Default provider; --provider overrides.")
+    provider: str = Field("local", description="Default provider; --provider overrides.")
     code: Code
     image: str = Field("auto", description="Container image URI, or auto for cloudtrain's image.")
     resources: Resources = Field(default_factory=Resources)
@@ -295,6 +294,20 @@ class JobSpec(_Section):
                 "job_name",
                 "{value} is not a valid job name; use 2-63 lowercase letters, digits and '-', starting with a letter",
                 {"value": repr(value)},
+            )
+        return value
+
+    @field_validator("provider")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        from cloudtrain.errors import did_you_mean
+        from cloudtrain.providers import registry
+
+        if value not in registry.BUILTIN and value not in registry.names():
+            raise PydanticCustomError(
+                "provider",
+                "{value} is not valid.{hint}",
+                {"value": repr(value), "hint": did_you_mean(value, registry.names())},
             )
         return value
 
@@ -329,12 +342,9 @@ class JobSpec(_Section):
 
     def storage_root(self, provider: str) -> str:
         """The storage root used on ``provider``: its section's override, else storage.root."""
-        sections: dict[str, VertexSettings | SageMakerSettings] = {
-            "vertex": self.vertex,
-            "sagemaker": self.sagemaker,
-        }
-        section = sections.get(provider)
-        return (section.storage_root if section else None) or self.storage.root
+        from cloudtrain.providers import registry
+
+        return registry.get(provider).storage_root(self)
 
     @model_validator(mode="after")
     def _consistent(self) -> JobSpec:

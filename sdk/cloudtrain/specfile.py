@@ -185,6 +185,7 @@ _OWN_MESSAGES = {
     "env_key",
     "job_name",
     "layout_map",
+    "provider",
     "role_arn",
     "secret_env",
     "storage_root",

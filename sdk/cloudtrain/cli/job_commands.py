@@ -9,10 +9,10 @@ import click
 
 from cloudtrain import api
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
-from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, spec_options
+from cloudtrain.cli.options import PROVIDER_CHOICE, RegistryChoice, json_option, spec_options
 from cloudtrain.cli.spec_commands import summary
 from cloudtrain.errors import CloudtrainError
-from cloudtrain.providers import Job, JobStatus
+from cloudtrain.providers import Job, JobStatus, Provider
 from cloudtrain.specfile import load_spec
 
 provider_option = click.option(
@@ -22,6 +22,23 @@ provider_option = click.option(
     default=None,
     help="Provider of the job. Default: inferred from the ID.",
 )
+
+
+def _target(name: str, *, emulate: str | None, fault: str | None) -> str | Provider:
+    """The provider to submit to: a name, or the local provider configured with --emulate/--fault."""
+    if not (emulate or fault):
+        return name
+    from cloudtrain.providers import local
+
+    local.check_options(name, emulate=emulate, fault=fault)
+    return local.Local(emulate=emulate, fault=fault)
+
+
+def emulable() -> tuple[str, ...]:
+    """The providers ``--emulate`` accepts, asked of the local provider when first needed."""
+    from cloudtrain.providers.local.emulate import emulable as names
+
+    return names()
 
 
 @click.command("render")
@@ -50,7 +67,7 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...]) -
 )
 @click.option(
     "--emulate",
-    type=click.Choice(["vertex", "sagemaker"]),
+    type=RegistryChoice(emulable),
     default=None,
     help="With --provider local: render that provider's request and run it here, as it would.",
 )
@@ -88,8 +105,9 @@ def submit_command(
       cloudtrain submit job.yaml --emulate vertex --fault worker:0@epoch:1
       cloudtrain submit job.yaml --provider vertex --throughput 1200@a100-40gb   budget-checked
     """
-    submission = api.prepare(load_spec(job, overrides), provider, emulate=emulate, fault=fault)
-    if not emulate:
+    spec = load_spec(job, overrides)
+    submission = api.prepare(spec, _target(provider or spec.provider, emulate=emulate, fault=fault))
+    if submission.provider.billed:
         budget_guard(submission.plan, throughput, dry_run=dry_run, force=force)
     if dry_run:
         packed = submission.bundle

@@ -9,7 +9,34 @@ import click
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-PROVIDER_CHOICE = click.Choice(["local", "vertex", "sagemaker"])
+
+class RegistryChoice(click.Choice):
+    """A choice of provider names, read from the registry when first needed, not at import.
+
+    Reading it at import would load every provider (and scan installed packages for
+    entry points) for ``cloudtrain --help``.
+    """
+
+    def __init__(self, names: Callable[[], tuple[str, ...]]) -> None:
+        super().__init__(())
+        self._names = names
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return self._names()
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        """click's ``__init__`` assigns the choices; the registry owns them."""
+
+
+def _all_providers() -> tuple[str, ...]:
+    from cloudtrain.providers import registry
+
+    return registry.names()
+
+
+PROVIDER_CHOICE = RegistryChoice(_all_providers)
 
 
 def spec_options(func: F) -> F:

@@ -168,12 +168,14 @@ def test_emulate_and_fault_need_the_local_provider(
     provider: str, emulate: str | None, fault: str | None, message: str
 ) -> None:
     with pytest.raises(SpecError, match=message):
-        local.plan_provider(provider, emulate=emulate, fault=fault)
+        local.check_options(provider, emulate=emulate, fault=fault)
+        local.Local(emulate=emulate, fault=fault)
 
 
-def test_plan_provider_is_the_emulated_one() -> None:
-    assert local.plan_provider("local", emulate="vertex") == "vertex"
-    assert local.plan_provider("local") == "local"
+def test_an_emulating_local_provider_plans_for_the_emulated_one(example_job: Path) -> None:
+    spec = load_spec(str(example_job), ("vertex.project=p", "storage.root=gs://bucket/x"))
+    assert local.Local(emulate="vertex").plan(spec).provider == "vertex"
+    assert local.Local().plan(spec).provider == "local"
 
 
 def test_submit_dry_run_with_emulate_prints_the_local_request_for_that_provider(example_job: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cloudtrain.providers import local_hosts
+from cloudtrain.providers.local import hosts as local_hosts
 
 
 def _replica(tmp_path: Path, name: str = "algo-1") -> dict[str, Any]:

@@ -26,8 +26,8 @@ from cloudtrain.cli import cli
 from cloudtrain.errors import ProviderError
 from cloudtrain.planning import plan
 from cloudtrain.providers import local
-from cloudtrain.providers.local_job import LocalJob, is_running
-from cloudtrain.providers.local_launcher import first_failure
+from cloudtrain.providers.local.job import LocalJob, is_running
+from cloudtrain.providers.local.launcher import first_failure
 from cloudtrain.spec import JobSpec
 
 pytestmark = pytest.mark.timeout(120)
@@ -65,7 +65,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def stop_runs(home: Path) -> None:
     """Cancel whatever a failing test left running, so no replica outlives its test."""
     for run in sorted((home / "runs").glob("*")):
-        job = local.attach(f"local:{run.name}")
+        job = local.provider.attach(f"local:{run.name}")
         job.cancel()
         job.wait(poll_s=0.2)
 
@@ -89,7 +89,7 @@ def _submit(
         replica["argv"] = [sys.executable, str(project / "replica.py")]
         replica["env"].update(env or {})
     request["max_restarts"] = max_restarts
-    return local.submit(planned, request, packed)
+    return local.provider.submit(planned, request, packed)
 
 
 def test_a_run_streams_prefixed_lines_and_ends_succeeded(tmp_path: Path, home: Path) -> None:
@@ -149,7 +149,7 @@ def test_a_replica_that_exits_with_an_error_fails_the_job_without_a_restart(
 def test_cancel_from_another_handle_stops_every_replica(tmp_path: Path, home: Path) -> None:
     job = _submit(tmp_path, env={"MODE": "hang"})
     pids = _replica_pids(job, count=2)
-    local.attach(job.id).cancel()
+    local.provider.attach(job.id).cancel()
     final = job.wait(poll_s=0.2)
     assert final.state == "cancelled"
     for pid in pids:
@@ -200,7 +200,7 @@ def test_status_and_logs_work_from_the_cli_by_id(tmp_path: Path, home: Path) -> 
 
 def test_attach_to_an_unknown_run_names_the_folder_it_looked_in(home: Path) -> None:
     with pytest.raises(ProviderError, match=r"No local run 'local:nope' under .*runs"):
-        local.attach("local:nope")
+        local.provider.attach("local:nope")
 
 
 def test_a_death_by_signal_is_blamed_before_the_error_exit_it_caused() -> None:

@@ -25,7 +25,7 @@ import pytest
 from test_local_launcher import RUN_RECORDS, stop_runs
 
 from cloudtrain import api
-from cloudtrain.providers.local_job import LocalJob
+from cloudtrain.providers.local.job import LocalJob
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600)]
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from cloudtrain.providers import sagemaker_job
+from cloudtrain.providers.sagemaker import job as sagemaker_job
 
 
 def described(primary: str, secondary: str, **extra: Any) -> dict[str, Any]:

@@ -18,7 +18,9 @@ from fakes import sagemaker_model
 from cloudtrain import container
 from cloudtrain.errors import SpecError
 from cloudtrain.planning import Plan, plan
-from cloudtrain.providers import s3, sagemaker
+from cloudtrain.providers import sagemaker
+from cloudtrain.providers.sagemaker import upload as s3
+from cloudtrain.providers.sagemaker.render import MAX_ARGUMENT, stopping_condition
 from cloudtrain.specfile import load_spec
 from cloudtrain_runtime.config import join_pieces
 
@@ -115,7 +117,7 @@ def test_request_fields_come_from_the_plan() -> None:
     ],
 )
 def test_stopping_condition(runtime: int, spot: bool, expected: dict[str, int]) -> None:
-    assert sagemaker.stopping_condition(runtime, spot=spot) == expected
+    assert stopping_condition(runtime, spot=spot) == expected
 
 
 def test_data_channels_and_vpc_and_tags() -> None:
@@ -183,7 +185,7 @@ def test_rendered_bootstrap_runs_in_a_real_process(tmp_path: Path) -> None:
     """The entrypoint + arguments SageMaker would exec unpack the bundle and start the runtime."""
     request = sagemaker.render(planned())
     algorithm = request["AlgorithmSpecification"]
-    assert all(len(arg) <= sagemaker.MAX_ARGUMENT for arg in algorithm["ContainerArguments"])
+    assert all(len(arg) <= MAX_ARGUMENT for arg in algorithm["ContainerArguments"])
     bundle_path = tmp_path / request["Environment"][container.BUNDLE_ENV].lstrip("/")
     bundle_path.parent.mkdir(parents=True)
     _write_bundle_with_stub_runtime(bundle_path, tmp_path / "argv.json")

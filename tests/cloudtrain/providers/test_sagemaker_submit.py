@@ -18,9 +18,10 @@ from fakes.sagemaker_service import SPOT_SCRIPT
 from cloudtrain import api
 from cloudtrain.errors import CredentialsError, ProviderError
 from cloudtrain.planning import plan
-from cloudtrain.providers import s3, sagemaker
-from cloudtrain.providers.sagemaker_aws import AwsClients
-from cloudtrain.providers.sagemaker_job import STOP_TAG, SageMakerJob
+from cloudtrain.providers import sagemaker
+from cloudtrain.providers.sagemaker import upload as s3
+from cloudtrain.providers.sagemaker.clients import AwsClients
+from cloudtrain.providers.sagemaker.job import STOP_TAG, SageMakerJob
 from cloudtrain.specfile import load_spec
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml"

@@ -9,7 +9,7 @@ from fakes.vertex_fixtures import BUCKET, fake_gcs_fixture  # noqa: F401  (fixtu
 from google.cloud import storage
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers import gcs
+from cloudtrain.providers.vertex import upload as gcs
 
 pytestmark = pytest.mark.usefixtures("fake_gcs")
 

@@ -22,8 +22,10 @@ import cloudtrain
 from cloudtrain import api
 from cloudtrain.errors import CredentialsError, ProviderError
 from cloudtrain.planning import plan
-from cloudtrain.providers import JobStatus, gcs, vertex, vertex_logs
-from cloudtrain.providers.vertex_errors import ATTEMPTS
+from cloudtrain.providers import JobStatus, vertex
+from cloudtrain.providers.vertex import logs as vertex_logs
+from cloudtrain.providers.vertex import upload as gcs
+from cloudtrain.providers.vertex.clients import ATTEMPTS
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"

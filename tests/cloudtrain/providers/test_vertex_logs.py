@@ -14,7 +14,8 @@ from google.protobuf import json_format
 from cloudtrain import api
 from cloudtrain.errors import ProviderError
 from cloudtrain.planning import plan
-from cloudtrain.providers import vertex, vertex_logs
+from cloudtrain.providers import vertex
+from cloudtrain.providers.vertex import logs as vertex_logs
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml"
 PARENT = "projects/my-project/locations/us-central1"

@@ -18,8 +18,8 @@ from botocore.config import Config
 from fakes.sagemaker_service import FakeSageMaker
 from moto.server import ThreadedMotoServer
 
-from cloudtrain.providers.sagemaker_aws import AwsClients
-from cloudtrain.providers.sagemaker_job import LOG_GROUP
+from cloudtrain.providers.sagemaker.clients import AwsClients
+from cloudtrain.providers.sagemaker.job import LOG_GROUP
 
 REGION = "us-east-1"
 BUCKET = "my-bucket"

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from cloudtrain.providers import local_hosts
-from cloudtrain.providers.local_job import REPLICAS_FILE
+from cloudtrain.providers.local import hosts as local_hosts
+from cloudtrain.providers.local.job import REPLICAS_FILE
 
 POLL_S = 0.1
 # Seconds the survivors of a failure get before SIGKILL (see ``stop``); TF itself would

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from cloudtrain.providers import JobStatus, poll_until_done
-from cloudtrain.providers.sagemaker_aws import AwsCallError, AwsClients
+from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 STOP_TAG = "cloudtrain:stop-requested"

@@ -14,11 +14,11 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from cloudtrain.errors import SpecError
-from cloudtrain.providers.sagemaker_aws import AwsCallError
+from cloudtrain.providers.sagemaker.clients import AwsCallError
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
-    from cloudtrain.providers.sagemaker_aws import AwsClients
+    from cloudtrain.providers.sagemaker.clients import AwsClients
 
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 _S3_URI = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.+)$")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.errors import CredentialsError, ProviderError, require
-from cloudtrain.providers.vertex_errors import ADC_FIX, with_retries
+from cloudtrain.providers.vertex.clients import ADC_FIX, with_retries
 
 # Below this size an upload takes a moment and a progress bar would only flicker.
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024

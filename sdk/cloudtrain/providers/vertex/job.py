@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import CredentialsError, ProviderError, require
 from cloudtrain.providers import JobStatus, poll_until_done
-from cloudtrain.providers.vertex_errors import ADC_FIX, with_retries
+from cloudtrain.providers.vertex.clients import ADC_FIX, with_retries
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
@@ -70,7 +70,7 @@ class VertexClients:
 
     def storage_client(self, project: str | None) -> Any:
         if self.storage is None:
-            from cloudtrain.providers import gcs
+            from cloudtrain.providers.vertex import upload as gcs
 
             self.storage = gcs.client(project)
         return self.storage
@@ -131,7 +131,7 @@ def submit(
     Returns:
         A handle on the new job, or on the earlier job created from the same request.
     """
-    from cloudtrain.providers import gcs
+    from cloudtrain.providers.vertex import upload as gcs
 
     clients = clients or VertexClients()
     vertex = plan.spec.vertex
@@ -216,7 +216,7 @@ class VertexJob:
 
     def logs(self, follow: bool = False) -> Iterator[str]:
         """The job's Cloud Logging entries, one line each, prefixed by replica (``[chief-0]``)."""
-        from cloudtrain.providers import vertex_logs
+        from cloudtrain.providers.vertex import logs as vertex_logs
 
         reader = vertex_logs.LogReader.create(self._get(), self._clients)
         return reader.lines(follow=follow, is_done=lambda: self.status().done, sleep=self._clients.sleep)

@@ -48,9 +48,9 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import container
 from cloudtrain.errors import ProviderError, SpecError
-from cloudtrain.providers import s3
-from cloudtrain.providers.sagemaker_aws import AwsCallError, AwsClients
-from cloudtrain.providers.sagemaker_job import SageMakerJob
+from cloudtrain.providers.sagemaker import upload as s3
+from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
+from cloudtrain.providers.sagemaker.job import SageMakerJob
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cloudtrain.errors import CredentialsError
-from cloudtrain.providers.vertex_errors import ADC_FIX, with_retries
-from cloudtrain.providers.vertex_jobs import JOB_ID, VertexClients
+from cloudtrain.providers.vertex.clients import ADC_FIX, with_retries
+from cloudtrain.providers.vertex.job import JOB_ID, VertexClients
 
 LOGGING_ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT"
 LOGGING_URL = "https://logging.googleapis.com"

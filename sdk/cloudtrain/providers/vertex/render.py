@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import container
 from cloudtrain.errors import ProviderError, SpecError
-from cloudtrain.providers.vertex_jobs import REQUEST_LABEL, VertexClients, VertexJob, attach, owns, submit
+from cloudtrain.providers.vertex.job import REQUEST_LABEL, VertexClients, VertexJob, attach, owns, submit
 
 if TYPE_CHECKING:
     from cloudtrain.catalog import Machine

@@ -1,0 +1,158 @@
+"""What every provider is: the ``Provider`` protocol, the ``Job`` handle and neutral job states.
+
+A provider is one object (``cloudtrain.providers.<name>.provider`` for the built-ins, an
+entry point in the ``cloudtrain.providers`` group for a third-party package) that
+carries its facts as attributes and its behaviour as methods. The rest of cloudtrain
+(planning, the CLI, the cost table, the plot, the price refresh) asks the registry for
+providers and never names one.
+
+``render(plan) -> dict`` is pure: the exact request body, golden-tested and printed by
+``--dry-run``. ``submit(plan, request, bundle)`` is the only place a job is created.
+``attach(job_id)`` reconnects to a job for ``status``/``logs``/``cancel``; ``owns(job_id)``
+says whether an ID belongs to the provider, so ``cloudtrain status ID`` needs no
+``--provider``. Cloud SDKs are imported inside those methods only, so asking the
+registry for a provider is cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cloudtrain.bundle import Bundle
+    from cloudtrain.planning import Plan
+    from cloudtrain.spec import JobSpec
+
+# Neutral job states, shared by every provider's Job.status().
+TERMINAL_STATES = ("succeeded", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """A job's state in neutral words, the provider's own word, and a detail line."""
+
+    state: str
+    provider_state: str
+    detail: str = ""
+
+    @property
+    def done(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+class Job(Protocol):
+    """A submitted job, whatever the provider."""
+
+    id: str
+    provider: str
+    request: dict[str, Any] | None
+
+    def status(self) -> JobStatus: ...
+
+    def logs(self, follow: bool = False) -> Iterator[str]: ...
+
+    def cancel(self) -> None: ...
+
+    def wait(
+        self, poll_s: float = 30.0, on_status: Callable[[JobStatus], None] | None = None
+    ) -> JobStatus: ...
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A place where jobs run: its facts as attributes, its work as methods.
+
+    Attributes:
+        name: the word users type after ``--provider``.
+        title: the provider's own name, for messages ("Vertex AI").
+        schemes: URI schemes its jobs can read and write (``("gs://",)``); empty for a
+            provider that uses local paths.
+        machine_catalog: whether machine shapes come from the catalog's ``machines.csv``
+            (False: the job runs on this machine, whatever it is).
+        billed: whether running a job costs money (the budget guard applies).
+        max_runtime_s: the longest job the provider accepts (None: no limit), and
+            ``max_runtime_field`` the request field that says so.
+        unsupported: accelerator kinds it cannot run, each with the fix.
+        catalog_dir: a folder of extra catalog rows (``machines.csv``, ``prices.csv``,
+            ``images.csv``) shipped with a third-party provider, or None.
+        color: the colour of its points in ``cost --plot``.
+    """
+
+    # Read-only properties, so a plain class attribute (``billed = True``) satisfies them.
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def schemes(self) -> tuple[str, ...]: ...
+    @property
+    def machine_catalog(self) -> bool: ...
+    @property
+    def billed(self) -> bool: ...
+    @property
+    def max_runtime_s(self) -> int | None: ...
+    @property
+    def max_runtime_field(self) -> str: ...
+    @property
+    def unsupported(self) -> Mapping[str, str]: ...
+    @property
+    def catalog_dir(self) -> Path | None: ...
+    @property
+    def color(self) -> str: ...
+
+    def region(self, spec: JobSpec) -> str:
+        """The region the job runs in (``"local"`` where there is none)."""
+        ...
+
+    def storage_root(self, spec: JobSpec) -> str:
+        """Where the job's backups, logs and model live on this provider."""
+        ...
+
+    def check(self, spec: JobSpec) -> list[str]:
+        """Problems that stop ``spec`` from running here, one message per problem (field first)."""
+        ...
+
+    def plan(self, spec: JobSpec) -> Plan:
+        """``spec`` resolved for this provider (``cloudtrain.planning.plan`` does the work)."""
+        ...
+
+    def render(self, plan: Plan) -> dict[str, Any]:
+        """The exact request ``submit`` sends for ``plan``: pure and deterministic."""
+        ...
+
+    def submit(self, plan: Plan, request: dict[str, Any], bundle: Bundle, *, clients: Any = None) -> Job:
+        """Upload the code once and create the job; the only call that creates anything."""
+        ...
+
+    def attach(self, job_id: str, *, clients: Any = None) -> Job:
+        """The handle of a job this provider created."""
+        ...
+
+    def owns(self, job_id: str) -> bool:
+        """Whether ``job_id`` is one of this provider's job IDs."""
+        ...
+
+
+def poll_until_done(
+    status: Callable[[], JobStatus],
+    sleep: Callable[[float], None],
+    poll_s: float,
+    on_status: Callable[[JobStatus], None] | None = None,
+) -> JobStatus:
+    """``Job.wait`` for any provider: poll ``status`` every ``poll_s`` until it is terminal.
+
+    ``on_status`` sees the first status and then every change, not every poll.
+    """
+    last = None
+    while True:
+        current = status()
+        if on_status is not None and current != last:
+            on_status(current)
+        if current.done:
+            return current
+        last = current
+        sleep(poll_s)

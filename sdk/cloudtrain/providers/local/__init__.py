@@ -1,0 +1,106 @@
+"""The local provider, the embedded default: the same job on this machine, one process per host.
+
+``Local()`` runs the local request; ``Local(emulate="vertex")`` plans for that provider,
+renders its real request and runs it here with the environment that provider gives each
+replica; ``fault="worker:0@epoch:1"`` makes that replica kill itself once, to watch the
+restart recover. These options belong to this provider alone: they reach it as a
+configured provider object, never through the neutral submit path.
+
+Example:
+>>> provider.name, provider.billed
+('local', False)
+>>> Local(emulate="vertex").plans_for
+'vertex'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from cloudtrain import planning
+from cloudtrain.errors import SpecError
+from cloudtrain.providers.local import run
+from cloudtrain.providers.local.emulate import emulator
+from cloudtrain.providers.local.job import LocalJob
+from cloudtrain.providers.local.render import MAX_RESTARTS, render, with_fault
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cloudtrain.bundle import Bundle
+    from cloudtrain.planning import Plan
+    from cloudtrain.providers.base import Provider
+    from cloudtrain.spec import JobSpec
+
+__all__ = ["MAX_RESTARTS", "Local", "LocalJob", "provider"]
+
+
+class Local:
+    """This machine as a provider: free, no region, any accelerator but TPUs."""
+
+    name = "local"
+    title = "this machine"
+    schemes: tuple[str, ...] = ()
+    machine_catalog = False
+    billed = False
+    max_runtime_s = None
+    max_runtime_field = ""
+    unsupported: Mapping[str, str] = MappingProxyType(
+        {"tpu": "TPUs cannot be emulated by the local provider; use --provider vertex"}
+    )
+    catalog_dir: Path | None = None
+    color = "#5f6368"
+
+    def __init__(self, *, emulate: str | None = None, fault: str | None = None) -> None:
+        self.emulate = emulate
+        self.fault = fault
+        with_fault({}, fault)  # a bad fault is refused before anything is planned
+        if emulate is not None:
+            emulator(emulate)
+
+    @property
+    def plans_for(self) -> str:
+        """The provider whose plan this runs: the emulated one, else local."""
+        return self.emulate or self.name
+
+    def __repr__(self) -> str:
+        return f"Local(emulate={self.emulate!r}, fault={self.fault!r})"
+
+    def region(self, spec: JobSpec) -> str:
+        return "local"
+
+    def storage_root(self, spec: JobSpec) -> str:
+        return spec.storage.root
+
+    def check(self, spec: JobSpec) -> list[str]:
+        return []
+
+    def plan(self, spec: JobSpec) -> Plan:
+        return planning.plan(spec, self.plans_for)
+
+    def render(self, plan: Plan) -> dict[str, Any]:
+        return with_fault(render(plan), self.fault)
+
+    def submit(self, plan: Plan, request: dict[str, Any], bundle: Bundle, *, clients: Any = None) -> LocalJob:
+        return run.submit(plan, request, bundle)
+
+    def attach(self, job_id: str, *, clients: Any = None) -> LocalJob:
+        return run.attach(job_id)
+
+    def owns(self, job_id: str) -> bool:
+        return run.owns(job_id)
+
+
+provider: Provider = Local()
+
+
+def check_options(name: str, *, emulate: str | None, fault: str | None) -> None:
+    """Refuse local-only options for another provider, naming the command that works."""
+    if name != "local" and (emulate or fault):
+        switch = "--emulate" if emulate else "--fault"
+        raise SpecError(
+            f"{switch} runs the job on this machine, so it needs --provider local (got {name!r}). "
+            f"Use: cloudtrain submit JOB --provider local {switch} {emulate or fault}"
+        )

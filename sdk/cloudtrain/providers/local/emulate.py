@@ -1,0 +1,72 @@
+"""Run a cloud provider's rendered request on this machine, as that provider would.
+
+The request comes from the real provider's ``render``, so what runs here is exactly
+what would be sent. The provider's ``emulate`` (``cloudtrain.providers.emulation``)
+turns it into local replicas that get what that provider gives a replica, and nothing
+that says it is emulated except the documented root (``CLOUDTRAIN_ROOT``) and, where
+host names do not resolve on one machine, a name resolver override.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cloudtrain.errors import SpecError
+from cloudtrain.providers import registry
+from cloudtrain.providers.emulation import Emulable, bucket_path
+
+if TYPE_CHECKING:
+    from cloudtrain.planning import Plan
+
+
+def emulable() -> tuple[str, ...]:
+    """The providers whose requests can run here: ``--emulate`` choices."""
+    return tuple(p.name for p in registry.providers() if isinstance(p, Emulable))
+
+
+def emulator(name: str) -> Emulable:
+    """The provider ``name``, if it can be emulated.
+
+    Raises:
+        SpecError: naming the providers that can.
+    """
+    provider = registry.get(name) if name in registry.names() else None
+    if not isinstance(provider, Emulable):
+        raise SpecError(f"--emulate: {name!r} is not a provider to emulate. Use {' or '.join(emulable())}.")
+    return provider
+
+
+def render(plan: Plan, *, max_restarts: int) -> dict[str, Any]:
+    """The local request that runs ``plan``'s cloud request as that provider would."""
+    assert plan.bundle is not None  # local.render checked it
+    _check_emulable(plan)
+    provider = emulator(plan.provider)
+    cloud = registry.get(plan.provider).render(plan)
+    return {
+        "name": plan.name,
+        "emulates": plan.provider,
+        "max_restarts": max_restarts,
+        "upload": {"bundle": plan.bundle, "target": bucket_path(plan.bundle)},
+        **provider.emulate(plan, cloud),
+    }
+
+
+def cpu_cannot_share_devices(plan: Plan) -> bool:
+    """Whether one process per host cannot emulate the plan's devices on the CPU.
+
+    TensorFlow's MultiWorkerMirroredStrategy drives a single CPU device per worker (its
+    local devices are the GPUs, else the one CPU), so several devices on each of several
+    hosts cannot live in one process per host. Keras on JAX and one-host jobs can.
+    """
+    return plan.hosts > 1 and plan.devices_per_host > 1 and plan.spec.training.keras_backend == "tensorflow"
+
+
+def _check_emulable(plan: Plan) -> None:
+    """Refuse what one CPU cannot emulate faithfully: the request runs one container per host."""
+    if cpu_cannot_share_devices(plan):
+        raise SpecError(
+            f"--emulate {plan.provider}: {plan.hosts} hosts × {plan.devices_per_host} devices cannot be "
+            "emulated with TensorFlow on CPUs (MultiWorkerMirroredStrategy uses one CPU device per "
+            "worker). Emulate with --set resources.per_host=1, or run the plain local provider, "
+            "which starts one worker per device."
+        )

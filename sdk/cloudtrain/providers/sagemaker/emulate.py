@@ -1,0 +1,146 @@
+"""SageMaker on this machine: a rendered CreateTrainingJob becomes the hosts SageMaker would start.
+
+Each host gets an ``/opt/ml`` tree (reference/sagemaker.md §3-4):
+``input/config/{resourceconfig,hyperparameters,inputdataconfig,checkpointconfig}.json``,
+every input channel copied from the stand-in S3 folder into ``input/data/<channel>``
+(the code channel holds the bundle), ``checkpoints/`` restored from and synced back to
+``CheckpointConfig.S3Uri``, and every host's ``model/`` and ``output/data/`` packed into
+``<S3OutputPath>/<job>/output/{model,output}.tar.gz`` after success. No TF_CONFIG; the
+``Environment`` plus ``TRAINING_JOB_NAME``/``TRAINING_JOB_ARN``; the image is run as
+``docker run IMAGE train`` would, or with ``ContainerEntrypoint``/``ContainerArguments``.
+``CLOUDTRAIN_HOSTS`` maps the ``algo-N`` names, which do not resolve on one machine, to
+loopback ports.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from cloudtrain import catalog
+from cloudtrain.providers.emulation import (
+    CPU_DEVICES_ENV,
+    ROOT_ENV,
+    RUNTIME_ENTRYPOINT,
+    bucket_path,
+    host_python,
+)
+
+OPT_ML_CONFIG = "opt/ml/input/config"
+DEFAULT_CHECKPOINT_PATH = "/opt/ml/checkpoints"
+# Folders SageMaker creates empty on every host (reference/sagemaker.md §3).
+OPT_ML_DIRS = ["opt/ml/model", "opt/ml/output/data", "opt/ml/code"]
+
+
+def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
+    """One local host per SageMaker instance of the rendered request ``cloud``, and what to collect."""
+    count = cloud["ResourceConfig"]["InstanceCount"]
+    names = [f"algo-{i + 1}" for i in range(count)]
+    resolver = ",".join(f"{name}=127.0.0.1:<port:{i}>" for i, name in enumerate(names))
+    # resourceconfig.json lists hosts "sorted lexicographically" (reference/sagemaker.md §3)
+    host_env = {"TRAINING_JOB_NAME": cloud["TrainingJobName"], "TRAINING_JOB_ARN": _job_arn(cloud, region)}
+    host_env["CLOUDTRAIN_HOSTS"] = resolver
+    replicas = [_replica(cloud, name, sorted(names), host_env) for name in names]
+    output = f"{cloud['OutputDataConfig']['S3OutputPath'].rstrip('/')}/{cloud['TrainingJobName']}/output"
+    return {
+        "replicas": replicas,
+        "collect": [
+            {
+                "sources": [f"{replica['root']}/opt/ml/{folder}" for replica in replicas],
+                "target": bucket_path(f"{output}/{tarball}"),
+            }
+            for folder, tarball in (("model", "model.tar.gz"), ("output/data", "output.tar.gz"))
+        ],
+    }
+
+
+def _replica(cloud: dict[str, Any], name: str, hosts: list[str], host_env: dict[str, str]) -> dict[str, Any]:
+    root = f"<run>/hosts/{name}"
+    env = {**cloud.get("Environment", {}), **host_env, ROOT_ENV: root}
+    env[CPU_DEVICES_ENV] = str(_devices(cloud["ResourceConfig"]["InstanceType"]))
+    replica: dict[str, Any] = {
+        "name": name,
+        "argv": _argv(cloud["AlgorithmSpecification"]),
+        "env": env,
+        "root": root,
+        "cwd": root,
+        "dirs": OPT_ML_DIRS,
+        "files": _config(cloud, name, hosts),
+        "copy_in": [
+            {
+                "source": bucket_path(channel["DataSource"]["S3DataSource"]["S3Uri"]),
+                "target": f"opt/ml/input/data/{channel['ChannelName']}",
+            }
+            for channel in cloud.get("InputDataConfig", [])
+        ],
+    }
+    checkpoint = cloud.get("CheckpointConfig")
+    if checkpoint:
+        local = checkpoint.get("LocalPath", DEFAULT_CHECKPOINT_PATH).lstrip("/")
+        replica["copy_in"].append({"source": bucket_path(checkpoint["S3Uri"]), "target": local})
+        replica["sync_out"] = [{"source": local, "target": bucket_path(checkpoint["S3Uri"])}]
+    return replica
+
+
+def _argv(algorithm: dict[str, Any]) -> list[str]:
+    """``ContainerEntrypoint`` + ``ContainerArguments``, else the image's ENTRYPOINT with ``train``."""
+    entrypoint = algorithm.get("ContainerEntrypoint")
+    if entrypoint:
+        return [*host_python(entrypoint), *algorithm.get("ContainerArguments", [])]
+    return [sys.executable, *RUNTIME_ENTRYPOINT, "train"]
+
+
+def _config(cloud: dict[str, Any], name: str, hosts: list[str]) -> dict[str, str]:
+    """The ``/opt/ml/input/config`` files SageMaker writes on every host."""
+    instance_type = cloud["ResourceConfig"]["InstanceType"]
+    resource = {
+        "current_host": name,
+        "current_instance_type": instance_type,
+        "current_group_name": "homogeneousCluster",
+        "hosts": hosts,
+        "instance_groups": [
+            {"instance_group_name": "homogeneousCluster", "instance_type": instance_type, "hosts": hosts}
+        ],
+        "network_interface_name": "eth0",
+    }
+    files = {
+        f"{OPT_ML_CONFIG}/resourceconfig.json": json.dumps(resource),
+        f"{OPT_ML_CONFIG}/hyperparameters.json": json.dumps(cloud.get("HyperParameters", {})),
+        f"{OPT_ML_CONFIG}/inputdataconfig.json": json.dumps(_input_data_config(cloud)),
+    }
+    if cloud.get("CheckpointConfig"):
+        files[f"{OPT_ML_CONFIG}/checkpointconfig.json"] = json.dumps(
+            {"LocalPath": DEFAULT_CHECKPOINT_PATH, **cloud["CheckpointConfig"]}
+        )
+    return files
+
+
+def _input_data_config(cloud: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """``inputdataconfig.json``: each channel's content type, input mode and distribution."""
+    mode = cloud["AlgorithmSpecification"]["TrainingInputMode"]
+    return {
+        channel["ChannelName"]: {
+            "ContentType": channel.get("ContentType", ""),
+            "TrainingInputMode": channel.get("InputMode", mode),
+            "S3DistributionType": channel["DataSource"]["S3DataSource"].get(
+                "S3DataDistributionType", "FullyReplicated"
+            ),
+            "RecordWrapperType": channel.get("RecordWrapperType", "None"),
+        }
+        for channel in cloud.get("InputDataConfig", [])
+    }
+
+
+def _job_arn(cloud: dict[str, Any], region: str) -> str:
+    """The ARN the job would have, in the account and partition of its role."""
+    parts = cloud["RoleArn"].split(":")
+    return f"arn:{parts[1]}:sagemaker:{region}:{parts[4]}:training-job/{cloud['TrainingJobName'].lower()}"
+
+
+def _devices(instance_type: str) -> int:
+    """Accelerators per host of a SageMaker instance type, from the catalog (1 for CPU-only)."""
+    for machine in catalog.machines("sagemaker"):
+        if machine.machine_type == instance_type:
+            return machine.devices
+    return 1

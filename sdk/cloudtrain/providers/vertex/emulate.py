@@ -1,0 +1,90 @@
+"""Vertex AI on this machine: a rendered CustomJob becomes the local replicas Vertex would start.
+
+Each replica gets what Vertex gives one (reference/vertex.md §2-3): ``TF_CONFIG`` with
+``chief``/``worker`` (none for a single replica), ``CLUSTER_SPEC`` with the pool names,
+``AIP_MODEL_DIR`` / ``AIP_CHECKPOINT_DIR`` / ``AIP_TENSORBOARD_LOG_DIR`` from
+``baseOutputDirectory``, the container's ``env``, and ``/gcs`` linked to the stand-in
+Cloud Storage folder. The container's ``command`` runs with this machine's Python;
+without one, the image's ENTRYPOINT equivalent ``python -m cloudtrain_runtime`` runs
+with the ``args``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from cloudtrain.providers.emulation import CPU_DEVICES_ENV, ROOT_ENV, RUNTIME_ENTRYPOINT, host_python
+
+# Vertex maps worker pool i to a TF_CONFIG task type (reference/vertex.md §2.2).
+POOL_TASK_TYPES = ("chief", "worker", "ps", "evaluator")
+
+
+def replicas(cloud: dict[str, Any]) -> dict[str, Any]:
+    """One local replica per Vertex replica of the rendered CustomJob ``cloud``."""
+    job = cloud["jobSpec"]
+    tasks = [
+        (pool, i) for pool, spec in enumerate(job["workerPoolSpecs"]) for i in range(spec["replicaCount"])
+    ]
+    addresses = {task: f"127.0.0.1:<port:{n}>" for n, task in enumerate(tasks)}
+    clusters = _clusters(tasks, addresses)
+    replicas = [_replica(job, task, clusters, len(tasks)) for task in tasks]
+    return {"replicas": replicas}
+
+
+def _clusters(
+    tasks: list[tuple[int, int]], addresses: dict[tuple[int, int], str]
+) -> dict[str, dict[str, list[str]]]:
+    """TF_CONFIG's cluster (never an evaluator) and CLUSTER_SPEC's (every pool by name)."""
+    tf_config: dict[str, list[str]] = {}
+    cluster_spec: dict[str, list[str]] = {}
+    for task in tasks:
+        cluster_spec.setdefault(f"workerpool{task[0]}", []).append(addresses[task])
+        if POOL_TASK_TYPES[task[0]] != "evaluator":
+            tf_config.setdefault(POOL_TASK_TYPES[task[0]], []).append(addresses[task])
+    return {"tf_config": tf_config, "cluster_spec": cluster_spec}
+
+
+def _replica(
+    job: dict[str, Any], task: tuple[int, int], clusters: dict[str, Any], total: int
+) -> dict[str, Any]:
+    pool, index = task
+    spec = job["workerPoolSpecs"][pool]
+    name = f"{POOL_TASK_TYPES[pool]}-{index}"
+    container = spec["containerSpec"]
+    env = {item["name"]: item["value"] for item in container.get("env", [])}
+    env.update(_aip_dirs(job))
+    cluster_spec = {"cluster": clusters["cluster_spec"], "environment": "cloud", "job": job}
+    env["CLUSTER_SPEC"] = json.dumps({**cluster_spec, "task": {"type": f"workerpool{pool}", "index": index}})
+    if total > 1:  # "Vertex does not set TF_CONFIG for single-replica training jobs"
+        tf_config = {"cluster": clusters["tf_config"], "environment": "cloud", "job": job}
+        env["TF_CONFIG"] = json.dumps({**tf_config, "task": {"type": POOL_TASK_TYPES[pool], "index": index}})
+    env[ROOT_ENV] = f"<run>/hosts/{name}"
+    env[CPU_DEVICES_ENV] = str(spec["machineSpec"].get("acceleratorCount") or 1)
+    command = (
+        host_python(container["command"])
+        if container.get("command")
+        else [sys.executable, *RUNTIME_ENTRYPOINT]
+    )
+    return {
+        "name": name,
+        "argv": [*command, *container.get("args", [])],
+        "env": env,
+        "root": f"<run>/hosts/{name}",
+        "cwd": f"<run>/hosts/{name}",
+        "links": {"gcs": "<buckets>/gcs"},
+    }
+
+
+def _aip_dirs(job: dict[str, Any]) -> dict[str, str]:
+    """AIP_*_DIR from ``baseOutputDirectory`` (set only when it is; reference/vertex.md §2.3)."""
+    base = job.get("baseOutputDirectory", {}).get("outputUriPrefix")
+    if not base:
+        return {}
+    base = base.rstrip("/")
+    return {
+        "AIP_MODEL_DIR": f"{base}/model/",
+        "AIP_CHECKPOINT_DIR": f"{base}/checkpoints/",
+        "AIP_TENSORBOARD_LOG_DIR": f"{base}/logs/",
+    }
