@@ -1,10 +1,14 @@
-"""Fixtures shared by every test: the repository's paths and a clean cache per test."""
+"""Fixtures shared by every test: the repository's paths, a clean cache per test, and the CLI."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from cloudtrain.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_JOB = REPO / "examples" / "binary_classifier" / "job.yaml"
@@ -24,3 +28,31 @@ def repo() -> Path:
 @pytest.fixture
 def example_job() -> Path:
     return EXAMPLE_JOB
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def errors(self) -> list[str]:
+        """The ``Error: ...`` lines, without the prefix."""
+        return [line.removeprefix("Error: ") for line in self.err.splitlines() if line.startswith("Error: ")]
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """Run the real ``cloudtrain`` entry point in-process, error boundary included.
+
+    ``run_cli("plan", "job.yaml", "--json")`` -> exit code, stdout, stderr.
+    """
+
+    def run(*args: str) -> Result:
+        with pytest.raises(SystemExit) as exit_info:
+            main(list(args))
+        captured = capsys.readouterr()
+        return Result(int(exit_info.value.code or 0), captured.out, captured.err)
+
+    return run

@@ -17,7 +17,7 @@ from cloudtrain import api, budget
 from cloudtrain.errors import BudgetError
 from cloudtrain.planning import plan
 from cloudtrain.specfile import load_spec
-from tests.cloudtrain.cli.conftest import Result
+from tests.conftest import Result
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = str(REPO / "examples" / "binary_classifier" / "job.yaml")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cloudtrain.cli.conftest import Result
+from tests.conftest import Result
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = str(REPO / "examples" / "binary_classifier" / "job.yaml")
