@@ -43,7 +43,7 @@ KerasBackend = Literal["tensorflow", "jax"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,61}[a-z0-9]$")
-_BUCKET_URI = re.compile(r"^(gs|s3)://[a-z0-9][a-z0-9._-]{1,61}[a-z0-9](/.*)?$")
+_BUCKET_URI = re.compile(r"^[a-z][a-z0-9+.-]*://[a-z0-9][a-z0-9._-]{1,61}[a-z0-9](/.*)?$")
 _SECRET_KEY = re.compile(r"(SECRET|PASSWORD|PASSWD|TOKEN|PRIVATE_KEY|ACCESS_KEY|API_KEY|CREDENTIAL)")
 
 
@@ -191,19 +191,26 @@ class Storage(_Section):
 
 
 def check_storage_root(value: str) -> str:
-    """A gs:// or s3:// URI with a valid bucket name, or a local path; trailing '/' dropped."""
-    if "://" in value and not value.startswith(("gs://", "s3://")):
-        raise PydanticCustomError(
-            "storage_root",
-            "{value} uses an unsupported scheme; use gs://, s3:// or a local path",
-            {"value": repr(value)},
-        )
-    if value.startswith(("gs://", "s3://")) and not _BUCKET_URI.match(value):
-        raise PydanticCustomError(
-            "storage_root",
-            "{value} is not a valid bucket URI; use gs://BUCKET/path or s3://BUCKET/path",
-            {"value": repr(value)},
-        )
+    """A bucket URI of a provider's scheme (gs://, s3://, ...) or a local path; trailing '/' dropped."""
+    from cloudtrain.providers import registry
+
+    if "://" in value:
+        scheme = value.split("://", 1)[0] + "://"
+        schemes = registry.schemes(plugins=False)
+        if scheme not in schemes:
+            schemes = registry.schemes()
+        if scheme not in schemes:
+            raise PydanticCustomError(
+                "storage_root",
+                "{value} uses an unsupported scheme; use {schemes} or a local path",
+                {"value": repr(value), "schemes": ", ".join(schemes)},
+            )
+        if not _BUCKET_URI.match(value):
+            raise PydanticCustomError(
+                "storage_root",
+                "{value} is not a valid bucket URI; use {examples}",
+                {"value": repr(value), "examples": " or ".join(f"{s}BUCKET/path" for s in schemes)},
+            )
     return value.rstrip("/") if len(value) > 1 else value
 
 

@@ -72,6 +72,20 @@ def providers() -> tuple[Provider, ...]:
     return tuple(get(name) for name in names())
 
 
+def schemes(*, plugins: bool = True) -> tuple[str, ...]:
+    """Every storage scheme some provider reads and writes, in the order of ``names()``.
+
+    ``plugins=False`` asks the built-in and registered providers only, which needs no scan
+    of installed packages: ask that first when the answer is usually there.
+
+    Example:
+    >>> schemes(plugins=False)
+    ('gs://', 's3://')
+    """
+    found = providers() if plugins else tuple(get(name) for name in (*BUILTIN, *_registered))
+    return tuple(dict.fromkeys(scheme for provider in found for scheme in provider.schemes))
+
+
 def billed() -> tuple[Provider, ...]:
     """The providers whose jobs cost money: the ones the cost table compares."""
     return tuple(provider for provider in providers() if provider.billed)
@@ -102,6 +116,11 @@ def register(provider: Provider) -> None:
 def unregister(name: str) -> None:
     """Undo ``register``; a built-in or entry point of that name is visible again."""
     _registered.pop(name, None)
+
+
+def forget_entry_points() -> None:
+    """Read the entry points again on next use (after installing or removing a plugin in-process)."""
+    _entry_points.cache_clear()
 
 
 @functools.cache
