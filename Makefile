@@ -22,7 +22,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy sdk/cloudtrain
+	$(VENV)/bin/mypy sdk/cloudtrain entrypoints/cloudtrain_runtime
 	$(VENV)/bin/pytest
 
 test-fast: $(STAMP)

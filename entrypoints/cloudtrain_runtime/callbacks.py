@@ -21,9 +21,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain_runtime.errors import ConfigError
+
+if TYPE_CHECKING:
+    # The mixins below meet their Keras base class (Callback, BackupAndRestore) only at run
+    # time, in ``keras_callback`` and ``chief_writes_backup``; checked here against Any.
+    _KerasBase = Any
+else:
+    _KerasBase = object
 
 FAULT_ENV = "CLOUDTRAIN_FAULT"
 WARMUP_STEPS = 50
@@ -65,7 +72,7 @@ def kill_self() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-class FaultInjector:
+class FaultInjector(_KerasBase):
     """SIGKILLs this task at the planned epoch end or global step."""
 
     def __init__(self, fault: Fault) -> None:
@@ -148,7 +155,7 @@ class Throughput:
         }
 
 
-class ChiefWritesBackup:
+class ChiefWritesBackup(_KerasBase):
     """BackupAndRestore for several workers on Keras 3: the chief writes, every task restores.
 
     Keras 3's callback has no multi-worker logic: every task would write the same HDF5

@@ -1,8 +1,9 @@
-"""The runtime configuration: the plan's ``RuntimeConfig``, read without pydantic.
+"""The runtime configuration: what the plan resolved for the container, defined once, here.
 
-The container may be a stock TensorFlow image with nothing but this package shipped
-in the code bundle, so the JSON is parsed into a frozen dataclass whose field names
-are kept equal to ``cloudtrain.spec.RuntimeConfig`` (a test checks it).
+The SDK builds it (``cloudtrain.planning.Plan.runtime``) and sends it as compact JSON;
+the runtime parses it back. The container may be a stock TensorFlow image with nothing
+but this package shipped in the code bundle, so it is a frozen dataclass read with the
+standard library, not pydantic.
 
 Sources, first found wins: ``--config FILE``, the ``CLOUDTRAIN_CONFIG`` environment
 variable, then SageMaker's ``/opt/ml/input/config/hyperparameters.json``: the keys
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +41,11 @@ CONFIG_HYPERPARAMETER = "cloudtrain_config"
 
 @dataclass(frozen=True)
 class RuntimeConfig:
-    """What the plan resolved for the container; see ``cloudtrain.spec.RuntimeConfig``."""
+    """What the plan resolved for the container.
+
+    Paths are provider URIs (gs://, s3:// or local); the runtime maps them to what the
+    replica can open (``/gcs/...`` FUSE on Vertex, ``/opt/ml/...`` on SageMaker).
+    """
 
     name: str
     epochs: int
@@ -61,7 +67,7 @@ class RuntimeConfig:
     args: tuple[str, ...] = ()
     bundle: str | None = None
     steps_per_epoch: int | None = None
-    warmup_epochs: float = 0
+    warmup_epochs: float = 0.0
     layout_map: Mapping[str, tuple[str | None, ...]] = field(default_factory=dict)
     model_parallel: int = 1
     data: Mapping[str, str] = field(default_factory=dict)
@@ -85,6 +91,7 @@ _REQUIRED = tuple(
     for f in dataclasses.fields(RuntimeConfig)
     if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 )
+_FLOATS = tuple(name for name, hint in typing.get_type_hints(RuntimeConfig).items() if hint is float)
 
 
 def parse(text: str, source: str) -> RuntimeConfig:
@@ -110,6 +117,9 @@ def from_dict(raw: Mapping[str, Any], source: str) -> RuntimeConfig:
             "rebuild the image from containers/ or use image: auto."
         )
     values = dict(raw)
+    # Float fields stay floats however the number was written (a spec's `base: 1`), so the
+    # JSON a config is written back as does not depend on it.
+    values.update({name: float(values[name]) for name in _FLOATS if name in values})
     values["args"] = tuple(values.get("args", ()))
     values["layout_map"] = {key: tuple(axes) for key, axes in values.get("layout_map", {}).items()}
     return RuntimeConfig(**values)

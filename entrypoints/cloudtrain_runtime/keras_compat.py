@@ -31,7 +31,8 @@ class _Recorded(Exception):
     """Raised by the probe strategy to stop the trainer once the call is recorded."""
 
 
-def _trainer_module() -> ModuleType:
+def _trainer_module() -> Any:
+    """Keras's private TensorFlow trainer module, whose functions the fixes replace."""
     from keras.src.backend.tensorflow import trainer
 
     return trainer
@@ -44,7 +45,9 @@ def _probe_strategy(tf: ModuleType, calls: list[tuple[Any, Any]]) -> Any:
         def _in_multi_worker_mode(self) -> bool:
             return True
 
-    class _Probe(tf.distribute.MultiWorkerMirroredStrategy):
+    strategy: Any = tf.distribute.MultiWorkerMirroredStrategy
+
+    class _Probe(strategy):
         def __init__(self) -> None:  # no cluster: only the class and mode matter to Keras
             self._extended = _Extended()
 
@@ -63,7 +66,8 @@ def _probe_strategy(tf: ModuleType, calls: list[tuple[Any, Any]]) -> Any:
 
 def reduces_nested_batch(tf: ModuleType) -> bool:
     """Defect 1: does ``_maybe_symbolic_build`` hand a nested batch to ``strategy.reduce``?"""
-    trainer, calls = _trainer_module(), []
+    trainer = _trainer_module()
+    calls: list[tuple[Any, Any]] = []
     strategy = _probe_strategy(tf, calls)
     model = type("Model", (), {"_distribute_strategy": strategy, "distribute_strategy": strategy})()
     model._symbolic_build = lambda data_batch: None
@@ -75,7 +79,8 @@ def reduces_nested_batch(tf: ModuleType) -> bool:
 
 def reduces_scalars_on_axis_0(tf: ModuleType) -> bool:
     """Defect 2: does ``reduce_per_replica`` reduce scalar logs along axis 0 on multi-worker?"""
-    trainer, calls = _trainer_module(), []
+    trainer = _trainer_module()
+    calls: list[tuple[Any, Any]] = []
     with contextlib.suppress(_Recorded):
         trainer.reduce_per_replica(tf.zeros(()), _probe_strategy(tf, calls), "auto")
     return any(axis == 0 for _, axis in calls)

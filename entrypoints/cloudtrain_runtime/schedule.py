@@ -35,8 +35,9 @@ def learning_rate(keras: ModuleType, ops: Any, peak: float, steps: int) -> Any:
     """
     if steps <= 0:
         return peak
+    schedule: Any = keras.optimizers.schedules.LearningRateSchedule  # this Keras's, known at run time
 
-    class LinearWarmup(keras.optimizers.schedules.LearningRateSchedule):
+    class LinearWarmup(schedule):
         def __init__(self, peak: float, steps: int) -> None:
             self.peak, self.steps = peak, steps
 

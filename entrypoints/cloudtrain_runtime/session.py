@@ -310,6 +310,7 @@ def _choose(
         num_hosts=cluster.num_hosts,
         devices_per_host=count,
         device_kind=kind,
+        layout_map=bool(config.layout_map),
     )
     return cluster, choice
 

@@ -1,8 +1,8 @@
 """Pick the distribution strategy for the real cluster and devices, then create it.
 
 The plan already resolved ``auto`` from the spec, but only the replica sees the
-hardware it got, so the choice is checked again here and an impossible one is an
-error rather than a silently wrong run:
+hardware it got, so the choice is made again here by the same rules (``rules``), and
+an impossible one is an error rather than a silently wrong run:
 
 - TPU → ``TPUStrategy``;
 - several hosts → ``MultiWorkerMirroredStrategy`` (NCCL all-reduce on GPUs);
@@ -24,19 +24,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from cloudtrain_runtime import rules
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import RuntimeConfig
 from cloudtrain_runtime.errors import ConfigError
-
-KERAS_STRATEGIES = ("keras-data-parallel", "keras-model-parallel")
-CLASSES = {
-    "one-device": "the default strategy",
-    "mirrored": "MirroredStrategy",
-    "multi-worker": "MultiWorkerMirroredStrategy",
-    "tpu": "TPUStrategy",
-    "keras-data-parallel": "keras.distribution.DataParallel",
-    "keras-model-parallel": "keras.distribution.ModelParallel",
-}
 
 
 @dataclass(frozen=True)
@@ -48,50 +39,33 @@ class Choice:
 
 
 def decide(
-    requested: str, *, keras_backend: str, num_hosts: int, devices_per_host: int, device_kind: str
+    requested: str,
+    *,
+    keras_backend: str,
+    num_hosts: int,
+    devices_per_host: int,
+    device_kind: str,
+    layout_map: bool = False,
 ) -> Choice:
     """The strategy for this cluster: ``requested`` when possible, else derived from the hardware.
 
     Raises:
         ConfigError: when ``requested`` cannot run on this backend or hardware.
     """
-    shape = f"{num_hosts} host{'s' if num_hosts > 1 else ''} × {devices_per_host} {device_kind}"
-    if requested == "auto":
-        return _auto(keras_backend, num_hosts, devices_per_host, device_kind, shape)
-    _check(requested, keras_backend, num_hosts, devices_per_host, device_kind)
-    return Choice(requested, f"{shape}: {CLASSES[requested]}, as planned (training.strategy: {requested})")
-
-
-def _auto(keras_backend: str, hosts: int, devices: int, kind: str, shape: str) -> Choice:
-    if keras_backend == "jax":
-        return Choice("keras-data-parallel", f"{shape}, Keras on JAX: keras.distribution.DataParallel")
-    if kind == "tpu":
-        return Choice("tpu", f"{shape}: TPUStrategy")
-    if hosts > 1:
-        collective = "NCCL all-reduce" if kind == "gpu" else "ring all-reduce"
-        return Choice("multi-worker", f"{shape}: MultiWorkerMirroredStrategy ({collective})")
-    if devices > 1:
-        return Choice("mirrored", f"{shape}: MirroredStrategy")
-    return Choice("one-device", f"{shape}: the default strategy")
-
-
-def _check(requested: str, keras_backend: str, hosts: int, devices: int, kind: str) -> None:
-    fix = "Set training.strategy: auto, or change resources."
-    if (requested in KERAS_STRATEGIES) != (keras_backend == "jax"):
-        needed = "jax" if requested in KERAS_STRATEGIES else "tensorflow"
-        raise ConfigError(
-            f"training.strategy {requested!r} needs training.keras_backend: {needed}, "
-            f"but it is {keras_backend!r}. {fix}"
+    verdict = rules.decide(
+        rules.Setup(
+            requested,
+            keras_backend=keras_backend,
+            hosts=num_hosts,
+            devices_per_host=devices_per_host,
+            kind=device_kind,
+            layout_map=layout_map,
         )
-    problem = {
-        "tpu": kind != "tpu" and f"no TPU is attached (devices are {kind})",
-        "mirrored": hosts > 1 and f"MirroredStrategy runs on one host, but the cluster has {hosts}",
-        "one-device": hosts * devices > 1 and f"it would use 1 of {hosts * devices} devices",
-    }.get(requested)
-    if kind == "tpu" and requested in ("one-device", "mirrored", "multi-worker"):
-        problem = "it cannot drive a TPU; use strategy 'tpu'"
-    if problem:
-        raise ConfigError(f"training.strategy {requested!r} is impossible here: {problem}. {fix}")
+    )
+    if verdict.broken:
+        raise ConfigError(verdict.text("cluster"))
+    assert verdict.strategy is not None  # every fact is known here
+    return Choice(verdict.strategy, verdict.text("cluster"))
 
 
 def check_replicas(config: RuntimeConfig, replicas: int, cluster: ClusterInfo) -> None:

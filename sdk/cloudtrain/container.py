@@ -3,11 +3,11 @@
 The container contract is small and the same everywhere, so the Vertex and SageMaker
 backends (and the local emulation of both) render it from here:
 
-- ``CLOUDTRAIN_CONFIG``: the plan's ``RuntimeConfig`` as compact JSON. SageMaker caps
-  Environment values at 512 characters, so there it travels as hyperparameters
-  ``cloudtrain_config_0``, ``_1``, ... of at most 256 characters each (the limit the
-  CreateTrainingJob documentation states, stricter than botocore's model), which the
-  runtime joins in order.
+- ``CLOUDTRAIN_CONFIG``: the plan's runtime configuration (``cloudtrain_runtime.config``)
+  as compact JSON. SageMaker caps Environment values at 512 characters, so there it
+  travels as hyperparameters ``cloudtrain_config_0``, ``_1``, ... of at most 256
+  characters each (the limit the CreateTrainingJob documentation states, stricter than
+  botocore's model), which the runtime joins in order.
 - ``CLOUDTRAIN_BUNDLE``: the code bundle's path *inside the container* (``/gcs/...`` on
   Vertex, ``/opt/ml/input/data/code/...`` on SageMaker).
 - ``CLOUDTRAIN_ROOT`` (not set by providers): a folder that stands in for ``/`` when the
@@ -22,6 +22,7 @@ image's ENTRYPOINT (``cloudtrain-runtime``) runs and no command is rendered.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from cloudtrain.planning import Plan
@@ -50,8 +51,8 @@ main(sys.argv[1:])
 
 
 def runtime_config_json(plan: Plan) -> str:
-    """The RuntimeConfig as compact, key-sorted JSON (stable for golden files)."""
-    return json.dumps(plan.runtime.model_dump(mode="json"), separators=(",", ":"), sort_keys=True)
+    """The plan's runtime configuration as compact, key-sorted JSON (stable for golden files)."""
+    return json.dumps(dataclasses.asdict(plan.runtime), separators=(",", ":"), sort_keys=True)
 
 
 def config_hyperparameters(plan: Plan) -> dict[str, str]:

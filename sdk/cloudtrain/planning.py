@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain import catalog
 from cloudtrain.errors import SpecError
 from cloudtrain.providers import registry
-from cloudtrain.spec import JobSpec, RuntimeConfig
+from cloudtrain.spec import JobSpec
+from cloudtrain_runtime import config as runtime_config
+from cloudtrain_runtime import rules
 
 if TYPE_CHECKING:
     from cloudtrain.providers.base import Provider
@@ -85,35 +87,40 @@ class Plan:
         return replace(self, bundle=uri)
 
     @property
-    def runtime(self) -> RuntimeConfig:
-        """What travels into the container: this plan, in the runtime's words."""
+    def runtime(self) -> runtime_config.RuntimeConfig:
+        """What travels into the container: this plan, in the runtime's words.
+
+        Built by the runtime's own ``from_dict``, so a key the runtime does not define (or
+        one it needs and misses) fails here, at plan time, rather than in the container.
+        """
         spec, training = self.spec, self.spec.training
-        return RuntimeConfig(
-            name=spec.name,
-            module=spec.code.module,
-            script=spec.code.script,
-            args=spec.code.args,
-            bundle=self.bundle,
-            epochs=training.epochs,
-            steps_per_epoch=training.steps_per_epoch,
-            per_replica_batch=self.per_replica_batch,
-            replicas=self.replicas,
-            learning_rate=self.learning_rate,
-            base_learning_rate=self.base_learning_rate,
-            warmup_epochs=training.learning_rate.warmup_epochs,
-            mixed_precision=self.mixed_precision,
-            strategy=self.strategy,
-            keras_backend=training.keras_backend,
-            layout_map=training.layout_map,
-            model_parallel=training.model_parallel,
-            accelerator=spec.resources.accelerator,
-            devices_per_host=self.devices_per_host,
-            hosts=self.hosts,
-            backup_dir=self.storage.backup,
-            tensorboard_dir=self.storage.tensorboard,
-            export_dir=self.storage.export,
-            data=spec.data,
-        )
+        values = {
+            "name": spec.name,
+            "module": spec.code.module,
+            "script": spec.code.script,
+            "args": spec.code.args,
+            "bundle": self.bundle,
+            "epochs": training.epochs,
+            "steps_per_epoch": training.steps_per_epoch,
+            "per_replica_batch": self.per_replica_batch,
+            "replicas": self.replicas,
+            "learning_rate": self.learning_rate,
+            "base_learning_rate": self.base_learning_rate,
+            "warmup_epochs": training.learning_rate.warmup_epochs,
+            "mixed_precision": self.mixed_precision,
+            "strategy": self.strategy,
+            "keras_backend": training.keras_backend,
+            "layout_map": training.layout_map,
+            "model_parallel": training.model_parallel,
+            "accelerator": spec.resources.accelerator,
+            "devices_per_host": self.devices_per_host,
+            "hosts": self.hosts,
+            "backup_dir": self.storage.backup,
+            "tensorboard_dir": self.storage.tensorboard,
+            "export_dir": self.storage.export,
+            "data": spec.data,
+        }
+        return runtime_config.from_dict(values, "the plan")
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON-ready data (what ``cloudtrain plan --json`` prints)."""
@@ -299,45 +306,41 @@ def choose_strategy(spec: JobSpec, devices_per_host: int) -> tuple[str, str]:
     """The strategy the runtime will create, and why, in one line.
 
     An explicit ``training.strategy`` wins when the hardware allows it.
+
+    Raises:
+        SpecError: naming the rule the requested strategy breaks on this hardware.
     """
-    training, res = spec.training, spec.resources
-    kind = catalog.accelerators()[res.accelerator].kind
-    requested = training.strategy
-    if requested != "auto":
-        _check_explicit(requested, kind, res.hosts * devices_per_host)
-        return requested, f"training.strategy: {requested} set in the spec"
-    if training.keras_backend == "jax":
-        if training.layout_map:
-            return (
-                "keras-model-parallel",
-                "Keras on JAX with a layout map: keras.distribution.ModelParallel",
-            )
-        return (
-            "keras-data-parallel",
-            "Keras on JAX: keras.distribution.DataParallel over all devices",
-        )
-    if kind == "tpu":
-        return "tpu", "TPU accelerator: TPUStrategy"
-    if res.hosts > 1:
-        return "multi-worker", f"{res.hosts} hosts: MultiWorkerMirroredStrategy"
-    if devices_per_host > 1:
-        return "mirrored", f"1 host with {devices_per_host} devices: MirroredStrategy"
-    return "one-device", "1 device: the default strategy"
+    res = spec.resources
+    verdict = _strategy_verdict(spec, res.accelerator, devices_per_host=devices_per_host, hosts=res.hosts)
+    if verdict.broken:
+        raise SpecError(verdict.text("spec"))
+    assert verdict.strategy is not None  # every fact is known once the machine is
+    return verdict.strategy, verdict.text("spec")
 
 
-def _check_explicit(strategy: str, kind: str, replicas: int) -> None:
-    if strategy == "tpu" and kind != "tpu":
-        raise SpecError(
-            f"training.strategy: 'tpu' needs a TPU accelerator, but resources.accelerator is a {kind}. "
-            "Set resources.accelerator: tpu-v5e, or use strategy auto."
-        )
-    if kind == "tpu" and strategy in ("mirrored", "multi-worker", "one-device"):
-        raise SpecError(f"training.strategy: {strategy!r} cannot drive a TPU. Use strategy 'tpu' or auto.")
-    if strategy == "one-device" and replicas > 1:
-        raise SpecError(
-            f"training.strategy: 'one-device' would use 1 of {replicas} devices. "
-            "Set resources.per_host: 1 and resources.hosts: 1, or use strategy auto."
-        )
+def strategy_problem(spec: JobSpec, accelerator: str, *, devices_per_host: int, hosts: int) -> str | None:
+    """Why ``spec``'s strategy cannot run on ``hosts`` × ``devices_per_host`` ``accelerator``; None if it can.
+
+    Example:
+    >>> spec = JobSpec(name="demo", code={"module": "trainer.task"}, training={"strategy": "mirrored"})
+    >>> strategy_problem(spec, "tpu-v5e", devices_per_host=8, hosts=1)
+    "training.strategy: 'mirrored' cannot drive a TPU. Use strategy 'tpu' or auto."
+    """
+    verdict = _strategy_verdict(spec, accelerator, devices_per_host=devices_per_host, hosts=hosts)
+    return verdict.text("spec") if verdict.broken else None
+
+
+def _strategy_verdict(spec: JobSpec, accelerator: str, *, devices_per_host: int, hosts: int) -> rules.Verdict:
+    training = spec.training
+    setup = rules.Setup(
+        training.strategy,
+        keras_backend=training.keras_backend,
+        hosts=hosts,
+        devices_per_host=devices_per_host,
+        kind=catalog.accelerators()[accelerator].kind,
+        layout_map=bool(training.layout_map),
+    )
+    return rules.decide(setup)
 
 
 def scale_learning_rate(base: float, replicas: int, scaling: str) -> float:

@@ -1,4 +1,4 @@
-"""The provider-neutral job spec, and the runtime configuration that travels into the container.
+"""The provider-neutral job spec.
 
 A ``JobSpec`` says what the user wants: which code, how much hardware, how to train and
 where to keep the results. It says nothing about Vertex worker pools or SageMaker
@@ -26,6 +26,8 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
+
+from cloudtrain_runtime import rules
 
 Strategy = Literal[
     "auto",
@@ -355,61 +357,16 @@ class JobSpec(_Section):
 
     @model_validator(mode="after")
     def _consistent(self) -> JobSpec:
-        training, resources = self.training, self.resources
-        if training.strategy == "mirrored" and resources.hosts > 1:
-            raise PydanticCustomError(
-                "strategy_hosts",
-                "training.strategy: 'mirrored' runs on one host, but resources.hosts={hosts}. "
-                "Use strategy 'multi-worker' (or auto), or set resources.hosts: 1",
-                {"hosts": resources.hosts},
+        """The strategy rules the spec alone can check; those on the machine wait for the plan."""
+        training = self.training
+        verdict = rules.decide(
+            rules.Setup(
+                training.strategy,
+                keras_backend=training.keras_backend,
+                hosts=self.resources.hosts,
+                layout_map=bool(training.layout_map),
             )
-        if training.strategy.startswith("keras-") and training.keras_backend != "jax":
-            raise PydanticCustomError(
-                "strategy_backend",
-                "training.strategy: {strategy} uses keras.distribution, which needs training.keras_backend: jax",
-                {"strategy": repr(training.strategy)},
-            )
-        if training.strategy == "keras-model-parallel" and not training.layout_map:
-            raise PydanticCustomError(
-                "layout_map",
-                "training.layout_map is required by strategy 'keras-model-parallel': map weight regexes "
-                "to sharding axes, e.g. '.*dense/kernel': [null, model]",
-            )
+        )
+        if verdict.broken:
+            raise PydanticCustomError("strategy", verdict.text("spec"))
         return self
-
-
-class RuntimeConfig(_Section):
-    """What the container entrypoint needs, resolved by the plan. Travels as compact JSON.
-
-    Paths are provider URIs (gs://, s3:// or local); the runtime maps them to what the
-    replica can open (``/gcs/...`` FUSE on Vertex, ``/opt/ml/...`` on SageMaker).
-    """
-
-    name: str
-    module: str | None = None
-    script: str | None = None
-    args: list[str] = Field(default_factory=list)
-    bundle: str | None = Field(None, description="URI of the code bundle tarball.")
-    epochs: PositiveInt
-    steps_per_epoch: PositiveInt | None = None
-    per_replica_batch: PositiveInt
-    replicas: PositiveInt
-    learning_rate: float
-    base_learning_rate: float
-    warmup_epochs: float = 0
-    mixed_precision: Literal["bf16", "fp16", "off"]
-    strategy: Strategy
-    keras_backend: KerasBackend
-    layout_map: dict[str, list[str | None]] = Field(default_factory=dict)
-    model_parallel: PositiveInt = 1
-    accelerator: str
-    devices_per_host: PositiveInt
-    hosts: PositiveInt
-    backup_dir: str
-    tensorboard_dir: str
-    export_dir: str
-    data: dict[str, str] = Field(default_factory=dict)
-
-    @property
-    def global_batch(self) -> int:
-        return self.per_replica_batch * self.replicas

@@ -184,13 +184,10 @@ _OWN_MESSAGES = {
     "code_module",
     "env_key",
     "job_name",
-    "layout_map",
     "provider",
     "role_arn",
     "secret_env",
     "storage_root",
-    "strategy_backend",
-    "strategy_hosts",
 }
 
 

@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 
 from cloudtrain.errors import SpecError
-from cloudtrain.planning import choose_strategy, mixed_precision, plan, scale_learning_rate, storage_paths
+from cloudtrain.planning import (
+    choose_strategy,
+    mixed_precision,
+    plan,
+    scale_learning_rate,
+    storage_paths,
+    strategy_problem,
+)
 from cloudtrain.spec import JobSpec
 
 GCS = {"root": "gs://bucket-a/job"}
@@ -114,6 +121,83 @@ def test_strategy_choice(resources: dict, training: dict, strategy: str) -> None
     )
     assert chosen == strategy
     assert reason
+
+
+@pytest.mark.parametrize(
+    ("resources", "training", "reason"),
+    [
+        ({"accelerator": "t4", "hosts": 3}, {}, "3 hosts: MultiWorkerMirroredStrategy"),  # several hosts
+        ({"accelerator": "t4", "per_host": 4}, {}, "1 host with 4 devices: MirroredStrategy"),  # one host
+        ({"accelerator": "t4"}, {}, "1 device: the default strategy"),  # one device
+        ({"accelerator": "tpu-v5e", "per_host": 8}, {}, "TPU accelerator: TPUStrategy"),  # TPU slice
+        (
+            {"accelerator": "t4", "per_host": 4},
+            {"keras_backend": "jax"},
+            "Keras on JAX: keras.distribution.DataParallel over all devices",
+        ),  # JAX
+        (
+            {"accelerator": "t4", "per_host": 4},
+            {"strategy": "multi-worker"},
+            "training.strategy: multi-worker set in the spec",
+        ),  # explicit
+    ],
+)
+def test_strategy_reason(resources: dict, training: dict, reason: str) -> None:
+    planned = spec(storage=GCS, resources=resources, training=training)
+    assert choose_strategy(planned, resources.get("per_host", 1))[1] == reason
+
+
+@pytest.mark.parametrize(
+    ("strategy", "accelerator", "per_host", "hosts", "problem"),
+    [
+        (
+            "tpu",
+            "a100-40gb",
+            8,
+            1,
+            "training.strategy: 'tpu' needs a TPU accelerator, but resources.accelerator is a gpu. "
+            "Set resources.accelerator: tpu-v5e, or use strategy auto.",
+        ),  # no TPU
+        (
+            "mirrored",
+            "tpu-v5e",
+            8,
+            1,
+            "training.strategy: 'mirrored' cannot drive a TPU. Use strategy 'tpu' or auto.",
+        ),  # a GPU strategy on a TPU
+        (
+            "one-device",
+            "a100-40gb",
+            8,
+            1,
+            "training.strategy: 'one-device' would use 1 of 8 devices. "
+            "Set resources.per_host: 1 and resources.hosts: 1, or use strategy auto.",
+        ),  # 7 GPUs idle
+        ("auto", "tpu-v5e", 8, 2, "TPU jobs run on one host, and no single slice has 16 chips"),  # 2 slices
+        (
+            "mirrored",
+            "t4",
+            4,
+            2,
+            "training.strategy: 'mirrored' runs on one host, but resources.hosts=2. "
+            "Use strategy 'multi-worker' (or auto), or set resources.hosts: 1.",
+        ),  # a layout the spec itself would not pass
+        ("auto", "a100-40gb", 8, 2, None),  # multi-worker fits
+    ],
+)
+def test_strategy_problem_on_a_layout(
+    strategy: str, accelerator: str, per_host: int, hosts: int, problem: str | None
+) -> None:
+    asked = spec(training={"strategy": strategy})
+    assert strategy_problem(asked, accelerator, devices_per_host=per_host, hosts=hosts) == problem
+    if problem and hosts == 1:  # the plan says the same for the spec's own hardware
+        resources = {"accelerator": accelerator, "per_host": per_host}
+        with pytest.raises(SpecError) as info:
+            plan(
+                spec(storage=GCS, resources=resources, training={"strategy": strategy}, image="r/i:1"),
+                "vertex",
+            )
+        assert info.value.problems == [problem]
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import string
+import typing
 
 import pytest
 import yaml
@@ -10,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cloudtrain.errors import SpecError
-from cloudtrain.spec import JobSpec, RuntimeConfig, parse_duration
+from cloudtrain.spec import JobSpec, Strategy, parse_duration
 from cloudtrain.specfile import apply_overrides, load_spec, parse_spec
+from cloudtrain_runtime import rules
 
 
 @pytest.mark.parametrize(
@@ -83,27 +85,52 @@ def test_bad_overrides(override: str, message: str) -> None:
     assert info.value.problems == [message]
 
 
-def test_runtime_config_global_batch() -> None:
-    config = RuntimeConfig.model_validate(
-        {
-            "name": "demo",
-            "epochs": 1,
-            "per_replica_batch": 16,
-            "replicas": 4,
-            "learning_rate": 0.04,
-            "base_learning_rate": 0.01,
-            "mixed_precision": "off",
-            "strategy": "mirrored",
-            "keras_backend": "tensorflow",
-            "accelerator": "cpu",
-            "devices_per_host": 4,
-            "hosts": 1,
-            "backup_dir": "/b",
-            "tensorboard_dir": "/t",
-            "export_dir": "/e",
-        }
-    )
-    assert config.global_batch == 64
+def test_the_strategy_names_are_the_runtimes() -> None:
+    assert set(typing.get_args(Strategy)) == {"auto", *rules.CLASSES}
+
+
+@pytest.mark.parametrize(
+    ("training", "hosts", "message"),
+    [
+        (
+            {"strategy": "mirrored"},
+            2,
+            "training.strategy: 'mirrored' runs on one host, but resources.hosts=2. "
+            "Use strategy 'multi-worker' (or auto), or set resources.hosts: 1.",
+        ),  # MirroredStrategy is one host's
+        (
+            {"strategy": "keras-data-parallel"},
+            1,
+            "training.strategy: 'keras-data-parallel' uses keras.distribution, which needs "
+            "training.keras_backend: jax.",
+        ),  # keras.distribution on TensorFlow
+        (
+            {"strategy": "multi-worker", "keras_backend": "jax"},
+            2,
+            "training.strategy: 'multi-worker' uses tf.distribute, which needs training.keras_backend: "
+            "tensorflow. Use strategy auto (keras.distribution on JAX), or set training.keras_backend: tensorflow.",
+        ),  # tf.distribute on JAX
+        (
+            {"strategy": "keras-model-parallel", "keras_backend": "jax"},
+            1,
+            "training.layout_map is required by strategy 'keras-model-parallel': map weight regexes to "
+            "sharding axes, e.g. '.*dense/kernel': [null, model].",
+        ),  # nothing to shard
+    ],
+)
+def test_strategy_rules_the_spec_alone_can_check(training: dict, hosts: int, message: str) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_spec(
+            {"name": "demo", "code": {"module": "t"}, "resources": {"hosts": hosts}, "training": training}
+        )
+    assert info.value.problems == [message]
+
+
+def test_rules_on_the_machine_wait_for_the_plan() -> None:
+    # 'tpu' on a CPU is refused by plan(), after the provider's own problems (test_planning):
+    # refusing it here would hide those, since validation stops at the first spec error.
+    spec = JobSpec(name="demo", code={"module": "t"}, training={"strategy": "tpu"})
+    assert spec.training.strategy == "tpu"
 
 
 # Keys a real spec uses, mixed with noise, so random documents reach deep validation paths.

@@ -1,18 +1,18 @@
-"""The runtime's own config parser agrees with the SDK's RuntimeConfig and finds its sources."""
+"""The runtime config: what the plan builds is what the container parses, and where it is found."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
+from dataclasses import MISSING, fields
 from pathlib import Path
 
 import pytest
 
 from cloudtrain.container import runtime_config_json
 from cloudtrain.planning import plan
-from cloudtrain.spec import RuntimeConfig as SdkRuntimeConfig
+from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
 from cloudtrain_runtime import config
 from cloudtrain_runtime.errors import ConfigError
@@ -21,9 +21,53 @@ from tests.cloudtrain_runtime.harness import runtime_config
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "binary_classifier" / "job.yaml"
 
 
-def test_field_names_equal_the_sdk_runtime_config() -> None:
-    runtime_fields = {field.name for field in dataclasses.fields(config.RuntimeConfig)}
-    assert runtime_fields == set(SdkRuntimeConfig.model_fields)
+# Every optional field away from its default, so a value the JSON loses or changes shows.
+EVERY_FIELD = JobSpec(
+    name="every-field",
+    code={"module": "trainer.task", "args": ["--epochs", "3"]},
+    resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2},
+    training={
+        "epochs": 4,
+        "steps_per_epoch": 50,
+        "global_batch": 256,
+        "learning_rate": {"base": 1, "scaling": "sqrt", "warmup_epochs": 2},
+        "keras_backend": "jax",
+        "layout_map": {".*dense/kernel": [None, "model"]},
+        "model_parallel": 2,
+    },
+    storage={"root": "gs://bucket-a/run"},
+    data={"train": "gs://bucket-a/train"},
+    vertex={"project": "p"},
+)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [load_spec(EXAMPLE), EVERY_FIELD],
+    ids=["example", "every-field"],
+)
+def test_the_plans_config_round_trips_through_the_json_the_runtime_parses(spec: JobSpec) -> None:
+    planned = plan(spec, "vertex").with_bundle("gs://bucket-a/run/code/bundle.tar.gz")
+    parsed = config.parse(runtime_config_json(planned), "CLOUDTRAIN_CONFIG")
+    assert parsed == planned.runtime
+
+
+def test_the_plan_sets_every_field_the_runtime_defines() -> None:
+    # An optional field the plan forgot would travel as its default without an error.
+    runtime = plan(EVERY_FIELD, "vertex").with_bundle("gs://bucket-a/run/code/bundle.tar.gz").runtime
+    defaults = {
+        field.name: field.default_factory() if field.default_factory is not MISSING else field.default
+        for field in fields(config.RuntimeConfig)
+        if field.default is not MISSING or field.default_factory is not MISSING
+    }
+    left_at_default = [name for name, default in defaults.items() if getattr(runtime, name) == default]
+    assert left_at_default == ["script"]  # EVERY_FIELD sets code.module, so no script
+
+
+def test_a_float_field_stays_a_float_however_it_was_written() -> None:
+    planned = plan(EVERY_FIELD, "vertex")  # learning_rate: {base: 1, warmup_epochs: 2}
+    assert [type(planned.runtime.base_learning_rate), type(planned.runtime.warmup_epochs)] == [float, float]
+    assert '"base_learning_rate":1.0' in runtime_config_json(planned)
 
 
 @pytest.mark.parametrize("provider", ["local", "vertex", "sagemaker"])
@@ -88,6 +132,12 @@ def test_unknown_key_is_a_version_skew_error(tmp_path: Path) -> None:
         config.from_dict(raw, "CLOUDTRAIN_CONFIG")
 
 
+def _printed(code: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
 def test_runtime_imports_no_sdk_pydantic_or_cloud_sdk() -> None:
     # The google.cloud namespace stub itself comes from a .pth file at startup, not from us.
     code = (
@@ -95,5 +145,14 @@ def test_runtime_imports_no_sdk_pydantic_or_cloud_sdk() -> None:
         "bad = ('pydantic', 'cloudtrain', 'boto3', 'botocore', 'sagemaker', 'tensorflow');"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in bad or m.startswith('google.cloud.')))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert _printed(code) == "[]"
+
+
+def test_what_the_sdk_imports_is_standard_library_only() -> None:
+    # The SDK's validate, plan and render import these; see tests/cloudtrain/test_startup.py.
+    code = (
+        "import sys; before = set(sys.modules); import cloudtrain_runtime.config, cloudtrain_runtime.rules;"
+        "new = {m.split('.')[0] for m in set(sys.modules) - before};"
+        "print(sorted(new - set(sys.stdlib_module_names)))"
+    )
+    assert _printed(code) == "['cloudtrain_runtime']"

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["callbacks", "cluster", "config", "main", "paths", "schedule", "strategy"]
+MODULES = ["callbacks", "cluster", "config", "main", "paths", "rules", "schedule", "strategy"]
 
 
 @pytest.mark.parametrize("name", MODULES)

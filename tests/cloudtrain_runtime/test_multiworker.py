@@ -8,6 +8,7 @@ SavedModel, no temporary export folders left, and a serving_default that answere
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,11 @@ from tests.cloudtrain_runtime.harness import Run, launch, runtime_config
 pytestmark = pytest.mark.multiprocess
 
 FLAVOURS = {"keras3": {}, "tf_keras": {"TF_USE_LEGACY_KERAS": "1"}}
+# tf_keras is not in the extras (its wheel would replace tensorflow-cpu); the Makefile installs it.
+NEEDS_TF_KERAS = pytest.mark.skipif(
+    importlib.util.find_spec("tf_keras") is None,
+    reason="tf_keras is not installed: pip install --no-deps 'tf-keras==2.21.*' (see the Makefile)",
+)
 
 
 def _reference_and_distributed(root: Path, env: dict[str, str]) -> tuple[Run, Run]:
@@ -25,7 +31,7 @@ def _reference_and_distributed(root: Path, env: dict[str, str]) -> tuple[Run, Ru
     return launch(1, single, root / "single", env=env), launch(2, double, root / "double", env=env)
 
 
-@pytest.fixture(scope="module", params=sorted(FLAVOURS))
+@pytest.fixture(scope="module", params=["keras3", pytest.param("tf_keras", marks=NEEDS_TF_KERAS)])
 def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Run]:
     root = tmp_path_factory.mktemp(request.param)
     reference, distributed = _reference_and_distributed(root, FLAVOURS[request.param])

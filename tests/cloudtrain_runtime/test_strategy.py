@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain_runtime import strategy
+from cloudtrain_runtime import rules, strategy
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import from_dict
 from cloudtrain_runtime.errors import ConfigError
@@ -29,7 +29,16 @@ def test_auto(backend: str, hosts: int, devices: int, kind: str, expected: str) 
         "auto", keras_backend=backend, num_hosts=hosts, devices_per_host=devices, device_kind=kind
     )
     assert choice.name == expected
-    assert strategy.CLASSES[expected] in choice.reason
+    assert rules.CLASSES[expected] in choice.reason
+
+
+def test_auto_with_a_layout_map_on_jax_is_model_parallel() -> None:
+    choice = strategy.decide(
+        "auto", keras_backend="jax", num_hosts=1, devices_per_host=4, device_kind="cpu", layout_map=True
+    )
+    assert choice == strategy.Choice(
+        "keras-model-parallel", "1 host × 4 cpu, Keras on JAX: keras.distribution.ModelParallel"
+    )
 
 
 def test_multi_worker_on_gpus_uses_nccl_in_the_reason() -> None:
@@ -47,6 +56,23 @@ def test_explicit_possible_strategy_wins() -> None:
 
 
 @pytest.mark.parametrize(
+    ("hosts", "devices", "kind", "reason"),
+    [
+        (2, 8, "gpu", "2 hosts × 8 gpu: MultiWorkerMirroredStrategy (NCCL all-reduce)"),  # GPUs: NCCL
+        (2, 1, "cpu", "2 hosts × 1 cpu: MultiWorkerMirroredStrategy (ring all-reduce)"),  # CPUs: ring
+        (1, 4, "gpu", "1 host × 4 gpu: MirroredStrategy"),  # one host
+        (1, 8, "tpu", "1 host × 8 tpu: TPUStrategy"),  # a TPU slice
+        (1, 1, "cpu", "1 host × 1 cpu: the default strategy"),  # one device
+    ],
+)
+def test_the_logged_reason_names_the_cluster_shape(hosts: int, devices: int, kind: str, reason: str) -> None:
+    choice = strategy.decide(
+        "auto", keras_backend="tensorflow", num_hosts=hosts, devices_per_host=devices, device_kind=kind
+    )
+    assert choice.reason == reason
+
+
+@pytest.mark.parametrize(
     ("requested", "backend", "hosts", "devices", "kind", "message"),
     [
         ("tpu", "tensorflow", 1, 1, "gpu", "no TPU is attached"),
@@ -55,6 +81,7 @@ def test_explicit_possible_strategy_wins() -> None:
         ("mirrored", "tensorflow", 1, 8, "tpu", "cannot drive a TPU"),
         ("keras-data-parallel", "tensorflow", 1, 1, "cpu", "needs training.keras_backend: jax"),
         ("multi-worker", "jax", 2, 1, "cpu", "needs training.keras_backend: tensorflow"),
+        ("keras-model-parallel", "jax", 1, 4, "cpu", "training.layout_map is empty"),
     ],
 )
 def test_impossible_strategy_is_a_clear_error(
@@ -69,6 +96,15 @@ def test_impossible_strategy_is_a_clear_error(
         and requested in str(err.value)
         and "training.strategy: auto" in str(err.value)
     )
+
+
+def test_a_tpu_cluster_of_several_hosts_is_refused() -> None:
+    with pytest.raises(
+        ConfigError, match=r"^A TPU job runs on one host \(one slice\), but the cluster has 2\."
+    ):
+        strategy.decide(
+            "auto", keras_backend="tensorflow", num_hosts=2, devices_per_host=4, device_kind="tpu"
+        )
 
 
 def test_replica_count_must_match_the_plan() -> None:
