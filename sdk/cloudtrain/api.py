@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cloudtrain import budget
 from cloudtrain import bundle as bundles
+from cloudtrain.cost import budget
+from cloudtrain.cost.throughput import Throughput
 from cloudtrain.planning import Plan
 from cloudtrain.providers import Job, Provider, registry
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
-from cloudtrain.throughput import Throughput
 
 
 def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:

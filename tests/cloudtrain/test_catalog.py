@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from cloudtrain import catalog
+from cloudtrain.providers import registry
 
 
 def test_every_machine_row_is_complete_and_sourced() -> None:
     names = catalog.accelerators()
     for m in catalog.machines():
-        assert m.provider in catalog.PROVIDERS
+        assert m.provider in registry.names()
         assert m.accelerator in names, m
         assert m.source.strip(), f"{m.machine_type} has no source"
         assert m.vcpus > 0 and m.memory_gb > 0 and m.network_gbps > 0

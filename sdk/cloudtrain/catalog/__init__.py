@@ -1,23 +1,97 @@
-"""The hardware catalog: accelerators and the machine shapes each provider offers.
+"""The catalog: accelerators, machine shapes, prices and the cost model's numbers, as CSV rows.
 
-The facts live in CSV files beside this module, one row per shape with its source;
+The facts live in CSV files beside this module, one row per fact with its source;
 this module only reads them. Adding a machine is a row, never an ``if`` in code.
 
+Every catalog file is read by ``rows``: the shipped file's rows first, then the rows of
+the same file in each registered provider's ``catalog_dir`` (a third-party provider
+ships its machines, prices and images that way). The rows are read once and read again
+when the registered providers change.
+
 Example:
->>> machine_for("vertex", "a100-40gb", 8).machine_type
-'a2-highgpu-8g'
+>>> accelerators()["a100-40gb"].memory_gb
+40
+>>> [m.machine_type for m in machines(accelerator="tpu-v5e")][:1]
+['ct5lp-hightpu-1t']
 """
 
 from __future__ import annotations
 
 import csv
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
-_HERE = Path(__file__).parent
-PROVIDERS = ("vertex", "sagemaker")
+from cloudtrain.errors import SpecError
+from cloudtrain.providers import registry
+
+HERE = Path(__file__).parent
+Row = dict[str, str]
+F = TypeVar("F", bound=Callable[..., Any])
+_CACHES: list[Any] = []
+
+
+def cached(func: F) -> F:
+    """``functools.cache`` that is emptied whenever the registered providers change.
+
+    Anything computed from catalog rows is cached with it, so a provider registered at
+    run time (and its ``catalog_dir`` rows) is seen on the next call.
+    """
+    wrapper = functools.cache(func)
+    _CACHES.append(wrapper)
+    return cast(F, wrapper)
+
+
+def forget() -> None:
+    """Read every catalog file again on next use."""
+    for wrapper in _CACHES:
+        wrapper.cache_clear()
+
+
+registry.watch(forget)
+
+
+def read(path: str | Path, required: tuple[str, ...] = ()) -> list[Row]:
+    """The rows of one CSV file, each a dict keyed by the header.
+
+    Raises:
+        SpecError: naming the file, when it is missing or lacks a ``required`` column.
+    """
+    path = Path(path)
+    try:
+        with path.open(newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in required if c not in (reader.fieldnames or [])]
+            found = list(reader)
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such file.") from None
+    if missing:
+        raise SpecError(f"{path}: missing column(s) {', '.join(missing)}. Expected: {', '.join(required)}.")
+    return found
+
+
+@cached
+def rows(name: str) -> tuple[Row, ...]:
+    """The rows of catalog file ``name``: the shipped ones, then each provider's ``catalog_dir`` ones.
+
+    A provider's file must have the shipped file's columns; other columns are dropped.
+    """
+    shipped = read(HERE / name)
+    columns = tuple(shipped[0]) if shipped else ()
+    extra = [
+        {column: row[column] for column in columns}
+        for folder in _provider_folders()
+        if (folder / name).is_file()
+        for row in read(folder / name, columns)
+    ]
+    return (*shipped, *extra)
+
+
+def _provider_folders() -> list[Path]:
+    folders = (provider.catalog_dir for provider in registry.providers())
+    return [Path(folder) for folder in folders if folder is not None and Path(folder) != HERE]
 
 
 @dataclass(frozen=True)
@@ -56,12 +130,7 @@ class Machine:
         return max(self.accelerator_count, 1)
 
 
-def _rows(name: str) -> list[dict[str, str]]:
-    with (_HERE / name).open(newline="") as f:
-        return list(csv.DictReader(f))
-
-
-@functools.cache
+@cached
 def accelerators() -> dict[str, Accelerator]:
     """Every neutral accelerator by name."""
     return {
@@ -73,14 +142,13 @@ def accelerators() -> dict[str, Accelerator]:
             bf16=row["bf16"] == "true",
             source=row["source"],
         )
-        for row in _rows("accelerators.csv")
+        for row in rows("accelerators.csv")
     }
 
 
-@functools.cache
-def images() -> tuple[dict[str, str], ...]:
+def images() -> tuple[Row, ...]:
     """Rows of ``images.csv``: the maintained image per provider and hardware kind."""
-    return tuple(_rows("images.csv"))
+    return rows("images.csv")
 
 
 def accelerator_names() -> list[str]:
@@ -90,12 +158,12 @@ def accelerator_names() -> list[str]:
 _INT_FIELDS = ("accelerator_count", "accelerator_memory_gb", "vcpus", "memory_gb", "network_gbps")
 
 
-@functools.cache
+@cached
 def _machines() -> tuple[Machine, ...]:
-    return tuple(Machine(**_typed(row)) for row in _rows("machines.csv"))
+    return tuple(Machine(**_typed(row)) for row in rows("machines.csv"))
 
 
-def _typed(row: dict[str, str]) -> dict[str, Any]:
+def _typed(row: Row) -> dict[str, Any]:
     return {k: int(v) if k in _INT_FIELDS else v for k, v in row.items()}
 
 

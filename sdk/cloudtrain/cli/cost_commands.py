@@ -7,13 +7,22 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cloudtrain import budget, cost, pricing
+from cloudtrain import cost
+from cloudtrain.cli.options import RegistryChoice
+from cloudtrain.cost import budget, inputs, notes
+from cloudtrain.cost.compare import billed
 from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
 
-CLOUD_CHOICE = click.Choice(list(cost.CLOUD_PROVIDERS))
+BILLED_CHOICE = RegistryChoice(billed)
+
+
+def _sources() -> tuple[str, ...]:
+    from cloudtrain.cost.refresh import SOURCES
+
+    return SOURCES
 
 
 def throughput_option(required: bool) -> Any:
@@ -31,7 +40,7 @@ def throughput_option(required: bool) -> Any:
 @click.command("cost")
 @click.argument("job", type=click.Path(dir_okay=False))
 @throughput_option(required=True)
-@click.option("--provider", "-p", "providers", type=CLOUD_CHOICE, multiple=True, help="Only this provider.")
+@click.option("--provider", "-p", "providers", type=BILLED_CHOICE, multiple=True, help="Only this provider.")
 @click.option("--region", "regions", multiple=True, help="Catalog region(s). Default: the spec's regions.")
 @click.option("--max-hours", type=click.FloatRange(min=0, min_open=True), help="Leave out slower options.")
 @click.option(
@@ -43,7 +52,11 @@ def throughput_option(required: bool) -> Any:
     help="CSV accelerator,relative_speed overriding the shipped table.",
 )
 @click.option("--spot-overhead", type=float, help="Assumed extra time on spot (0.1 = 10%).")
-@click.option("--spot-discount", type=float, help="Assumed SageMaker spot discount (0.6 = 60% off).")
+@click.option(
+    "--spot-discount",
+    type=float,
+    help="Assumed spot discount where a provider publishes no spot price (0.6 = 60% off).",
+)
 @click.option(
     "--prices", "prices_file", type=click.Path(dir_okay=False), help="Price CSV (from prices refresh)."
 )
@@ -51,7 +64,7 @@ def throughput_option(required: bool) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write hours vs dollars to this PNG.")
 def cost_command(job: str, **options: Any) -> None:
-    """Price JOB on every provider and shape that fits it, before a cent is spent.
+    """Price JOB on every billed provider and shape that fits it, before a cent is spent.
 
     Every option keeps the spec's replica count (so the global batch and learning rate
     are unchanged): one big host or several smaller ones, TPU slices where the strategy
@@ -67,7 +80,7 @@ def cost_command(job: str, **options: Any) -> None:
         cost.report(
             load_spec(job, options["overrides"]),
             throughput=options["throughput"],
-            providers=tuple(options["providers"]) or cost.CLOUD_PROVIDERS,
+            providers=tuple(options["providers"]),
             regions=tuple(options["regions"]),
             settings=_settings(options),
         ),
@@ -75,7 +88,7 @@ def cost_command(job: str, **options: Any) -> None:
         max_cost=options["max_cost"],
     )
     if options["plot"]:
-        from cloudtrain.cost_plot import plot
+        from cloudtrain.cost.plot import plot
 
         found.notes.append(f"Plot written to {plot(found.options, options['plot'])}")
     click.echo(json.dumps(as_json(found), indent=2) if options["as_json"] else table(found))
@@ -84,10 +97,10 @@ def cost_command(job: str, **options: Any) -> None:
 def _settings(options: dict[str, Any]) -> cost.CostSettings:
     defaults = cost.CostSettings()
     return cost.CostSettings(
-        prices=pricing.read_prices(options["prices_file"]) if options["prices_file"] else defaults.prices,
-        speeds=pricing.read_speeds(options["speeds"]),
+        prices=inputs.read_prices(options["prices_file"]) if options["prices_file"] else defaults.prices,
+        speeds=inputs.read_speeds(options["speeds"]),
         spot_overhead=_given(options["spot_overhead"], defaults.spot_overhead),
-        sagemaker_spot_discount=_given(options["spot_discount"], defaults.sagemaker_spot_discount),
+        spot_discount=_given(options["spot_discount"], defaults.spot_discount),
     )
 
 
@@ -122,7 +135,7 @@ def table(found: cost.Estimate) -> str:
     ]
     if not rows:
         lines.append("No option fits the filters.")
-    return "\n".join([*lines, "", *footer(found)])
+    return "\n".join([*lines, "", *notes.footer(found)])
 
 
 def _row(rank: int, o: cost.CostOption) -> tuple[str, ...]:
@@ -145,43 +158,6 @@ def _row(rank: int, o: cost.CostOption) -> tuple[str, ...]:
     )
 
 
-def footer(found: cost.Estimate) -> list[str]:
-    """The inputs and assumptions a reader needs to trust (or redo) the numbers."""
-    settings, measured = found.settings, found.throughput
-    used = sorted({o.accelerator for o in found.options})
-    speeds = ", ".join(f"{a} {settings.speeds.get(a)}" for a in used)
-    return [
-        f"Work: {found.work_examples:,} examples ({found.work_basis}).",
-        f"Speed: {measured.examples_per_sec:g} examples/s on 1 × {measured.accelerator} ({measured.source}), "
-        f"scaled by relative speed (catalog/speeds.csv: {speeds}) × devices × eff.",
-        "eff = assumed scaling efficiency: 0.90 NVLink/ICI, 0.80 PCIe within a host; across hosts "
-        "the slower of that and 0.72-0.78 GPUDirect/EFA, 0.60 Ethernet (catalog/scaling.csv).",
-        f"Spot: assumed +{settings.spot_overhead:.0%} time for interruptions; SageMaker publishes no spot "
-        f"price, so spot = on-demand × (1 − {settings.sagemaker_spot_discount:.0%}) (assumed; --spot-discount).",
-        _estimates(found.options),
-        "Billing: Vertex in 30 s increments, SageMaker per second. Storage, egress, image pull "
-        "and provisioning time are not included.",
-        *(f"Note: {note}" for note in found.notes),
-    ]
-
-
-ESTIMATE_KINDS = {
-    "vertex": "Vertex = Compute Engine list × 1.15",
-    "sagemaker": "SageMaker = EC2 or a smaller size × a stated ratio",
-}
-
-
-def _estimates(options: list[cost.CostOption]) -> str:
-    """The legend of the price column, naming the estimate formulas the table uses."""
-    kinds = [
-        ESTIMATE_KINDS[p]
-        for p in ESTIMATE_KINDS
-        if any(o.provider == p and o.rate_basis == "est." for o in options)
-    ]
-    used = f"; est. = estimate: {'; '.join(kinds)}" if kinds else ""
-    return f"price: list = published price{used} (each row's formula: catalog/prices.csv, --json)."
-
-
 def as_json(found: cost.Estimate) -> dict[str, Any]:
     """The estimate as JSON: options, inputs and assumptions; unknown prices are null."""
     settings = found.settings
@@ -195,7 +171,7 @@ def as_json(found: cost.Estimate) -> dict[str, Any]:
         },
         "assumptions": {
             "spot_interruption_overhead": settings.spot_overhead,
-            "sagemaker_spot_discount": settings.sagemaker_spot_discount,
+            "spot_discount": settings.spot_discount,
             "relative_speeds": settings.speeds,
         },
         "options": [o.to_dict() for o in found.options],
@@ -209,10 +185,16 @@ def prices_group() -> None:
 
 
 @prices_group.command("refresh")
-@click.option("--provider", type=click.Choice(["aws", "gcp"]), multiple=True, help="Default: both.")
+@click.option(
+    "--provider",
+    "sources",
+    type=RegistryChoice(_sources),
+    multiple=True,
+    help="Price source (catalog/price_sources.csv). Default: all.",
+)
 @click.option("--region", "regions", multiple=True, help="Regions to fetch. Default: the catalog's regions.")
 @click.option("--out", type=click.Path(dir_okay=False), default="prices.csv", show_default=True)
-def refresh(provider: tuple[str, ...], regions: tuple[str, ...], out: str) -> None:
+def refresh(sources: tuple[str, ...], regions: tuple[str, ...], out: str) -> None:
     """Fetch current prices (AWS Price List API, Google Cloud Billing Catalog) into a price CSV.
 
     AWS needs any IAM identity (aws configure). Google needs GOOGLE_API_KEY or
@@ -222,9 +204,9 @@ def refresh(provider: tuple[str, ...], regions: tuple[str, ...], out: str) -> No
     Example:
       cloudtrain prices refresh --provider aws --region us-east-1 --out prices.csv
     """
-    from cloudtrain import prices_refresh
+    from cloudtrain.cost import refresh as prices
 
-    written = prices_refresh.refresh(providers=provider or ("aws", "gcp"), regions=regions, out=out)
+    written = prices.refresh(sources=sources or prices.SOURCES, regions=regions, out=out)
     click.echo(f"Wrote {written.rows} prices ({written.unknown} unknown) to {written.path}", err=True)
 
 

@@ -15,18 +15,14 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cloudtrain.cost import (
-    CostOption,
-    CostSettings,
-    Shape,
-    Workload,
-    dollars,
-    duration,
-    price_option,
-    work_examples,
-)
+from cloudtrain.cost.compare import work_examples
+from cloudtrain.cost.inputs import CostSettings
+from cloudtrain.cost.option import CostOption, Workload, price_option
+from cloudtrain.cost.shapes import Shape
+from cloudtrain.cost.throughput import Throughput, parse_throughput
+from cloudtrain.cost.units import dollars, duration
 from cloudtrain.errors import BudgetError
-from cloudtrain.throughput import Throughput, parse_throughput
+from cloudtrain.providers import registry
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -77,14 +73,14 @@ def describe(option: CostOption) -> str:
 def check_budget(
     planned: Plan, throughput: str | Throughput | None, settings: CostSettings | None = None
 ) -> BudgetCheck:
-    """Estimate the planned shape; no estimate for the local provider or without a throughput."""
+    """Estimate the planned shape; no estimate where nothing is billed or without a throughput."""
     limit = planned.spec.limits.max_cost_usd
-    if planned.machine is None:  # the local provider: nothing is billed
+    if planned.machine is None or not registry.get(planned.provider).billed:
         return BudgetCheck(limit, None)
     if throughput is None:
         return BudgetCheck(limit, None, _no_throughput(limit))
     settings = settings or CostSettings()
-    work, _ = work_examples(planned.spec)
+    work, _ = work_examples(planned)
     measured = parse_throughput(throughput)
     shape = Shape(planned.provider, planned.machine, planned.hosts)
     option = price_option(shape, planned.region, planned.spot, Workload(work, measured, settings))

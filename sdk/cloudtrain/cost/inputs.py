@@ -1,30 +1,34 @@
-"""The price catalog and the cost model's stated assumptions, read from CSV files.
+"""The cost model's inputs besides the job: prices, relative speeds, scaling and assumptions.
 
-Prices are managed-training prices per host-hour (Vertex AI custom training,
-SageMaker ``ml.*`` training), one row per provider, region and machine shape, each with
-its source, as-of date and whether it is an estimate (with the formula). An empty price
-means unknown: it is never replaced by a guess. Relative speeds, scaling efficiencies
-and the spot assumptions are data files too, so a user can see and override every number.
+All of them are catalog rows (``cloudtrain.catalog.rows``), so a provider's own
+``catalog_dir`` rows are priced like the shipped ones. Prices are managed-training prices
+per host-hour, one row per provider, region and machine shape, each with its source,
+as-of date, billing increment and whether it is an estimate (with the formula). An empty
+price means unknown: it is never replaced by a guess. Relative speeds, scaling
+efficiencies and the spot assumptions are rows too, so a user can see and override
+every number.
 
 Example:
->>> price = prices().lookup("sagemaker", "us-east-1", "ml.p4d.24xlarge", "a100-40gb")
->>> price.on_demand, price.as_of
-(25.2512883, '2026-09-07')
+>>> prices().regions()
+['eu-west-1', 'europe-west4', 'us-central1', 'us-east-1']
+>>> nvlink = scaling()["intra", "nvlink"]
+>>> nvlink.value, nvlink.label
+(0.9, 'NVLink')
+>>> assumptions()["spot_interruption_overhead"].value
+0.1
 """
 
 from __future__ import annotations
 
 import csv
-import functools
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cloudtrain import catalog
-from cloudtrain.errors import SpecError
+from cloudtrain.errors import SpecError, did_you_mean
 
-CATALOG_DIR = Path(catalog.__file__).parent
 PRICE_FIELDS = (
     "provider",
     "region",
@@ -66,7 +70,7 @@ class Price:
         row["is_estimate"] = ("true" if self.is_estimate else "false") if self.known else ""
         row["on_demand_usd_per_hour"] = row.pop("on_demand")
         row["spot_usd_per_hour"] = row.pop("spot")
-        return {field: row[field] for field in PRICE_FIELDS}
+        return {name: row[name] for name in PRICE_FIELDS}
 
 
 def blank_price(machine: catalog.Machine, region: str, billing_increment_s: int, source: str) -> Price:
@@ -111,6 +115,7 @@ class PriceCatalog:
 
     def __init__(self, rows: Iterable[Price]) -> None:
         self._rows = {(p.provider, p.region, p.machine_type, p.accelerator): p for p in rows}
+        self._spot = {p.provider for p in self._rows.values() if p.spot is not None}
 
     def lookup(self, provider: str, region: str, machine_type: str, accelerator: str) -> Price | None:
         """The row for this shape, or None when the catalog has no row at all."""
@@ -120,6 +125,10 @@ class PriceCatalog:
         """Regions with at least one row, for ``provider`` or every provider."""
         return sorted({p.region for p in self._rows.values() if provider in (None, p.provider)})
 
+    def publishes_spot(self, provider: str) -> bool:
+        """Whether any row of ``provider`` has a spot price (else spot is an assumed discount)."""
+        return provider in self._spot
+
     def rows(self) -> list[Price]:
         return list(self._rows.values())
 
@@ -128,15 +137,14 @@ class PriceCatalog:
 
 
 def read_prices(path: str | Path) -> PriceCatalog:
-    """Read a price CSV (the shipped catalog, or one ``cloudtrain prices refresh`` wrote)."""
-    rows = _read_csv(Path(path), PRICE_FIELDS)
-    return PriceCatalog(_price(row) for row in rows)
+    """Read a price CSV (one ``cloudtrain prices refresh`` wrote, or any file of that shape)."""
+    return PriceCatalog(_price(row) for row in catalog.read(path, PRICE_FIELDS))
 
 
-@functools.cache
+@catalog.cached
 def prices() -> PriceCatalog:
-    """The shipped price catalog, ``catalog/prices.csv``."""
-    return read_prices(CATALOG_DIR / "prices.csv")
+    """The catalog's prices: ``catalog/prices.csv`` and every provider's own ``prices.csv``."""
+    return PriceCatalog(_price(row) for row in catalog.rows("prices.csv"))
 
 
 def write_prices(rows: Iterable[Price], path: str | Path) -> Path:
@@ -154,24 +162,17 @@ def read_speeds(path: str | Path | None = None) -> dict[str, float | None]:
     """Relative single-device training speed per accelerator (A100 40GB = 1.0).
 
     ``path`` is a user CSV with ``accelerator,relative_speed`` columns; its rows replace
-    the shipped ones (``catalog/speeds.csv``), so a measured ratio beats a cited one.
+    the catalog's (``catalog/speeds.csv``), so a measured ratio beats a cited one.
     """
-    speeds = {row["accelerator"]: _number(row["relative_speed"]) for row in _shipped_speeds()}
+    speeds = {row["accelerator"]: _number(row["relative_speed"]) for row in catalog.rows("speeds.csv")}
     if path is not None:
-        for row in _read_csv(Path(path), ("accelerator", "relative_speed")):
+        for row in catalog.read(path, ("accelerator", "relative_speed")):
             _check_accelerator(row["accelerator"], path)
             speeds[row["accelerator"]] = _positive(row["relative_speed"], path)
     return speeds
 
 
-@functools.cache
-def _shipped_speeds() -> tuple[dict[str, str], ...]:
-    return tuple(_read_csv(CATALOG_DIR / "speeds.csv", ("accelerator", "relative_speed")))
-
-
 def _check_accelerator(name: str, path: str | Path) -> None:
-    from cloudtrain.errors import did_you_mean
-
     names = catalog.accelerator_names()
     if name not in names:
         raise SpecError(f"{path}: unknown accelerator {name!r}.{did_you_mean(name, names)}")
@@ -189,16 +190,20 @@ def _positive(text: str, path: str | Path) -> float:
 
 @dataclass(frozen=True)
 class Efficiency:
-    """Fraction of linear speed-up kept on a layout, and the assumption behind it."""
+    """Fraction of linear speed-up kept on a link, the assumption behind it, and the link's name."""
 
     value: float
     basis: str
+    label: str = ""
 
 
-@functools.cache
-def _scaling() -> dict[tuple[str, str], Efficiency]:
-    rows = _read_csv(CATALOG_DIR / "scaling.csv", ("scope", "link", "efficiency", "basis"))
-    return {(r["scope"], r["link"]): Efficiency(float(r["efficiency"]), r["basis"]) for r in rows}
+@catalog.cached
+def scaling() -> dict[tuple[str, str], Efficiency]:
+    """``catalog/scaling.csv`` by (scope, link): scope ``intra`` within a host, ``inter`` across hosts."""
+    return {
+        (r["scope"], r["link"]): Efficiency(float(r["efficiency"]), r["basis"], r["label"])
+        for r in catalog.rows("scaling.csv")
+    }
 
 
 def scaling_efficiency(machine: catalog.Machine, hosts: int) -> Efficiency:
@@ -209,7 +214,7 @@ def scaling_efficiency(machine: catalog.Machine, hosts: int) -> Efficiency:
     GPUDirect, plain Ethernet) applies: a ring all-reduce runs at its slowest link. Point
     values and their basis are in ``catalog/scaling.csv``.
     """
-    table = _scaling()
+    table = scaling()
     intra = table["intra", machine.intra_host if machine.devices > 1 else "none"]
     if hosts == 1:
         return intra
@@ -225,24 +230,57 @@ class Assumption:
     basis: str
 
 
-@functools.cache
+@catalog.cached
 def assumptions() -> dict[str, Assumption]:
-    """``spot_interruption_overhead`` and ``sagemaker_spot_discount`` from ``cost_assumptions.csv``."""
-    rows = _read_csv(CATALOG_DIR / "cost_assumptions.csv", ("name", "value", "basis"))
-    return {r["name"]: Assumption(float(r["value"]), r["basis"]) for r in rows}
+    """``cost_assumptions.csv`` by name: the spot overhead and discount, and the refresh's premiums."""
+    return {
+        r["name"]: Assumption(float(r["value"]), r["basis"]) for r in catalog.rows("cost_assumptions.csv")
+    }
 
 
-def _read_csv(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
-    try:
-        with path.open(newline="") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in required if c not in (reader.fieldnames or [])]
-            rows = list(reader)
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such file.") from None
-    if missing:
-        raise SpecError(f"{path}: missing column(s) {', '.join(missing)}. Expected: {', '.join(required)}.")
-    return rows
+@catalog.cached
+def price_sources() -> dict[str, dict[str, str]]:
+    """``price_sources.csv`` as {source: {key: value}}: which provider each price API serves, and how."""
+    found: dict[str, dict[str, str]] = {}
+    for row in catalog.rows("price_sources.csv"):
+        found.setdefault(row["source"], {})[row["key"]] = row["value"]
+    return found
+
+
+def source_of(provider: str) -> str | None:
+    """The price source (``cloudtrain prices refresh --provider``) that serves ``provider``, if any."""
+    return next((name for name, facts in price_sources().items() if facts.get("provider") == provider), None)
+
+
+@dataclass(frozen=True)
+class CostSettings:
+    """The model's inputs besides the job: prices, speeds and the spot assumptions.
+
+    Defaults come from the catalog files; pass values to override them (the CLI's
+    ``--prices``, ``--speeds``, ``--spot-overhead`` and ``--spot-discount``).
+    ``spot_discount`` is assumed for a provider whose catalog rows publish no spot price.
+    """
+
+    prices: PriceCatalog = field(default_factory=prices)
+    speeds: dict[str, float | None] = field(default_factory=read_speeds)
+    spot_overhead: float = field(default_factory=lambda: assumptions()["spot_interruption_overhead"].value)
+    spot_discount: float = field(default_factory=lambda: assumptions()["spot_discount"].value)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.spot_overhead <= 10:
+            raise SpecError(
+                f"spot overhead must be between 0 and 10 (0.1 = 10%). Received: {self.spot_overhead}."
+            )
+        if not 0 <= self.spot_discount < 1:
+            raise SpecError(
+                f"spot discount must be at least 0 and below 1 (0.6 = 60% off). Received: {self.spot_discount}."
+            )
+
+    def __repr__(self) -> str:
+        return (
+            f"CostSettings(prices={self.prices!r}, spot_overhead={self.spot_overhead}, "
+            f"spot_discount={self.spot_discount})"
+        )
 
 
 def price_summary(price: Price) -> dict[str, Any]:

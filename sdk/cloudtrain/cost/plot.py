@@ -1,7 +1,9 @@
 """Draw the cost table as hours against dollars, with the Pareto front highlighted.
 
 matplotlib is optional (``pip install 'cloudtrain[plot]'``) and imported only here,
-inside ``plot``, with the non-interactive Agg backend so it works on a headless machine.
+inside ``draw``, with the non-interactive Agg backend so it works on a headless machine.
+Each provider's points have its own ``color``, so a provider registered at run time is
+drawn like a built-in one.
 """
 
 from __future__ import annotations
@@ -9,22 +11,35 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cloudtrain.cost import notes
+from cloudtrain.cost.units import dollars, duration
 from cloudtrain.errors import require
+from cloudtrain.providers import registry
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-    from cloudtrain.cost import CostOption
+    from cloudtrain.cost.option import CostOption
 
-COLORS = {"vertex": "#1a73e8", "sagemaker": "#ff9900"}
 MARKERS = {"on-demand": "o", "spot": "^"}
 
 
 def plot(options: list[CostOption], path: str | Path) -> Path:
-    """Write a log-log scatter of ``options`` (priced ones) to ``path`` (PNG) and return it.
+    """Write a log-log scatter of ``options`` (priced ones) to ``path`` (PNG) and return it."""
+    fig = draw(options)
+    import matplotlib.pyplot as plt
 
-    Every priced option is a point: colour = provider, shape = on-demand or spot. The
-    Pareto front is joined by a line and labelled; so are the cheapest and the fastest.
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
+def draw(options: list[CostOption]) -> Figure:
+    """The figure ``plot`` writes: one point per priced option.
+
+    Colour = provider (its ``color``), shape = on-demand or spot. The Pareto front is
+    joined by a line and labelled; so are the cheapest and the fastest.
     """
     require("matplotlib", "plot")
     import matplotlib
@@ -34,13 +49,13 @@ def plot(options: list[CostOption], path: str | Path) -> Path:
 
     priced = [o for o in options if o.usd is not None]
     fig, ax = plt.subplots(figsize=(11, 7), dpi=120)
-    for provider in COLORS:
+    for provider in notes.providers(priced):
         for capacity, marker in MARKERS.items():
             group = [o for o in priced if o.provider == provider and o.capacity == capacity]
             ax.scatter(
                 [o.hours for o in group],
                 _dollars(group),
-                c=COLORS[provider],
+                c=registry.get(provider).color,
                 marker=marker,
                 s=40,
                 alpha=0.55,
@@ -49,9 +64,7 @@ def plot(options: list[CostOption], path: str | Path) -> Path:
     _front(ax, priced)
     _style(ax, priced)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return Path(path)
+    return fig
 
 
 def _dollars(options: list[CostOption]) -> list[float]:
@@ -94,8 +107,6 @@ def _label(option: CostOption) -> str:
 def _style(ax: Axes, priced: list[CostOption]) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator
 
-    from cloudtrain.cost import dollars, duration
-
     ax.set_xscale("log")
     ax.set_yscale("log")
     # Ticks at 1-2-5 steps, labelled as durations and dollars rather than powers of ten.
@@ -105,8 +116,16 @@ def _style(ax: Axes, priced: list[CostOption]) -> None:
         axis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
     ax.set_xlabel("training time (log scale)")
     ax.set_ylabel("cost (log scale)")
-    dates = sorted({o.price.as_of for o in priced if o.price and o.price.as_of})
-    span = f"prices as of {dates[0]} to {dates[-1]}" if dates else "no known prices"
-    ax.set_title(f"Time vs cost of every option ({span}; Vertex prices are estimates)", fontsize=10)
+    ax.set_title(f"Time vs cost of every option ({_sources(priced)})", fontsize=10)
     ax.grid(True, which="both", linewidth=0.3, alpha=0.6)
     ax.legend(fontsize=8, loc="upper right")
+
+
+def _sources(priced: list[CostOption]) -> str:
+    """``prices as of A to B; <title> prices include estimates``, from the options' price rows."""
+    dates = sorted({o.price.as_of for o in priced if o.price and o.price.as_of})
+    span = f"prices as of {dates[0]} to {dates[-1]}" if dates else "no known prices"
+    estimated = [
+        notes.title(p) for p in notes.providers([o for o in priced if o.price and o.price.is_estimate])
+    ]
+    return f"{span}; {' and '.join(estimated)} prices include estimates" if estimated else span

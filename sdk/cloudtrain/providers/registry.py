@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cloudtrain.errors import CloudtrainError, SpecError, did_you_mean
@@ -39,6 +40,7 @@ BUILTIN = {
     "sagemaker": "cloudtrain.providers.sagemaker",
 }
 _registered: dict[str, Provider] = {}
+_watchers: list[Callable[[], None]] = []
 
 
 class UnknownProviderError(SpecError):
@@ -111,16 +113,33 @@ def register(provider: Provider) -> None:
     A registered provider replaces a built-in or entry point of the same name.
     """
     _registered[provider.name] = provider
+    _changed()
 
 
 def unregister(name: str) -> None:
     """Undo ``register``; a built-in or entry point of that name is visible again."""
     _registered.pop(name, None)
+    _changed()
 
 
 def forget_entry_points() -> None:
     """Read the entry points again on next use (after installing or removing a plugin in-process)."""
     _entry_points.cache_clear()
+    _changed()
+
+
+def watch(callback: Callable[[], None]) -> None:
+    """Call ``callback`` whenever the list of providers changes.
+
+    What is computed from every provider (the catalog, with each provider's
+    ``catalog_dir`` rows) is cached by its owner, which empties its cache here.
+    """
+    _watchers.append(callback)
+
+
+def _changed() -> None:
+    for callback in _watchers:
+        callback()
 
 
 @functools.cache

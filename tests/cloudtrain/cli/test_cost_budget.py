@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from cloudtrain import api, budget
+from cloudtrain import api
+from cloudtrain.cost import budget
 from cloudtrain.errors import BudgetError
 from cloudtrain.planning import plan
 from cloudtrain.specfile import load_spec

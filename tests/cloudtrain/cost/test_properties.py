@@ -7,7 +7,8 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cloudtrain import cost, pricing
+from cloudtrain import cost
+from cloudtrain.cost import inputs, ranking, units
 from cloudtrain.spec import JobSpec
 
 works = st.integers(min_value=1, max_value=10**10)
@@ -18,8 +19,8 @@ increments = st.sampled_from([1, 30])
 
 
 def cost_of(work: int, speed: float, efficiency: float, rate: float, increment: int) -> float:
-    seconds = cost.run_seconds(work, speed * efficiency, 0.0)
-    return cost.charge(cost.billed_seconds(seconds, increment), rate, 2)
+    seconds = units.run_seconds(work, speed * efficiency, 0.0)
+    return units.charge(units.billed_seconds(seconds, increment), rate, 2)
 
 
 @given(works, speeds, st.tuples(efficiencies, efficiencies), rates, increments)
@@ -51,7 +52,7 @@ def test_spot_never_dearer_than_on_demand_for_the_same_run(
 ) -> None:
     # Spot rates in the catalog never exceed on-demand; at equal run time (no interruption
     # overhead) a spot option therefore never costs more than its on-demand twin.
-    model = cost.CostSettings(spot_overhead=0.0, sagemaker_spot_discount=discount)
+    model = cost.CostSettings(spot_overhead=0.0, spot_discount=discount)
     options = cost.estimate(
         spec_for(examples, accelerator), throughput=f"{rate}@{accelerator}", settings=model
     )
@@ -61,7 +62,7 @@ def test_spot_never_dearer_than_on_demand_for_the_same_run(
 
 
 def test_catalog_spot_rates_never_exceed_on_demand() -> None:
-    for row in pricing.prices().rows():
+    for row in inputs.prices().rows():
         assert row.spot is None or (row.on_demand is not None and row.spot <= row.on_demand), row
 
 
@@ -80,12 +81,12 @@ points = st.lists(
 def test_pareto_front_is_non_dominated_and_complete(pairs: list[tuple[float, float]]) -> None:
     base = template()
     options = [replace(base, hours=h, usd=u) for h, u in pairs]
-    front = cost.pareto_front(options)
-    dominates = cost._dominates
+    front = ranking.pareto_front(options)
+    dominates = ranking._dominates
     for member in front:
         assert not any(dominates(o, member) for o in options)
     for outside in (o for o in options if all(o is not m for m in front)):
         assert any(dominates(m, outside) for m in front)
-    marked = cost.rank(options)
+    marked = ranking.rank(options)
     assert sum("pareto" in o.marks for o in marked) == len(front)
     assert min(o.usd for o in marked if "cheapest" in o.marks) == min(u for _, u in pairs)

@@ -22,11 +22,12 @@ import boto3
 import pytest
 from click.testing import CliRunner
 
-from cloudtrain import prices_gcp, prices_refresh, pricing
 from cloudtrain.cli import cli
-from cloudtrain.errors import CredentialsError
+from cloudtrain.cost import inputs, refresh
+from cloudtrain.cost.refresh import aws, gcp
+from cloudtrain.errors import CredentialsError, SpecError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "prices"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "prices"
 TODAY = datetime.date(2026, 12, 2)
 AWS_PAGE_SIZE = 3
 GCP_PAGES = {
@@ -130,7 +131,7 @@ def aws_pricing(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Server]:
 @pytest.fixture
 def billing(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Server]:
     for server in serve(BillingHandler):
-        monkeypatch.setenv(prices_gcp.ENDPOINT_ENV, url(server))
+        monkeypatch.setenv(gcp.ENDPOINT_ENV, url(server))
         monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
         yield server
 
@@ -144,7 +145,7 @@ def rows(path: Path) -> dict[tuple[str, str, str, str], dict[str, str]]:
 
 def test_sagemaker_prices_come_from_all_pages_with_the_training_filter(aws_pricing: _Server) -> None:
     client = boto3.session.Session().client("pricing", region_name="us-east-1")
-    found = prices_refresh.sagemaker_training_prices(client, "us-east-1")
+    found = aws.training_prices(client, "us-east-1")
     assert found == {
         "ml.g4dn.xlarge": (0.736, "SKUG4DNXLUSE1"),
         "ml.p4d.24xlarge": (25.2512883, "SKUP4DUSE1"),
@@ -165,7 +166,7 @@ def test_sagemaker_prices_come_from_all_pages_with_the_training_filter(aws_prici
 def test_refresh_writes_dated_rows_and_unknowns_for_everything_else(
     aws_pricing: _Server, billing: _Server, tmp_path: Path
 ) -> None:
-    written = prices_refresh.refresh(
+    written = refresh.refresh(
         regions=("us-east-1", "eu-west-1", "us-central1", "europe-west4"), out=tmp_path / "p.csv", today=TODAY
     )
     table = rows(written.path)
@@ -189,9 +190,7 @@ def test_refresh_writes_dated_rows_and_unknowns_for_everything_else(
 def test_vertex_uses_training_skus_when_complete_else_a_labelled_estimate(billing: _Server) -> None:
     found = {
         (p.region, p.machine_type, p.accelerator): p
-        for p in prices_gcp.fetch_vertex(
-            ("us-central1", "europe-west4"), client=prices_gcp.billing_catalog(), as_of="2026-12-02"
-        )
+        for p in gcp.fetch(("us-central1", "europe-west4"), client=gcp.billing_catalog(), as_of="2026-12-02")
     }
     t4 = found["us-central1", "n1-standard-8", "t4"]
     # Vertex SKUs: 8 vCPU × 0.036353 + 30 GiB × 0.004873 + 1 × T4 0.4025 (not the 0.22 commitment).
@@ -217,12 +216,43 @@ def test_vertex_uses_training_skus_when_complete_else_a_labelled_estimate(billin
 
 
 def test_a_refreshed_catalog_prices_an_estimate(billing: _Server, tmp_path: Path) -> None:
-    out = prices_refresh.refresh(
-        providers=("gcp",), regions=("us-central1",), out=tmp_path / "p.csv", today=TODAY
-    )
-    catalog = pricing.read_prices(out.path)
+    out = refresh.refresh(sources=("gcp",), regions=("us-central1",), out=tmp_path / "p.csv", today=TODAY)
+    catalog = inputs.read_prices(out.path)
     row = catalog.lookup("vertex", "us-central1", "n1-standard-8", "t4")
     assert row is not None and row.as_of == "2026-12-02" and not row.is_estimate
+
+
+@pytest.mark.parametrize(
+    ("regions", "sources", "split"),
+    [
+        (("us-east-1", "europe-west4"), ("aws", "gcp"), {"aws": ("us-east-1",), "gcp": ("europe-west4",)}),
+        (
+            ("us-central1",),
+            ("aws", "gcp"),
+            {"aws": (), "gcp": ("us-central1",)},
+        ),  # its rows are one provider's
+        (("asia-east1",), ("gcp",), {"gcp": ("asia-east1",)}),  # no rows yet: the one source asked for
+    ],
+)
+def test_a_region_goes_to_the_source_of_its_price_rows(
+    regions: tuple[str, ...], sources: tuple[str, ...], split: dict[str, tuple[str, ...]]
+) -> None:
+    assert refresh.split_regions(regions, sources) == split
+
+
+def test_a_region_without_price_rows_needs_its_source_named() -> None:
+    with pytest.raises(SpecError) as error:
+        refresh.split_regions(("asia-east1",))
+    assert str(error.value) == (
+        "--region 'asia-east1' is in no price row, so the source that prices it is unknown. "
+        "Name it: cloudtrain prices refresh --provider aws|gcp --region asia-east1"
+    )
+
+
+def test_only_the_sources_of_the_given_regions_are_asked(aws_pricing: _Server, tmp_path: Path) -> None:
+    # No Google fake and no Google credentials: asking the Billing Catalog would fail.
+    written = refresh.refresh(regions=("us-east-1",), out=tmp_path / "p.csv", today=TODAY)
+    assert {(key[0], key[1]) for key in rows(written.path)} == {("sagemaker", "us-east-1")}
 
 
 def test_cli_refresh_uses_the_documented_environment(
@@ -240,7 +270,7 @@ def test_cli_refresh_uses_the_documented_environment(
 def test_google_key_refused_is_a_credentials_error(billing: _Server, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_API_KEY", "wrong")
     with pytest.raises(CredentialsError) as error:
-        prices_gcp.fetch_vertex(("us-central1",), as_of="2026-12-02")
+        gcp.fetch(("us-central1",), as_of="2026-12-02")
     assert str(error.value).startswith("The Cloud Billing Catalog refused the credentials (HTTP 403)")
     assert "wrong" not in str(error.value)
 
@@ -251,7 +281,7 @@ def test_no_google_credentials_shows_the_command(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path))
     monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")  # nothing listens: no metadata server
     with pytest.raises(CredentialsError) as error:
-        prices_gcp.billing_catalog()
+        gcp.billing_catalog()
     assert str(error.value) == (
         "No Google credentials for the Cloud Billing Catalog. Set GOOGLE_API_KEY to an API key, "
         "or run:\n  $ gcloud auth application-default login"
@@ -265,5 +295,5 @@ def test_no_aws_credentials_shows_the_command(aws_pricing: _Server, monkeypatch:
     with pytest.raises(
         CredentialsError, match=r"No AWS credentials for the Price List API .*\n  \$ aws configure"
     ):
-        prices_refresh.fetch_sagemaker(("us-east-1",), as_of="2026-12-02")
+        aws.fetch(("us-east-1",), as_of="2026-12-02")
     assert aws_pricing.requests == []

@@ -1,123 +1,66 @@
-"""``cloudtrain prices refresh``: rebuild the price catalog from the providers' price APIs.
+"""AWS prices: the Price List API (boto3 ``pricing``), the query awslabs/llmeter uses.
 
-AWS: the Price List API (boto3 ``pricing``, service code ``AmazonSageMaker``, component
-``Training``), the query awslabs/llmeter uses (reference/prices.md §3.1). Its endpoint is
-``api.pricing.us-east-1.amazonaws.com``; botocore's standard ``AWS_ENDPOINT_URL_PRICING``
-variable points it elsewhere (the tests use a loopback fake: moto has no pricing backend).
-
-Google: the Cloud Billing Catalog, see ``prices_gcp``.
-
-Every machine of the hardware catalog gets a row per region; what the API did not
-return stays unknown (empty), with the reason in its source column.
+The service code, the product component and the formula written on every row are the
+``aws`` rows of ``catalog/price_sources.csv`` (reference/prices.md §3.1), as is the
+provider they price. The API's endpoint is ``api.pricing.us-east-1.amazonaws.com``;
+botocore's standard ``AWS_ENDPOINT_URL_PRICING`` variable points it elsewhere (the tests
+use a loopback fake: moto has no pricing backend).
 
 Example:
->>> split_regions(("us-east-1", "europe-west4"))
-{'aws': ('us-east-1',), 'gcp': ('europe-west4',)}
+>>> query("eu-west-1").startswith("AWS Price List API GetProducts ")
+True
 """
 
 from __future__ import annotations
 
-import datetime
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
-from cloudtrain import catalog, pricing
+from cloudtrain import catalog
+from cloudtrain.cost import inputs
+from cloudtrain.cost.inputs import Price
 from cloudtrain.errors import CredentialsError, ProviderError, require
 
-SAGEMAKER_SPOT = (
-    "spot: no SageMaker spot price exists (managed spot bills BillableTimeInSeconds at a discount "
-    "of up to 90%, reference/prices.md §2.1); see cost_assumptions.csv sagemaker_spot_discount"
-)
-PROVIDER_OF = {"aws": "sagemaker", "gcp": "vertex"}
+SOURCE = "aws"
 
 
-@dataclass(frozen=True)
-class Written:
-    """What ``refresh`` wrote: the file, its rows and how many prices stayed unknown."""
-
-    path: Path
-    rows: int
-    unknown: int
+def facts() -> dict[str, str]:
+    """This source's rows of ``price_sources.csv``: provider, service code, component, formula."""
+    return inputs.price_sources()[SOURCE]
 
 
-def refresh(
-    *,
-    providers: Iterable[str] = ("aws", "gcp"),
-    regions: Iterable[str] = (),
-    out: str | Path,
-    clients: dict[str, Any] | None = None,
-    today: datetime.date | None = None,
-) -> Written:
-    """Fetch prices for ``providers`` ("aws", "gcp") in ``regions`` and write them to ``out``.
-
-    Args:
-        regions: AWS and Google regions, mixed; default the shipped catalog's regions.
-        clients: ``{"aws": boto3 pricing client, "gcp": prices_gcp.BillingCatalog}`` to use
-            instead of the defaults (tests, proxies).
-        today: the as-of date written on every row; default today.
-
-    Raises:
-        CredentialsError: a provider needs credentials that are not configured.
-        ProviderError: the price API refused or failed a call.
-    """
-    clients = clients or {}
-    by_cloud = split_regions(tuple(regions))
-    date = (today or datetime.date.today()).isoformat()
-    rows: list[pricing.Price] = []
-    for cloud in providers:
-        chosen = by_cloud[cloud] or tuple(pricing.prices().regions(PROVIDER_OF[cloud]))
-        fetch = fetch_sagemaker if cloud == "aws" else _fetch_vertex
-        rows += fetch(chosen, client=clients.get(cloud), as_of=date)
-    path = pricing.write_prices(rows, out)
-    return Written(path, len(rows), sum(1 for r in rows if not r.known))
-
-
-def split_regions(regions: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-    """AWS regions have two dashes (us-east-1), Google's one (us-central1)."""
-    return {
-        "aws": tuple(r for r in regions if r.count("-") == 2),
-        "gcp": tuple(r for r in regions if r.count("-") == 1),
-    }
-
-
-def _fetch_vertex(regions: tuple[str, ...], *, client: Any, as_of: str) -> list[pricing.Price]:
-    from cloudtrain import prices_gcp
-
-    return prices_gcp.fetch_vertex(regions, client=client, as_of=as_of)
-
-
-def fetch_sagemaker(regions: Iterable[str], *, client: Any = None, as_of: str) -> list[pricing.Price]:
-    """SageMaker training prices for every ``ml.*`` shape of the catalog in ``regions``."""
+def fetch(regions: Iterable[str], *, client: Any = None, as_of: str) -> list[Price]:
+    """Training prices for every catalog shape of the provider this source serves, in ``regions``."""
     client = client or pricing_client()
     rows = []
     for region in regions:
-        found = sagemaker_training_prices(client, region)
-        for machine in catalog.machines("sagemaker"):
-            rows.append(_sagemaker_row(machine, region, found.get(machine.machine_type), as_of))
+        found = training_prices(client, region)
+        for machine in catalog.machines(facts()["provider"]):
+            rows.append(_row(machine, region, found.get(machine.machine_type), as_of))
     return rows
 
 
 def pricing_client() -> Any:
     """boto3's Price List client; the API is served from us-east-1."""
-    require("boto3", "sagemaker")
+    require("boto3", facts()["extra"])
     import boto3
 
     # A fresh session: boto3's default one caches credentials for the life of the process.
     return boto3.session.Session().client("pricing", region_name="us-east-1")
 
 
-def sagemaker_training_prices(client: Any, region: str) -> dict[str, tuple[float, str]]:
-    """``{instance: (USD per hour, SKU)}`` of the Training component in ``region``, all pages."""
+def training_prices(client: Any, region: str) -> dict[str, tuple[float, str]]:
+    """``{instance: (USD per hour, SKU)}`` of the training component in ``region``, all pages."""
+    component = facts()["component"]
     filters = [
-        {"Field": "component", "Type": "TERM_MATCH", "Value": "Training"},
+        {"Field": "component", "Type": "TERM_MATCH", "Value": component},
         {"Field": "regionCode", "Type": "TERM_MATCH", "Value": region},
     ]
     found: dict[str, tuple[float, str]] = {}
     for product in _products(client, filters):
-        instance, price = _hourly(product)
+        instance, price = _hourly(product, component)
         if instance and price and (instance not in found or price[0] < found[instance][0]):
             found[instance] = price
     return found
@@ -126,7 +69,8 @@ def sagemaker_training_prices(client: Any, region: str) -> dict[str, tuple[float
 def _products(client: Any, filters: list[dict[str, str]]) -> Iterator[dict[str, Any]]:
     from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
-    pages = client.get_paginator("get_products").paginate(ServiceCode="AmazonSageMaker", Filters=filters)
+    paginator = client.get_paginator("get_products")
+    pages = paginator.paginate(ServiceCode=facts()["service_code"], Filters=filters)
     try:
         for page in pages:
             yield from (json.loads(item) for item in page["PriceList"])
@@ -139,14 +83,14 @@ def _products(client: Any, filters: list[dict[str, str]]) -> Iterator[dict[str, 
         raise ProviderError(f"AWS Price List API failed: {exc}") from None
 
 
-def _hourly(product: dict[str, Any]) -> tuple[str | None, tuple[float, str] | None]:
+def _hourly(product: dict[str, Any], component: str) -> tuple[str | None, tuple[float, str] | None]:
     """The instance and its on-demand USD per hour; (None, None) for anything else.
 
     Ignored: other components, products without an instance, non-hourly dimensions
     (the offer file also prices storage in GB-Mo), and zero prices.
     """
     attributes = product.get("product", {}).get("attributes", {})
-    if attributes.get("component") != "Training":
+    if attributes.get("component") != component:
         return None, None
     instance = attributes.get("instanceName") or attributes.get("instanceType")
     for term in product.get("terms", {}).get("OnDemand", {}).values():
@@ -157,13 +101,26 @@ def _hourly(product: dict[str, Any]) -> tuple[str | None, tuple[float, str] | No
     return instance, None
 
 
-def _sagemaker_row(
-    machine: catalog.Machine, region: str, found: tuple[float, str] | None, as_of: str
-) -> pricing.Price:
-    query = f"AWS Price List API GetProducts AmazonSageMaker component=Training regionCode={region}"
-    blank = pricing.blank_price(machine, region, 1, f"not found: no hourly product in {query} on {as_of}")
+def query(region: str) -> str:
+    """The query a row's source names, so a reader can repeat it."""
+    return (
+        f"AWS Price List API GetProducts {facts()['service_code']} "
+        f"component={facts()['component']} regionCode={region}"
+    )
+
+
+def _row(machine: catalog.Machine, region: str, found: tuple[float, str] | None, as_of: str) -> Price:
+    increment = int(facts()["billing_increment_s"])
+    asked = query(region)
+    blank = inputs.blank_price(
+        machine, region, increment, f"not found: no hourly product in {asked} on {as_of}"
+    )
     if found is None:
         return blank
     return replace(
-        blank, on_demand=found[0], as_of=as_of, formula=SAGEMAKER_SPOT, source=f"{query}; SKU {found[1]}"
+        blank,
+        on_demand=found[0],
+        as_of=as_of,
+        formula=facts()["spot_formula"],
+        source=f"{asked}; SKU {found[1]}",
     )

@@ -1,15 +1,16 @@
-"""Vertex AI training prices from Google's Cloud Billing Catalog API (public catalog, v1).
+"""Google prices: the Cloud Billing Catalog API (public catalog, v1).
 
 ``GET {endpoint}/v1/services/{service}/skus?currencyCode=USD``, paged with
-``nextPageToken`` (reference/prices.md §3.2). Two services are read:
+``nextPageToken`` (reference/prices.md §3.2). Two services are read, both named by the
+``gcp`` rows of ``catalog/price_sources.csv`` with the provider they price:
 
-- Vertex AI ``C7E2-9256-1C43``: training SKUs, used as Vertex prices when every
-  component of a machine (cores, RAM, GPUs) has one. Google does not document their
-  descriptions and no recorded response exists yet, so the matcher accepts
+- the training service: its SKUs are used when every component of a machine (cores,
+  RAM, GPUs) has one. Google does not document their descriptions and no recorded
+  response exists yet, so the matcher accepts
   ``"<…Training…>: <Compute Engine component description> running in <place>"``.
-- Compute Engine ``6F81-5844-456A``: the list price of the same components. Where Vertex
-  SKUs are missing, the row is an estimate: Compute Engine × the assumed Vertex premium,
-  with the formula in the row.
+- Compute Engine: the list price of the same components. Where training SKUs are
+  missing, the row is an estimate: Compute Engine × the assumed premium
+  (``cost_assumptions.csv``), with the formula in the row.
 
 A machine's price = vCPUs × core + GiB × RAM + accelerators × GPU, from ``machines.csv``
 and the component descriptions in ``catalog/gcp_skus.csv``. Ignored: commitments,
@@ -19,11 +20,17 @@ not known, so TPU rows stay unknown after a refresh.
 Credentials: ``GOOGLE_API_KEY`` (an API key, sent as ``key=``), else application-default
 credentials (``gcloud auth application-default login``). ``CLOUDTRAIN_CLOUDBILLING_ENDPOINT``
 replaces ``https://cloudbilling.googleapis.com``; it exists for tests on loopback.
+
+Example:
+>>> sku = {"description": "Custom Training: Nvidia Tesla T4 GPU running in Americas",
+...        "category": {"usageType": "OnDemand"},
+...        "pricingInfo": [{"pricingExpression": {"usageUnit": "h"}}]}
+>>> match(sku, training=True)
+('Nvidia Tesla T4 GPU', False)
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
@@ -34,20 +41,35 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cloudtrain import catalog, pricing
+from cloudtrain import catalog
+from cloudtrain.cost import inputs
+from cloudtrain.cost.inputs import Price
 from cloudtrain.errors import CredentialsError, ProviderError
 
+SOURCE = "gcp"
 DEFAULT_ENDPOINT = "https://cloudbilling.googleapis.com"
 ENDPOINT_ENV = "CLOUDTRAIN_CLOUDBILLING_ENDPOINT"
-VERTEX_SERVICE = "C7E2-9256-1C43"
-COMPUTE_SERVICE = "6F81-5844-456A"
 SCOPE = "https://www.googleapis.com/auth/cloud-billing.readonly"
-_SKU = re.compile(
-    r"^(?:(?P<vertex>[^:]*Training[^:]*):\s*)?(?P<spot>Spot Preemptible )?(?P<name>.+?)"
-    r"(?P<spot_gpu> attached to Spot Preemptible VMs)? running in (?P<place>.+)$"
-)
 _HOURLY_UNITS = ("h", "GiBy.h")
-SOURCE = f"Cloud Billing Catalog services/{VERTEX_SERVICE} and {COMPUTE_SERVICE}/skus"
+
+
+def facts() -> dict[str, str]:
+    """This source's rows of ``price_sources.csv``: provider, services and their names."""
+    return inputs.price_sources()[SOURCE]
+
+
+def _sku_pattern() -> re.Pattern[str]:
+    word = re.escape(facts()["training_sku_word"])
+    return re.compile(
+        rf"^(?:(?P<training>[^:]*{word}[^:]*):\s*)?(?P<spot>Spot Preemptible )?(?P<name>.+?)"
+        r"(?P<spot_gpu> attached to Spot Preemptible VMs)? running in (?P<place>.+)$"
+    )
+
+
+def _source() -> str:
+    return (
+        f"Cloud Billing Catalog services/{facts()['training_service']} and {facts()['compute_service']}/skus"
+    )
 
 
 @dataclass(frozen=True)
@@ -109,7 +131,7 @@ def billing_catalog() -> BillingCatalog:
 def _adc_token() -> str:
     from cloudtrain.errors import require
 
-    require("google.auth", "vertex")
+    require("google.auth", facts()["extra"])
     import google.auth
     import google.auth.exceptions
     import google.auth.transport.requests
@@ -137,29 +159,36 @@ Components = dict[tuple[str, str, bool], Component]  # (description, region, spo
 Total = tuple[float, str]  # USD per host-hour, and the formula that adds it up
 
 
-def component_prices(skus: Iterable[dict[str, Any]], regions: Iterable[str], *, vertex: bool) -> Components:
+def component_prices(skus: Iterable[dict[str, Any]], regions: Iterable[str], *, training: bool) -> Components:
     """Hourly component prices in ``regions`` from SKUs; everything else is ignored."""
     wanted = set(regions)
+    pattern = _sku_pattern()
     found: Components = {}
     for sku in skus:
-        match = _match(sku, vertex)
-        if match is None:
+        matched = match(sku, training=training, pattern=pattern)
+        if matched is None:
             continue
         for region in wanted.intersection(sku.get("serviceRegions", [])):
-            found[match[0], region, match[1]] = Component(_unit_price(sku), sku.get("skuId", "?"))
+            found[matched[0], region, matched[1]] = Component(_unit_price(sku), sku.get("skuId", "?"))
     return found
 
 
-def _match(sku: dict[str, Any], vertex: bool) -> tuple[str, bool] | None:
-    """(component description, spot) for an hourly on-demand or spot SKU, else None."""
+def match(
+    sku: dict[str, Any], *, training: bool, pattern: re.Pattern[str] | None = None
+) -> tuple[str, bool] | None:
+    """(component description, spot) for an hourly on-demand or spot SKU, else None.
+
+    ``training`` asks for the training service's SKUs (descriptions with the training
+    word before a colon), else for plain Compute Engine ones.
+    """
     category = sku.get("category", {})
     if category.get("usageType") not in ("OnDemand", "Preemptible"):
         return None  # commitments (Commit1Yr, Commit3Yr) and other usage types
-    match = _SKU.match(sku.get("description", ""))
-    if not match or bool(match["vertex"]) != vertex or _unit(sku) not in _HOURLY_UNITS:
+    found = (pattern or _sku_pattern()).match(sku.get("description", ""))
+    if not found or bool(found["training"]) != training or _unit(sku) not in _HOURLY_UNITS:
         return None
-    spot = bool(match["spot"] or match["spot_gpu"]) or category.get("usageType") == "Preemptible"
-    return match["name"], spot
+    spot = bool(found["spot"] or found["spot_gpu"]) or category.get("usageType") == "Preemptible"
+    return found["name"], spot
 
 
 def _unit(sku: dict[str, Any]) -> str:
@@ -172,58 +201,67 @@ def _unit_price(sku: dict[str, Any]) -> float:
     return int(rate.get("units") or 0) + int(rate.get("nanos") or 0) / 1e9
 
 
-def fetch_vertex(
-    regions: Iterable[str], *, client: BillingCatalog | None = None, as_of: str
-) -> list[pricing.Price]:
-    """Vertex training prices for every Vertex shape of the catalog in ``regions``."""
+def fetch(regions: Iterable[str], *, client: BillingCatalog | None = None, as_of: str) -> list[Price]:
+    """Training prices for every catalog shape of the provider this source serves, in ``regions``."""
     regions = tuple(regions)
     client = client or billing_catalog()
-    vertex = component_prices(client.skus(VERTEX_SERVICE), regions, vertex=True)
-    compute = component_prices(client.skus(COMPUTE_SERVICE), regions, vertex=False)
+    trained = component_prices(client.skus(facts()["training_service"]), regions, training=True)
+    compute = component_prices(client.skus(facts()["compute_service"]), regions, training=False)
     return [
-        vertex_row(machine, region, (vertex, compute), as_of)
+        row(machine, region, (trained, compute), as_of)
         for region in regions
-        for machine in catalog.machines("vertex")
+        for machine in catalog.machines(facts()["provider"])
     ]
 
 
-def vertex_row(
-    machine: catalog.Machine, region: str, found: tuple[Components, Components], as_of: str
-) -> pricing.Price:
-    """The row for one machine: Vertex SKUs if complete, else the labelled Compute Engine estimate."""
-    vertex, compute = found
+@dataclass(frozen=True)
+class Service:
+    """A Billing Catalog service as a price source: its name in formulas, the factor on its prices."""
+
+    name: str
+    factor: float
+    estimate: bool  # True when the result is not the provider's own price
+
+
+def row(machine: catalog.Machine, region: str, found: tuple[Components, Components], as_of: str) -> Price:
+    """The row for one machine: training SKUs if complete, else the labelled Compute Engine estimate."""
+    trained, compute = found
     parts = machine_parts(machine)
-    premium = pricing.assumptions()["vertex_premium_over_compute_engine"].value
-    for table, factor, service in ((vertex, 1.0, "Vertex AI"), (compute, premium, "Compute Engine")):
+    premium = inputs.assumptions()[facts()["premium_assumption"]].value
+    increment, source = int(facts()["billing_increment_s"]), _source()
+    services = (
+        (trained, Service(facts()["training_service_name"], 1.0, estimate=False)),
+        (compute, Service(facts()["compute_service_name"], premium, estimate=True)),
+    )
+    for table, service in services:
         on_demand = _total(parts, table, region, False)
         if on_demand is not None:
             totals = (on_demand, _total(parts, table, region, True))
-            return _priced(pricing.blank_price(machine, region, 30, SOURCE), totals, factor, service, as_of)
+            return _priced(inputs.blank_price(machine, region, increment, source), totals, service, as_of)
     missing = ", ".join(d for d, _ in parts if (d, region, False) not in compute) or "a component"
-    why = f"not found: no Billing Catalog SKU for {missing} in {SOURCE} on {as_of}"
-    return pricing.blank_price(machine, region, 30, why)
+    why = f"not found: no Billing Catalog SKU for {missing} in {source} on {as_of}"
+    return inputs.blank_price(machine, region, increment, why)
 
 
-def _priced(
-    blank: pricing.Price, totals: tuple[Total, Total | None], factor: float, service: str, as_of: str
-) -> pricing.Price:
-    """``blank`` filled with the totals × ``factor``; an estimate unless read from Vertex SKUs."""
+def _priced(blank: Price, totals: tuple[Total, Total | None], service: Service, as_of: str) -> Price:
+    """``blank`` filled with the totals × the service's factor, an estimate where the service says so."""
     (on_demand, od_formula), spot = totals
-    formula = f"on-demand = ({service} {od_formula}) × {factor:g}"
+    factor = service.factor
+    formula = f"on-demand = ({service.name} {od_formula}) × {factor:g}"
     formula += f"; spot = ({spot[1]}) × {factor:g}" if spot else "; spot: no spot SKU found"
     return replace(
         blank,
         on_demand=round(on_demand * factor, 6),
         spot=round(spot[0] * factor, 6) if spot else None,
         as_of=as_of,
-        is_estimate=service != "Vertex AI",
+        is_estimate=service.estimate,
         formula=formula,
     )
 
 
 def machine_parts(machine: catalog.Machine) -> list[tuple[str, float]]:
     """(component description, quantity) of one host: vCPUs, GiB of RAM and accelerators."""
-    descriptions = _descriptions()
+    descriptions = {r["component"]: r["description"] for r in catalog.rows("gcp_skus.csv")}
     family = machine.machine_type.split("-")[0]
     parts = [
         (descriptions.get(f"core:{family}", f"{family} core (unknown SKU)"), float(machine.vcpus)),
@@ -235,11 +273,6 @@ def machine_parts(machine: catalog.Machine) -> list[tuple[str, float]]:
         )
         parts.append((name, float(machine.accelerator_count)))
     return parts
-
-
-def _descriptions() -> dict[str, str]:
-    with (pricing.CATALOG_DIR / "gcp_skus.csv").open(newline="") as f:
-        return {row["component"]: row["description"] for row in csv.DictReader(f)}
 
 
 def _total(parts: list[tuple[str, float]], table: Components, region: str, spot: bool) -> Total | None:

@@ -11,13 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain import catalog, cost, pricing
+from cloudtrain import catalog, cost
 from cloudtrain.cli.cost_commands import table
+from cloudtrain.cost import inputs, shapes, units
+from cloudtrain.cost.compare import work_examples
+from cloudtrain.cost.option import device_speed
 from cloudtrain.errors import SpecError
+from cloudtrain.planning import plan
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 GOLDEN = REPO / "tests" / "golden" / "cost"
 
 
@@ -45,12 +49,12 @@ def test_hours_and_dollars_follow_the_stated_formula() -> None:
 
 
 def test_throughput_scales_by_relative_speed() -> None:
-    speeds = pricing.read_speeds()
+    speeds = inputs.read_speeds()
     measured = cost.parse_throughput("300@t4")
     # 300 examples/s on a T4 (0.17) is 300 × 1.9 / 0.17 on an H100.
-    assert cost.device_speed("h100-80gb", measured, speeds) == pytest.approx(300 * 1.9 / 0.17)
-    assert cost.device_speed("t4", measured, speeds) == 300
-    assert cost.device_speed("cpu", measured, speeds) is None
+    assert device_speed("h100-80gb", measured, speeds) == pytest.approx(300 * 1.9 / 0.17)
+    assert device_speed("t4", measured, speeds) == 300
+    assert device_speed("cpu", measured, speeds) is None
 
 
 @pytest.mark.parametrize(
@@ -64,7 +68,7 @@ def test_throughput_scales_by_relative_speed() -> None:
     ],
 )
 def test_billing_rounds_up_to_the_increment(seconds: float, increment: int, billed: int) -> None:
-    assert cost.billed_seconds(seconds, increment) == billed
+    assert units.billed_seconds(seconds, increment) == billed
 
 
 def test_vertex_bills_in_30_second_increments() -> None:
@@ -88,7 +92,7 @@ def test_an_unknown_price_never_produces_a_number() -> None:
 
 
 def test_sagemaker_spot_is_the_stated_assumption_not_a_quote() -> None:
-    settings = cost.CostSettings(sagemaker_spot_discount=0.6)
+    settings = cost.CostSettings(spot_discount=0.6)
     options = cost.estimate(job(), throughput="1000@a100-40gb", providers=("sagemaker",), settings=settings)
     spot = option_for(options, "ml.p4d.24xlarge", spot=True)
     assert spot.rate_basis == "assumed: on-demand × (1 − 60%)"
@@ -100,22 +104,22 @@ def test_layouts_keep_the_replica_count_and_respect_the_strategy() -> None:
     spec = job().model_copy(
         update={"resources": job().resources.model_copy(update={"accelerator": "t4", "per_host": 4})}
     )
-    shapes, _ = cost.enumerate_shapes(spec, ("vertex", "sagemaker"))
-    assert {s.devices for s in shapes} == {4}
+    found, _ = shapes.enumerate_shapes(plan(spec), ("vertex", "sagemaker"))
+    assert {s.devices for s in found} == {4}
     assert ("sagemaker", "ml.g4dn.xlarge", 4) in {
-        (s.provider, s.machine.machine_type, s.hosts) for s in shapes
+        (s.provider, s.machine.machine_type, s.hosts) for s in found
     }
     mirrored = spec.model_copy(update={"training": spec.training.model_copy(update={"strategy": "mirrored"})})
-    assert all(s.hosts == 1 for s in cost.enumerate_shapes(mirrored, ("vertex",))[0])
+    assert all(s.hosts == 1 for s in shapes.enumerate_shapes(plan(mirrored), ("vertex",))[0])
 
 
 def test_tpu_slice_only_where_the_strategy_can_drive_it() -> None:
     tpu = {"tpu-v5e"}
-    shapes, _ = cost.enumerate_shapes(job(), ("vertex",))
-    assert tpu <= {s.machine.accelerator for s in shapes}  # auto: 8 chips on ct5lp-hightpu-8t
+    found, _ = shapes.enumerate_shapes(plan(job()), ("vertex",))
+    assert tpu <= {s.machine.accelerator for s in found}  # auto: 8 chips on ct5lp-hightpu-8t
     multi = job().model_copy(update={"training": job().training.model_copy(update={"strategy": "mirrored"})})
-    shapes, notes = cost.enumerate_shapes(multi, ("vertex",))
-    assert not tpu & {s.machine.accelerator for s in shapes}
+    found, notes = shapes.enumerate_shapes(plan(multi), ("vertex",))
+    assert not tpu & {s.machine.accelerator for s in found}
     assert (
         "tpu-v5e on vertex: training.strategy: 'mirrored' cannot drive a TPU. Use strategy 'tpu' or auto."
         in notes
@@ -192,9 +196,56 @@ def test_work_needs_examples_or_steps() -> None:
         resources={"per_host": 1, "hosts": 2},
         training={"steps_per_epoch": 100, "per_replica_batch": 64, "epochs": 3},
     )
-    assert cost.work_examples(steps) == (100 * 128 * 3, "100 steps × global batch 128 × 3 epochs")
+    assert work_examples(plan(steps)) == (100 * 128 * 3, "100 steps × global batch 128 × 3 epochs")
     with pytest.raises(SpecError, match=r"^training.examples_per_epoch is needed"):
-        cost.work_examples(JobSpec(name="demo", code={"module": "m"}))
+        work_examples(plan(JobSpec(name="demo", code={"module": "m"})))
+
+
+def test_the_work_uses_the_plans_global_batch() -> None:
+    spec = JobSpec(
+        name="demo",
+        code={"module": "m"},
+        resources={"per_host": 4, "hosts": 2},
+        training={"steps_per_epoch": 10, "global_batch": 256, "epochs": 1},
+    )
+    found = cost.report(spec, throughput="100@t4", providers=("sagemaker",))
+    assert (found.work_examples, found.work_basis) == (2560, "10 steps × global batch 256 × 1 epochs")
+
+
+TRIED = (
+    "No provider could plan the job (local, vertex, sagemaker), so it cannot be priced. "
+    "Fix the problems above for provider 'local', or pick another with --set provider=NAME."
+)
+
+
+@pytest.mark.parametrize(
+    ("update", "problems"),
+    [
+        (  # a problem of the spec itself
+            {"training": {"examples_per_epoch": 100, "global_batch": 12}},
+            [
+                "training.global_batch: 12 does not divide over 8 replicas (1 hosts × 8 a100-40gb). "
+                "Use a multiple of 8 (e.g. 8 or 16), or set training.per_replica_batch.",
+                TRIED,
+            ],
+        ),
+        (  # hardware its own provider cannot run, and no other provider is configured
+            {"resources": {"accelerator": "tpu-v5e", "per_host": 8}},
+            [
+                "resources.accelerator: TPUs cannot be emulated by the local provider; use --provider vertex.",
+                TRIED,
+            ],
+        ),
+    ],
+)
+def test_a_spec_no_provider_can_plan_is_not_priced(
+    update: dict[str, dict[str, object]], problems: list[str]
+) -> None:
+    base = job().model_dump(exclude_unset=True)
+    spec = JobSpec(**{**base, **{k: {**base.get(k, {}), **v} for k, v in update.items()}})
+    with pytest.raises(SpecError) as error:
+        cost.report(spec, throughput="100@a100-40gb")
+    assert error.value.problems == problems
 
 
 def test_unknown_region_is_refused_with_the_known_ones() -> None:
@@ -215,10 +266,10 @@ def test_a_spec_region_without_prices_says_how_to_refresh() -> None:
 def test_speeds_file_overrides_the_shipped_ratio(tmp_path: Path) -> None:
     path = tmp_path / "speeds.csv"
     path.write_text("accelerator,relative_speed\nh100-80gb,3.0\n")
-    assert pricing.read_speeds(path)["h100-80gb"] == 3.0
+    assert inputs.read_speeds(path)["h100-80gb"] == 3.0
     path.write_text("accelerator,relative_speed\nh100,3.0\n")
     with pytest.raises(SpecError, match="unknown accelerator 'h100'"):
-        pricing.read_speeds(path)
+        inputs.read_speeds(path)
 
 
 GOLDEN_CASES = {
@@ -239,7 +290,7 @@ def test_table_matches_reviewed_golden(case: str) -> None:
 
 def test_every_machine_has_a_price_row_in_each_covered_region() -> None:
     regions = {"vertex": ("us-central1", "europe-west4"), "sagemaker": ("us-east-1", "eu-west-1")}
-    prices = pricing.prices()
+    prices = inputs.prices()
     for machine in catalog.machines():
         for region in regions[machine.provider]:
             row = prices.lookup(machine.provider, region, machine.machine_type, machine.accelerator)
@@ -247,7 +298,7 @@ def test_every_machine_has_a_price_row_in_each_covered_region() -> None:
 
 
 def test_catalog_rows_are_dated_sourced_and_flagged() -> None:
-    for row in pricing.prices().rows():
+    for row in inputs.prices().rows():
         if row.known:
             assert row.as_of[:2] == "20" and len(row.as_of) == 10, row
             assert row.source and (row.formula or not row.is_estimate), row
@@ -257,8 +308,8 @@ def test_catalog_rows_are_dated_sourced_and_flagged() -> None:
 
 
 def test_written_catalog_reads_back_identically(tmp_path: Path) -> None:
-    rows = pricing.prices().rows()
-    copy = pricing.read_prices(pricing.write_prices(rows, tmp_path / "prices.csv"))
+    rows = inputs.prices().rows()
+    copy = inputs.read_prices(inputs.write_prices(rows, tmp_path / "prices.csv"))
     assert sorted(copy.rows(), key=repr) == sorted(rows, key=repr)
     assert replace(rows[0]) == rows[0]
 
@@ -267,10 +318,15 @@ def test_written_catalog_reads_back_identically(tmp_path: Path) -> None:
     "name",
     [
         "cloudtrain.cost",
-        "cloudtrain.budget",
-        "cloudtrain.throughput",
-        "cloudtrain.pricing",
-        "cloudtrain.prices_refresh",
+        "cloudtrain.cost.compare",
+        "cloudtrain.cost.budget",
+        "cloudtrain.cost.throughput",
+        "cloudtrain.cost.inputs",
+        "cloudtrain.cost.units",
+        "cloudtrain.cost.notes",
+        "cloudtrain.cost.refresh",
+        "cloudtrain.cost.refresh.aws",
+        "cloudtrain.cost.refresh.gcp",
     ],
 )
 def test_docstring_examples_run(name: str) -> None:

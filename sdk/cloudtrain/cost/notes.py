@@ -1,0 +1,122 @@
+"""The words under the cost table: the inputs and assumptions behind the numbers, read from the catalog.
+
+Every fact here comes from a catalog row or from the options shown: the scaling
+efficiencies and their link names (``scaling.csv``), which providers publish no spot
+price and their billing increments (the price rows), how estimated prices were made
+(``price_sources.csv``), and the providers' own titles (the registry).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cloudtrain.cost import inputs
+from cloudtrain.providers import registry
+
+if TYPE_CHECKING:
+    from cloudtrain.cost.compare import Estimate
+    from cloudtrain.cost.inputs import Efficiency
+    from cloudtrain.cost.option import CostOption
+
+
+def footer(found: Estimate) -> list[str]:
+    """The inputs and assumptions a reader needs to trust (or redo) the numbers."""
+    measured, options = found.throughput, found.options
+    used = sorted({o.accelerator for o in options})
+    speeds = ", ".join(f"{a} {found.settings.speeds.get(a)}" for a in used)
+    return [
+        f"Work: {found.work_examples:,} examples ({found.work_basis}).",
+        f"Speed: {measured.examples_per_sec:g} examples/s on 1 × {measured.accelerator} ({measured.source}), "
+        f"scaled by relative speed (catalog/speeds.csv: {speeds}) × devices × eff.",
+        scaling(),
+        spot(found),
+        estimates(options),
+        billing(options),
+        *(f"Note: {note}" for note in found.notes),
+    ]
+
+
+def scaling() -> str:
+    """The scaling-efficiency legend, from ``catalog/scaling.csv``.
+
+    Example:
+    >>> scaling()
+    'eff = assumed scaling efficiency: 0.90 NVLink/ICI, 0.80 PCIe within a host; across hosts the slower of that and 0.78 EFA, 0.72-0.78 GPUDirect, 0.60 Ethernet (catalog/scaling.csv).'
+    """
+    table = inputs.scaling()
+    within = [e for (scope, link), e in table.items() if scope == "intra" and link != "none"]
+    across = [e for (scope, _), e in table.items() if scope == "inter"]
+    return (
+        f"eff = assumed scaling efficiency: {_links(within)} within a host; "
+        f"across hosts the slower of that and {_links(across)} (catalog/scaling.csv)."
+    )
+
+
+def _links(efficiencies: list[Efficiency]) -> str:
+    """``0.90 NVLink/ICI, 0.80 PCIe``: each link's value (or range), fastest first."""
+    values: dict[str, list[float]] = {}
+    for efficiency in efficiencies:
+        values.setdefault(efficiency.label, []).append(efficiency.value)
+    labels: dict[str, list[str]] = {}
+    for label, found in sorted(values.items(), key=lambda item: -max(item[1])):
+        low, high = min(found), max(found)
+        labels.setdefault(f"{low:.2f}" if low == high else f"{low:.2f}-{high:.2f}", []).append(label)
+    return ", ".join(f"{text} {'/'.join(names)}" for text, names in labels.items())
+
+
+def spot(found: Estimate) -> str:
+    """The spot assumptions: the interruption overhead, and the discount where no spot price exists."""
+    settings = found.settings
+    line = f"Spot: assumed +{settings.spot_overhead:.0%} time for interruptions"
+    priced = providers([o for o in found.options if o.price is not None and o.price.known])
+    assumed = [title(p) for p in priced if not settings.prices.publishes_spot(p)]
+    if not assumed:
+        return f"{line}."
+    verb = "publishes" if len(assumed) == 1 else "publish"
+    return (
+        f"{line}; {' and '.join(assumed)} {verb} no spot price, so spot = on-demand × "
+        f"(1 − {settings.spot_discount:.0%}) (assumed; --spot-discount)."
+    )
+
+
+def estimates(options: list[CostOption]) -> str:
+    """The legend of the price column, naming how each provider's estimated prices were made."""
+    kinds = [_estimate_kind(p) for p in providers([o for o in options if o.rate_basis == "est."])]
+    used = f"; est. = estimate: {'; '.join(kinds)}" if kinds else ""
+    return f"price: list = published price{used} (each row's formula: catalog/prices.csv, --json)."
+
+
+def _estimate_kind(provider: str) -> str:
+    source = inputs.source_of(provider)
+    kind = inputs.price_sources()[source].get("estimate") if source else None
+    return kind or f"{title(provider)}: see each row's formula"
+
+
+def billing(options: list[CostOption]) -> str:
+    """Each shown provider's billing increment, from its price rows, and what no price covers."""
+    parts = []
+    for provider in providers(options):
+        increments = sorted(
+            {o.price.billing_increment_s for o in options if o.provider == provider and o.price}
+        )
+        if increments:
+            parts.append(f"{title(provider)} {_increments(increments)}")
+    billed = f"Billing: {', '.join(parts)}. " if parts else ""
+    return f"{billed}Storage, egress, image pull and provisioning time are not included."
+
+
+def _increments(seconds: list[int]) -> str:
+    if seconds == [1]:
+        return "per second"
+    return f"in {' or '.join(f'{s} s' for s in seconds)} increments"
+
+
+def providers(options: list[CostOption]) -> list[str]:
+    """The providers of ``options``, in the registry's order."""
+    present = {o.provider for o in options}
+    return [name for name in registry.names() if name in present]
+
+
+def title(provider: str) -> str:
+    """The provider's own name for prose (its ``title``), from the registry."""
+    return registry.get(provider).title

@@ -1,0 +1,155 @@
+"""One priced option: a shape in a region, on-demand or spot, with its hours and dollars.
+
+- speed = the measured single-device throughput, scaled to the shape's accelerator by
+  the relative-speed table, times devices, times the layout's scaling efficiency;
+- dollars = billed time (rounded up to the price row's billing increment) × the per-host
+  price × hosts. Spot runs take longer by the assumed interruption overhead; where a
+  provider's catalog rows publish no spot price, its spot rate is an assumed discount
+  on on-demand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cloudtrain.cost import inputs
+from cloudtrain.cost.inputs import CostSettings, Efficiency, Price
+from cloudtrain.cost.shapes import Shape
+from cloudtrain.cost.throughput import Throughput
+from cloudtrain.cost.units import billed_seconds, charge, run_seconds
+
+
+@dataclass(frozen=True)
+class CostOption:
+    """One way to run the job, with its time and (when the price is known) its cost."""
+
+    provider: str
+    region: str
+    machine_type: str
+    accelerator: str
+    hosts: int
+    devices_per_host: int
+    spot: bool
+    efficiency: Efficiency
+    examples_per_sec: float
+    hours: float
+    billed_hours: float
+    usd_per_hour: float | None
+    usd: float | None
+    rate_basis: str
+    price: Price | None
+    marks: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.hosts} × {self.machine_type}"
+
+    @property
+    def capacity(self) -> str:
+        return "spot" if self.spot else "on-demand"
+
+    @property
+    def known(self) -> bool:
+        """True when the option has a dollar figure (its price is known)."""
+        return self.usd is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields; unknown prices are null, never a number."""
+        price = inputs.price_summary(self.price) if self.price and self.price.known else None
+        return {
+            "provider": self.provider,
+            "region": self.region,
+            "machine_type": self.machine_type,
+            "accelerator": self.accelerator,
+            "hosts": self.hosts,
+            "devices_per_host": self.devices_per_host,
+            "capacity": self.capacity,
+            "scaling_efficiency": self.efficiency.value,
+            "scaling_basis": self.efficiency.basis,
+            "examples_per_sec": round(self.examples_per_sec, 3),
+            "hours": self.hours,
+            "billed_hours": self.billed_hours,
+            "usd_per_hour": self.usd_per_hour,
+            "usd": self.usd,
+            "rate_basis": self.rate_basis,
+            "price": price,
+            "marks": list(self.marks),
+        }
+
+    def __repr__(self) -> str:
+        usd = "price unknown" if self.usd is None else f"${self.usd:.2f}"
+        return (
+            f"CostOption({self.provider} {self.region} {self.label} {self.capacity}, "
+            f"{self.hours:.3g} h, {usd})"
+        )
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What every option of one estimate shares: the examples to process, the speed, the model."""
+
+    work: int
+    throughput: Throughput
+    settings: CostSettings
+
+
+def device_speed(accelerator: str, measured: Throughput, speeds: dict[str, float | None]) -> float | None:
+    """One device's examples/s on ``accelerator``, scaled from the measured one; None if unknown."""
+    if accelerator == measured.accelerator:
+        return measured.examples_per_sec
+    mine, theirs = speeds.get(accelerator), speeds.get(measured.accelerator)
+    if mine is None or theirs is None:
+        return None
+    return measured.examples_per_sec * mine / theirs
+
+
+def price_option(shape: Shape, region: str, spot: bool, job: Workload) -> CostOption | None:
+    """Time and cost of ``shape`` in ``region``; None when its speed cannot be derived."""
+    per_device = device_speed(shape.machine.accelerator, job.throughput, job.settings.speeds)
+    if per_device is None:
+        return None
+    efficiency = inputs.scaling_efficiency(shape.machine, shape.hosts)
+    speed = per_device * shape.devices * efficiency.value
+    seconds = run_seconds(job.work, speed, job.settings.spot_overhead if spot else 0.0)
+    price = job.settings.prices.lookup(
+        shape.provider, region, shape.machine.machine_type, shape.machine.accelerator
+    )
+    rate, basis = host_rate(price, spot, job.settings)
+    billed = billed_seconds(seconds, price.billing_increment_s if price else 1)
+    return CostOption(
+        provider=shape.provider,
+        region=region,
+        machine_type=shape.machine.machine_type,
+        accelerator=shape.machine.accelerator,
+        hosts=shape.hosts,
+        devices_per_host=shape.machine.devices,
+        spot=spot,
+        efficiency=efficiency,
+        examples_per_sec=speed,
+        hours=seconds / 3600,
+        billed_hours=billed / 3600,
+        usd_per_hour=None if rate is None else rate * shape.hosts,
+        usd=None if rate is None else charge(billed, rate, shape.hosts),
+        rate_basis=basis,
+        price=price,
+    )
+
+
+def host_rate(price: Price | None, spot: bool, settings: CostSettings) -> tuple[float | None, str]:
+    """$/h of one host and where it comes from; (None, why) when the price is unknown.
+
+    A spot rate missing from a row is assumed (on-demand less ``settings.spot_discount``)
+    only when none of the provider's rows publishes one: elsewhere it is unknown.
+    """
+    if price is None or price.on_demand is None:
+        return None, "price unknown"
+    flag = "est." if price.is_estimate else "list"
+    if not spot:
+        return price.on_demand, flag
+    if price.spot is not None:
+        return price.spot, flag
+    if not settings.prices.publishes_spot(price.provider):
+        discount = settings.spot_discount
+        return price.on_demand * (1 - discount), f"assumed: on-demand × (1 − {discount:.0%})"
+    return None, "spot price unknown"
