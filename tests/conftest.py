@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from cloudtrain.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_JOB = REPO / "examples" / "binary_classifier" / "job.yaml"
+PLUGIN = REPO / "tests" / "cloudtrain" / "providers" / "plugin"
 
 
 @pytest.fixture(autouse=True)
@@ -56,3 +58,31 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
         return Result(int(exit_info.value.code or 0), captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture
+def toycloud(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Install the third-party ``toycloud`` provider as a real distribution with an entry point.
+
+    A ``.dist-info`` folder on ``sys.path`` (and ``PYTHONPATH``, for subprocesses) declares
+    ``toycloud = toycloud:provider`` in the ``cloudtrain.providers`` group, exactly as
+    ``pip install`` of a plugin package would. Yields ``$TOYCLOUD_HOME``, where its jobs live.
+    """
+    from cloudtrain.providers import registry
+
+    site = tmp_path_factory.mktemp("site-packages")
+    dist = site / "toycloud_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toycloud-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[cloudtrain.providers]\ntoycloud = toycloud:provider\n")
+    home = tmp_path_factory.mktemp("toycloud-home")
+    for path in (str(PLUGIN), str(site)):
+        monkeypatch.syspath_prepend(path)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(PLUGIN), str(site), os.environ.get("PYTHONPATH", "")])
+    )
+    monkeypatch.setenv("TOYCLOUD_HOME", str(home))
+    registry.forget_entry_points()
+    yield home
+    monkeypatch.undo()
+    registry.forget_entry_points()
