@@ -18,7 +18,7 @@ Environment it reads:
   in the current folder.
 - ``TF_CONFIG``, ``CLUSTER_SPEC``, ``AIP_MODEL_DIR``, ``AIP_CHECKPOINT_DIR``,
   ``AIP_TENSORBOARD_LOG_DIR`` (Vertex); ``/opt/ml/input/config/resourceconfig.json``
-  (SageMaker). See ``cluster`` and ``locations``.
+  (SageMaker). See ``cluster``, ``locations`` and ``providers``.
 - ``CLOUDTRAIN_HOSTS``: ``algo-1=127.0.0.1:41231,...``, a resolver override for emulated
   SageMaker hosts on one machine.
 - ``CLOUDTRAIN_CPU_DEVICES=N``: emulate N devices per host on the CPU (local provider).

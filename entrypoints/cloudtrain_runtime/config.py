@@ -6,10 +6,16 @@ but this package shipped in the code bundle, so it is a frozen dataclass read wi
 standard library, not pydantic.
 
 Sources, first found wins: ``--config FILE``, the ``CLOUDTRAIN_CONFIG`` environment
-variable, then SageMaker's ``/opt/ml/input/config/hyperparameters.json``: the keys
-``cloudtrain_config_0``, ``_1``, ... joined in order (SageMaker caps Environment values at
-512 characters and hyperparameter values at 256, so the JSON travels in pieces), or a
-single ``cloudtrain_config``.
+variable, then the hyperparameters file of an environment that has one (SageMaker's
+``/opt/ml/input/config/hyperparameters.json``): the keys ``cloudtrain_config_0``, ``_1``,
+... joined in order (SageMaker caps Environment values at 512 characters and
+hyperparameter values at 256, so the JSON travels in pieces), or a single
+``cloudtrain_config``.
+
+Every value is checked against its field's type before the config is built: a string
+where a list is expected is never split into characters, numbers are finite, counts
+(epochs, batch, replicas, hosts, devices) are whole numbers from 1 to 2**31 - 1, no
+string holds a NUL character, and the name and channel names are plain folder names.
 
 Example:
 >>> cfg = parse('{"name": "demo", "module": "trainer.task", "epochs": 2, '
@@ -24,19 +30,36 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import json
+import math
+import re
+import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cloudtrain_runtime import environments
 from cloudtrain_runtime.errors import ConfigError
+from cloudtrain_runtime.inputs import loads, shown
 from cloudtrain_runtime.paths import under_root
 
 CONFIG_ENV = "CLOUDTRAIN_CONFIG"
-HYPERPARAMETERS = "/opt/ml/input/config/hyperparameters.json"
 CONFIG_HYPERPARAMETER = "cloudtrain_config"
+COUNT_MAX = 2**31 - 1  # TensorFlow counts steps, batches and replicas in int32
+# The spec keeps these positive; the runtime divides by them and sizes tensors with them.
+COUNTS = (
+    "epochs",
+    "per_replica_batch",
+    "replicas",
+    "hosts",
+    "devices_per_host",
+    "model_parallel",
+    "steps_per_epoch",
+)
+# The job name and channel names become folder names (the SageMaker export, input channels).
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
+_PIECE_NUMBER = re.compile(r"0|[1-9][0-9]{0,5}")
 
 
 @dataclass(frozen=True)
@@ -91,14 +114,15 @@ _REQUIRED = tuple(
     for f in dataclasses.fields(RuntimeConfig)
     if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 )
-_FLOATS = tuple(name for name, hint in typing.get_type_hints(RuntimeConfig).items() if hint is float)
+_HINTS = typing.get_type_hints(RuntimeConfig)
+_FLOATS = tuple(name for name, hint in _HINTS.items() if hint is float)
 
 
 def parse(text: str, source: str) -> RuntimeConfig:
     """Parse the configuration JSON found in ``source`` (named in every error)."""
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
+        raw = loads(text)
+    except ValueError as err:
         raise ConfigError(f"{source}: the runtime configuration is not valid JSON ({err}).") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the runtime configuration must be a JSON object.")
@@ -106,16 +130,26 @@ def parse(text: str, source: str) -> RuntimeConfig:
 
 
 def from_dict(raw: Mapping[str, Any], source: str) -> RuntimeConfig:
-    """Build the config from its JSON object; unknown or missing keys are errors."""
+    """Build the config from its JSON object; unknown or missing keys and bad values are errors.
+
+    Raises:
+        ConfigError: naming ``source``, the key, what it must be and the value received.
+    """
     unknown = sorted(set(raw) - set(FIELDS))
     missing = [name for name in _REQUIRED if name not in raw]
     if unknown or missing:
         raise ConfigError(
             f"{source}: runtime configuration keys do not match this runtime "
-            f"(unknown: {unknown or 'none'}, missing: {missing or 'none'}). "
+            f"(unknown: {shown(unknown) if unknown else 'none'}, missing: {missing or 'none'}). "
             "The SDK and the runtime in the image come from different cloudtrain versions: "
             "rebuild the image from containers/ or use image: auto."
         )
+    for name, value in raw.items():
+        expected = _expected(name, value)
+        if expected:
+            raise ConfigError(
+                f"{source}: runtime configuration key {name!r} must be {expected}. Received: {name}={shown(value)}"
+            )
     values = dict(raw)
     # Float fields stay floats however the number was written (a spec's `base: 1`), so the
     # JSON a config is written back as does not depend on it.
@@ -123,6 +157,73 @@ def from_dict(raw: Mapping[str, Any], source: str) -> RuntimeConfig:
     values["args"] = tuple(values.get("args", ()))
     values["layout_map"] = {key: tuple(axes) for key, axes in values.get("layout_map", {}).items()}
     return RuntimeConfig(**values)
+
+
+def _expected(name: str, value: Any) -> str | None:
+    """What ``value`` must be for the field ``name``, or None when it is fine."""
+    hint = _HINTS[name]
+    if not _conforms(value, hint):
+        return describe(hint)
+    if _holds_nul(value):
+        return "free of NUL characters"
+    if name in _FLOATS and not _finite(value):
+        return "a finite number"
+    if name in COUNTS and value is not None and not 1 <= value <= COUNT_MAX:
+        return f"a whole number from 1 to {COUNT_MAX}"
+    if name == "name" and not _FOLDER_NAME.fullmatch(value):
+        return "a folder name: a letter or digit, then letters, digits, '.', '_' or '-'"
+    if name == "data" and not all(map(_FOLDER_NAME.fullmatch, value)):
+        return "an object whose keys are channel names like 'train'"
+    return None
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    """Whether JSON ``value`` has the shape of the type hint (lists stand for tuples)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is types.UnionType:
+        return any(_conforms(value, arg) for arg in args)
+    if origin is tuple:
+        return isinstance(value, list | tuple) and all(_conforms(item, args[0]) for item in value)
+    if origin is Mapping:
+        return isinstance(value, Mapping) and all(
+            isinstance(key, str) and _conforms(item, args[1]) for key, item in value.items()
+        )
+    if hint is float:
+        return type(value) in (int, float)
+    return value is None if hint is type(None) else type(value) is hint
+
+
+def describe(hint: Any, *, plural: bool = False) -> str:
+    """A type hint in JSON's words.
+
+    Example:
+    >>> describe(typing.get_type_hints(RuntimeConfig)["layout_map"])
+    'an object of lists of strings or nulls'
+    """
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is types.UnionType:
+        return " or ".join(describe(arg, plural=plural) for arg in args)
+    if origin is tuple:
+        return f"{'lists' if plural else 'a list'} of {describe(args[0], plural=True)}"
+    if origin is Mapping:
+        return f"{'objects' if plural else 'an object'} of {describe(args[1], plural=True)}"
+    names = {str: ("a string", "strings"), int: ("an integer", "integers"), float: ("a number", "numbers")}
+    return names.get(hint, ("null", "nulls"))[plural]
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    return isinstance(value, list | tuple) and any(map(_holds_nul, value))
+
+
+def _finite(number: float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an integer too large for a float
+        return False
 
 
 def load(config_file: str | None, env: Mapping[str, str], root: str) -> RuntimeConfig:
@@ -135,21 +236,31 @@ def load(config_file: str | None, env: Mapping[str, str], root: str) -> RuntimeC
         return parse(_read(Path(config_file), "--config"), f"--config {config_file}")
     if env.get(CONFIG_ENV):
         return parse(env[CONFIG_ENV], CONFIG_ENV)
-    hyperparameters = under_root(root, HYPERPARAMETERS)
-    if hyperparameters.is_file():
-        return _from_hyperparameters(hyperparameters)
-    raise ConfigError(
-        f"No runtime configuration found. Pass --config FILE, set {CONFIG_ENV} to the plan's "
-        f"runtime JSON, or (SageMaker) set the hyperparameter {CONFIG_HYPERPARAMETER!r}."
-    )
+    carriers = [(e.label, file) for e in environments.ALL if (file := e.hyperparameters_file)]
+    for _, file in carriers:
+        if under_root(root, file).is_file():
+            return _from_hyperparameters(under_root(root, file))
+    ways = ["Pass --config FILE", f"set {CONFIG_ENV} to the plan's runtime JSON"]
+    ways += [f"({label}) set the hyperparameter {CONFIG_HYPERPARAMETER!r}" for label, _ in carriers]
+    raise ConfigError(f"No runtime configuration found. {', '.join(ways[:-1])}, or {ways[-1]}.")
 
 
 def _from_hyperparameters(path: Path) -> RuntimeConfig:
     try:
-        hyperparameters = json.loads(_read(path, str(path)))
-    except json.JSONDecodeError as err:
+        hyperparameters = loads(_read(path, str(path)))
+    except ValueError as err:
         raise ConfigError(f"{path}: not valid JSON ({err}).") from None
-    value = hyperparameters.get(CONFIG_HYPERPARAMETER) or join_pieces(hyperparameters)
+    if not isinstance(hyperparameters, dict):
+        raise ConfigError(
+            f"{path} must be a JSON object of hyperparameters (name: string). Received: {shown(hyperparameters)}"
+        )
+    value = hyperparameters.get(CONFIG_HYPERPARAMETER)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(
+            f"{path}: the hyperparameter {CONFIG_HYPERPARAMETER!r} must be a string holding the plan's "
+            f"runtime JSON. Received: {CONFIG_HYPERPARAMETER}={shown(value)}"
+        )
+    value = value or join_pieces(hyperparameters, source=str(path))
     if not value:
         raise ConfigError(
             f"{path} has no {CONFIG_HYPERPARAMETER!r} hyperparameters; set them to the plan's runtime JSON."
@@ -157,20 +268,41 @@ def _from_hyperparameters(path: Path) -> RuntimeConfig:
     return parse(value, f"{path} [{CONFIG_HYPERPARAMETER}]")
 
 
-def join_pieces(hyperparameters: dict[str, str]) -> str:
+def join_pieces(hyperparameters: Mapping[str, Any], *, source: str = "hyperparameters") -> str:
     """``cloudtrain_config_0``, ``_1``, ... joined in numeric order (``_10`` after ``_9``).
 
     Example:
     >>> join_pieces({"cloudtrain_config_1": "world", "cloudtrain_config_0": "hello ", "epochs": "3"})
     'hello world'
+
+    Raises:
+        ConfigError: for a piece that is not a string, is not numbered 0, 1, ... (no leading
+            zeros), or leaves a gap.
     """
     prefix = f"{CONFIG_HYPERPARAMETER}_"
-    pieces = {int(k.removeprefix(prefix)): v for k, v in hyperparameters.items() if k.startswith(prefix)}
-    return "".join(pieces[i] for i in sorted(pieces))
+    pieces = {}
+    for key, value in hyperparameters.items():
+        if not key.startswith(prefix):
+            continue
+        number = key[len(prefix) :]
+        if not _PIECE_NUMBER.fullmatch(number) or not isinstance(value, str):
+            raise ConfigError(
+                f"{source}: {shown(key)} is not a piece of the runtime configuration: pieces are "
+                f"strings named {prefix}0, {prefix}1, ... Received: {shown(key)}={shown(value)}"
+            )
+        pieces[int(number)] = value
+    gaps = sorted(set(range(len(pieces))) - set(pieces))
+    if gaps:
+        raise ConfigError(
+            f"{source}: the runtime configuration pieces skip {prefix}{gaps[0]}; they must be numbered "
+            f"{prefix}0 to {prefix}{len(pieces) - 1} without gaps."
+        )
+    return "".join(pieces[number] for number in range(len(pieces)))
 
 
 def _read(path: Path, source: str) -> str:
     try:
         return path.read_text()
-    except OSError as err:
-        raise ConfigError(f"{source}: cannot read {str(path)!r} ({err.strerror}).") from None
+    except (OSError, ValueError) as err:  # ValueError: not UTF-8, or a NUL in the path
+        reason = err.strerror if isinstance(err, OSError) else err
+        raise ConfigError(f"{source}: cannot read {str(path)!r} ({reason}).") from None

@@ -26,7 +26,7 @@ def cpu_devices(env: MutableMapping[str, str]) -> int | None:
     value = env.get(CPU_DEVICES_ENV, "")
     if not value:
         return None
-    if not value.isdigit() or int(value) < 1:
+    if not value.isascii() or not value.isdigit() or len(value) > 6 or int(value) < 1:
         raise ConfigError(f"{CPU_DEVICES_ENV} must be a positive integer. Received: {value!r}")
     return int(value)
 

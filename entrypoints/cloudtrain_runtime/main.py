@@ -54,8 +54,7 @@ def prepare(
     cluster = cluster_lib.from_environment(env, root)
     where = locations.resolve(config, cluster, env, root)
     devices.prepare_environment(config, cluster, env)
-    if cluster.provider == "sagemaker" and cluster.num_hosts > 1:
-        cluster_lib.wait_for_peers(cluster)
+    cluster_lib.wait_for_peers(cluster)
     directory = usercode.code_dir(env, root) if enter_code else Path.cwd()
     if enter_code:
         usercode.enter(directory)

@@ -2,10 +2,10 @@
 
 ``CLOUDTRAIN_BUNDLE`` is the bundle's path in the container, resolved under
 ``CLOUDTRAIN_ROOT``. When ``CLOUDTRAIN_CODE_DIR`` is set, the ``image: auto`` bootstrap
-already unpacked it there. Otherwise the runtime unpacks it into a fresh folder under
-``<root>/tmp/cloudtrain`` with tarfile's ``data`` filter (no absolute paths, no "..",
-no links out of the folder). With neither variable, the code is in the current folder
-(a bare machine, or an image with the code baked in).
+already unpacked it there. Otherwise the runtime checks it against its name's SHA-256
+and unpacks it into a fresh folder under ``<root>/tmp/cloudtrain`` within size and file
+limits (``cloudtrain_runtime.bundle``). With neither variable, the code is in the current
+folder (a bare machine, or an image with the code baked in).
 """
 
 from __future__ import annotations
@@ -13,18 +13,16 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import tarfile
-import tempfile
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from cloudtrain_runtime.errors import ConfigError, UserCodeError
+from cloudtrain_runtime import bundle
+from cloudtrain_runtime.errors import UserCodeError
 from cloudtrain_runtime.paths import scratch_dir, under_root
 
-BUNDLE_ENV = "CLOUDTRAIN_BUNDLE"
 CODE_DIR_ENV = "CLOUDTRAIN_CODE_DIR"
 
 
@@ -32,26 +30,9 @@ def code_dir(env: Mapping[str, str], root: str) -> Path:
     """The folder holding the user's code, unpacking the bundle when needed."""
     if env.get(CODE_DIR_ENV):
         return Path(env[CODE_DIR_ENV])
-    if env.get(BUNDLE_ENV):
-        return unpack(under_root(root, env[BUNDLE_ENV]), scratch_dir(root))
+    if env.get(bundle.BUNDLE_ENV):
+        return bundle.unpack(under_root(root, env[bundle.BUNDLE_ENV]), scratch_dir(root))
     return Path.cwd()
-
-
-def unpack(bundle: Path, scratch: Path) -> Path:
-    """Extract ``bundle`` safely into a fresh folder under ``scratch`` and return it.
-
-    Raises:
-        ConfigError: when the bundle is missing, unreadable or tries to escape its folder.
-    """
-    dest = Path(tempfile.mkdtemp(prefix="code-", dir=scratch))
-    try:
-        with tarfile.open(bundle) as tar:
-            tar.extractall(dest, filter="data")
-    except FileNotFoundError:
-        raise ConfigError(f"{BUNDLE_ENV}: the code bundle {str(bundle)!r} does not exist.") from None
-    except (tarfile.TarError, OSError) as err:
-        raise ConfigError(f"{BUNDLE_ENV}: cannot unpack {str(bundle)!r}: {err}") from None
-    return dest
 
 
 def enter(directory: Path) -> None:

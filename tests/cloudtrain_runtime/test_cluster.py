@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain_runtime import cluster
+from cloudtrain_runtime import cluster, environments
 from cloudtrain_runtime.errors import ClusterError
+from cloudtrain_runtime.providers import sagemaker
 
 # Vertex, chief + 2 workers (reference/vertex.md §2.2); Vertex adds "environment" and "job".
 VERTEX_CLUSTER = {
@@ -112,6 +113,20 @@ def test_sagemaker_host_override_maps_names_to_loopback_ports(tmp_path: Path) ->
     cluster.wait_for_peers(info, attempts=1)  # real resolution of the overridden addresses
 
 
+def test_a_tf_config_wins_over_a_resourceconfig(tmp_path: Path) -> None:
+    # SageMaker never sets TF_CONFIG, so one set by hand means the job describes itself.
+    root = _sagemaker_root(tmp_path, ["algo-1", "algo-2"], "algo-2")
+    env = {"TF_CONFIG": json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}})}
+    info = cluster.from_environment(env, root=root)
+    assert (info.provider, info.hosts, info.tf_config) == ("tf_config", ("a:1",), None)
+
+
+def test_every_adapter_is_asked_in_order_and_found_by_its_provider() -> None:
+    providers = [environment.provider for environment in environments.ALL]
+    assert providers == ["sagemaker", "vertex", "tf_config", "bare"]
+    assert all(environments.named(name).provider == name for name in providers)
+
+
 def test_bare_machine() -> None:
     info = cluster.from_environment({}, root="/")
     assert (info.provider, info.rank, info.is_chief, info.num_hosts) == ("bare", 0, True, 1)
@@ -136,7 +151,11 @@ def test_bad_tf_config_is_a_clear_error(tf_config: str, message: str) -> None:
 
 def test_malformed_host_override() -> None:
     with pytest.raises(ClusterError, match=re.escape("algo-1=127.0.0.1:41231")):
-        cluster.host_overrides("algo-1")
+        sagemaker.host_overrides("algo-1")
+
+
+def _hosts(provider: str, *hosts: str) -> cluster.ClusterInfo:
+    return cluster.ClusterInfo(provider, "worker", 0, 0, True, hosts, Path("/"))
 
 
 def test_peer_resolution_retries_with_backoff_then_fails_naming_the_host() -> None:
@@ -145,14 +164,39 @@ def test_peer_resolution_retries_with_backoff_then_fails_naming_the_host() -> No
 
     def resolve(host: str) -> None:
         attempts.append(host)
-        if len(attempts) < 3:
+        if host == "algo-2" and attempts.count(host) < 3:
             raise OSError("not yet")
 
-    info = cluster.ClusterInfo("sagemaker", "worker", 0, 0, True, ("algo-2:8890",), Path("/"))
-    cluster.wait_for_peers(info, resolve=resolve, sleep=sleeps.append)
-    assert attempts == ["algo-2"] * 3 and sleeps == [1.0, 2.0]
-    bad = cluster.ClusterInfo("sagemaker", "worker", 0, 0, True, ("no-such-host.invalid:8890",), Path("/"))
-    with pytest.raises(
-        ClusterError, match=re.escape("'no-such-host.invalid' did not resolve after 2 attempts")
-    ):
+    cluster.wait_for_peers(
+        _hosts("sagemaker", "algo-1:8890", "algo-2:8890"), resolve=resolve, sleep=sleeps.append
+    )
+    assert attempts == ["algo-1", "algo-2", "algo-2", "algo-2"] and sleeps == [1.0, 2.0]
+    bad = _hosts("sagemaker", "127.0.0.1:8890", "no-such-host.invalid:8890")
+    with pytest.raises(ClusterError) as err:
         cluster.wait_for_peers(bad, attempts=2, sleep=sleeps.append)
+    assert str(err.value) == (
+        "Peer host 'no-such-host.invalid' did not resolve after 2 attempts. On SageMaker, check the "
+        "job's VPC DNS settings; when emulating hosts locally, map it in CLOUDTRAIN_HOSTS."
+    )
+
+
+@pytest.mark.parametrize(
+    "info",
+    [
+        _hosts("vertex", "a:2222", "b:2222"),  # Vertex peers resolve before the replicas start
+        _hosts("tf_config", "a:1", "b:1"),  # whoever wrote TF_CONFIG made the names resolve
+        _hosts("sagemaker", "algo-1:8890"),  # one host has no peers
+    ],
+)
+def test_only_late_resolving_environments_with_peers_wait(info: cluster.ClusterInfo) -> None:
+    def resolve(host: str) -> None:
+        raise AssertionError(f"resolved {host}")
+
+    cluster.wait_for_peers(info, resolve=resolve)
+
+
+def test_a_name_the_resolver_refuses_fails_at_once() -> None:
+    # The IDNA codec refuses labels over 63 characters with a UnicodeError, not an OSError.
+    info = _hosts("sagemaker", "127.0.0.1:8890", f"{'a' * 64}.b:8890")
+    with pytest.raises(ClusterError, match="is not a host name that can resolve"):
+        cluster.wait_for_peers(info, sleep=lambda seconds: None)

@@ -7,7 +7,23 @@ import importlib
 
 import pytest
 
-MODULES = ["callbacks", "cluster", "config", "main", "paths", "rules", "schedule", "strategy"]
+MODULES = [
+    "bundle",
+    "callbacks",
+    "cluster",
+    "config",
+    "environments",
+    "inputs",
+    "main",
+    "paths",
+    "providers.sagemaker",
+    "providers.vertex",
+    "replica",
+    "rules",
+    "schedule",
+    "strategy",
+    "tfconfig",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

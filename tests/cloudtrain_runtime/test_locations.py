@@ -32,14 +32,19 @@ def _config(**overrides: object) -> object:
     ],
 )
 def test_storage_uris_map_under_the_root(uri: str, expected: str) -> None:
-    assert storage_path(uri, "/sandbox", on_sagemaker=False) == Path(expected)
+    assert storage_path(uri, "/sandbox") == Path(expected)
 
 
-def test_unknown_scheme_and_s3_on_sagemaker_are_errors() -> None:
-    with pytest.raises(ConfigError, match="unsupported scheme"):
-        storage_path("hdfs://x/y", "/", on_sagemaker=False)
-    with pytest.raises(ConfigError, match="input channel"):
-        storage_path("s3://b/data", "/", on_sagemaker=True)
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("hdfs://x/y", "unsupported scheme"),  # no mount for it
+        ("gs://b/a\x00b", "NUL character"),  # would fail later, far from its source
+    ],
+)
+def test_unopenable_uris_are_errors(uri: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        storage_path(uri, "/")
 
 
 def test_vertex_aip_dirs_override_the_config() -> None:

@@ -1,76 +1,16 @@
-"""User code: safe bundle extraction, and contract violations named by the user's file."""
+"""User code: contract violations named by the user's file (the bundle: test_bundle.py)."""
 
 from __future__ import annotations
 
 import importlib
-import io
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
-from cloudtrain.bundle import pack
 from cloudtrain_runtime import managed, script, usercode
-from cloudtrain_runtime.errors import ConfigError, UserCodeError
+from cloudtrain_runtime.errors import UserCodeError
 from tests.cloudtrain_runtime.harness import launch, runtime_config
-
-
-def _tar(path: Path, members: list[tarfile.TarInfo]) -> Path:
-    with tarfile.open(path, "w:gz") as tar:
-        for member in members:
-            tar.addfile(member, io.BytesIO(b"x" * member.size) if member.isfile() else None)
-    return path
-
-
-def _file(name: str) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(name)
-    info.size = 1
-    return info
-
-
-def _link(name: str, target: str) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(name)
-    info.type, info.linkname = tarfile.SYMTYPE, target
-    return info
-
-
-def test_unpacks_a_real_bundle_with_the_runtime(tmp_path: Path) -> None:
-    (tmp_path / "src" / "trainer").mkdir(parents=True)
-    (tmp_path / "src" / "trainer" / "task.py").write_text("X = 1\n")
-    bundle = pack(tmp_path / "src", tmp_path / "out", include_runtime=True)
-    dest = usercode.unpack(bundle.path, tmp_path)
-    assert (dest / "trainer" / "task.py").read_text() == "X = 1\n"
-    assert (dest / ".cloudtrain-runtime" / "cloudtrain_runtime" / "main.py").is_file()
-
-
-def test_bundle_variable_is_resolved_under_the_root(tmp_path: Path) -> None:
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "a.py").write_text("")
-    bundle = pack(tmp_path / "src", tmp_path / "gcs" / "b" / "code")
-    env = {"CLOUDTRAIN_BUNDLE": f"/gcs/b/code/{bundle.name}"}
-    dest = usercode.code_dir(env, str(tmp_path))
-    assert (dest / "a.py").is_file() and dest.parent == tmp_path / "tmp" / "cloudtrain"
-
-
-@pytest.mark.parametrize(
-    "member",
-    [
-        _file("../escape.py"),  # climbs out of the folder
-        _link("innocent", "/etc/passwd"),  # absolute link
-        _link("up", "../../outside"),  # link out of the folder
-    ],
-)
-def test_unsafe_bundles_are_refused(tmp_path: Path, member: tarfile.TarInfo) -> None:
-    bundle = _tar(tmp_path / "evil.tar.gz", [member])
-    with pytest.raises(ConfigError, match="cannot unpack"):
-        usercode.unpack(bundle, tmp_path)
-    assert not (tmp_path / "escape.py").exists()
-
-
-def test_missing_bundle_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="does not exist"):
-        usercode.unpack(tmp_path / "nope.tar.gz", tmp_path)
 
 
 @pytest.fixture

@@ -1,0 +1,171 @@
+"""Amazon SageMaker training, as a replica sees it (reference/sagemaker.md §3-4).
+
+- **Recognised by** ``/opt/ml/input/config/resourceconfig.json`` (under the root) and
+  no TF_CONFIG: SageMaker itself never sets one.
+- **Cluster**: ``hosts`` and ``current_host`` from resourceconfig.json. Rank is
+  ``hosts.index(current_host)`` (the list is sorted as strings, so algo-10 precedes
+  algo-2: never parse the number), the first host is the chief, and the runtime writes
+  the TF_CONFIG that MultiWorkerMirroredStrategy reads, every host a ``worker`` on port
+  8890, the layout the SageMaker TensorFlow toolkit uses.
+- **Peers**: "Hostname information may not be immediately available", so the runtime
+  waits until every peer resolves before training.
+- **Configuration**: with no CLOUDTRAIN_CONFIG, the hyperparameter ``cloudtrain_config``
+  (or its numbered pieces) in ``/opt/ml/input/config/hyperparameters.json``.
+- **Storage and locations**: no bucket is mounted; everything lives under ``/opt/ml``:
+  backups in ``/opt/ml/checkpoints`` (synced to S3 by the platform), the export in
+  ``/opt/ml/model/<name>/1`` (a numeric version folder, as TF Serving needs), logs in
+  ``/opt/ml/output/tensorboard``, channels in ``/opt/ml/input/data/<channel>`` and the
+  results in ``/opt/ml/output/data`` (uploaded as output.tar.gz).
+- **Emulation**: ``CLOUDTRAIN_HOSTS`` maps the host names to loopback addresses when the
+  local provider runs several hosts on one machine.
+
+Example:
+>>> host_overrides("algo-1=127.0.0.1:5000, algo-2=127.0.0.1:5001")
+{'algo-1': '127.0.0.1:5000', 'algo-2': '127.0.0.1:5001'}
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cloudtrain_runtime.errors import ClusterError
+from cloudtrain_runtime.inputs import duplicates, is_address, loads, shown
+from cloudtrain_runtime.paths import under_root
+from cloudtrain_runtime.replica import ClusterInfo, Environment, Locations
+from cloudtrain_runtime.tfconfig import TF_CONFIG_ENV
+
+if TYPE_CHECKING:
+    from cloudtrain_runtime.config import RuntimeConfig
+
+RESOURCE_CONFIG = "/opt/ml/input/config/resourceconfig.json"
+HYPERPARAMETERS = "/opt/ml/input/config/hyperparameters.json"
+PORT = 8890  # the port the SageMaker TF toolkit uses for MWMS (reference/sagemaker.md §3)
+HOSTS_ENV = "CLOUDTRAIN_HOSTS"
+# SageMaker names hosts algo-1, algo-2, ...; any DNS-style name is accepted, nothing a
+# TF_CONFIG address or CLOUDTRAIN_HOSTS entry could be confused by.
+_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
+_EXAMPLE = '{"current_host": "algo-1", "hosts": ["algo-1", "algo-2"]}'
+
+
+class SageMaker(Environment):
+    """A SageMaker host: resourceconfig.json, a TF_CONFIG to write, ``/opt/ml`` paths."""
+
+    provider = "sagemaker"
+    label = "SageMaker"
+    peer_hint = (
+        "On SageMaker, check the job's VPC DNS settings; when emulating hosts locally, "
+        f"map it in {HOSTS_ENV}."
+    )
+    hyperparameters_file = HYPERPARAMETERS
+
+    def detects(self, env: Mapping[str, str], root: str) -> bool:
+        return under_root(root, RESOURCE_CONFIG).is_file() and not env.get(TF_CONFIG_ENV)
+
+    def cluster(self, env: Mapping[str, str], root: str) -> ClusterInfo:
+        names, rank = host_list(_read(under_root(root, RESOURCE_CONFIG)))
+        hosts = addresses(names, host_overrides(env.get(HOSTS_ENV, "")))
+        tf_config = {"cluster": {"worker": list(hosts)}, "task": {"type": "worker", "index": rank}}
+        mount = self.mount(root)
+        return ClusterInfo(self.provider, "worker", rank, rank, rank == 0, hosts, mount, tf_config=tf_config)
+
+    def mount(self, root: str) -> Path:
+        return under_root(root, "/opt/ml")
+
+    def locations(self, config: RuntimeConfig, env: Mapping[str, str], root: str) -> Locations:
+        return Locations(
+            backup=under_root(root, "/opt/ml/checkpoints"),
+            tensorboard=under_root(root, "/opt/ml/output/tensorboard"),
+            export=under_root(root, f"/opt/ml/model/{config.name}/1"),
+            results=under_root(root, "/opt/ml/output/data"),
+            channels={name: under_root(root, f"/opt/ml/input/data/{name}") for name in config.data},
+        )
+
+
+def _read(path: Path) -> Any:
+    try:
+        return loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise ClusterError(f"Cannot read {path}: {err}") from None
+
+
+def host_list(resource_config: Any) -> tuple[list[str], int]:
+    """The hosts in rank order and this host's rank, from resourceconfig.json's content.
+
+    Example:
+    >>> host_list({"current_host": "algo-2", "hosts": ["algo-1", "algo-10", "algo-2"]})
+    (['algo-1', 'algo-10', 'algo-2'], 2)
+
+    Raises:
+        ClusterError: unless ``hosts`` is a list of distinct host names holding ``current_host``.
+    """
+    if not isinstance(resource_config, dict):
+        raise ClusterError(
+            f"{RESOURCE_CONFIG} must be a JSON object like {_EXAMPLE}. Received: {shown(resource_config)}"
+        )
+    names = resource_config.get("hosts")
+    if not isinstance(names, list) or not names or not all(map(_is_host_name, names)):
+        raise ClusterError(
+            f"{RESOURCE_CONFIG}: hosts must be a non-empty list of host names like 'algo-1'. "
+            f"Received: hosts={shown(names)}"
+        )
+    repeated = duplicates(names)
+    if repeated:
+        raise ClusterError(
+            f"{RESOURCE_CONFIG} lists host {shown(repeated[0])} more than once. Received: hosts={shown(names)}"
+        )
+    if resource_config.get("current_host") not in names:
+        raise ClusterError(
+            f"{RESOURCE_CONFIG} must list current_host among hosts. Received: {shown(resource_config)}"
+        )
+    return names, names.index(resource_config["current_host"])
+
+
+def addresses(names: list[str], overrides: Mapping[str, str]) -> tuple[str, ...]:
+    """Every host's ``address:port``: port 8890 on its name, unless ``CLOUDTRAIN_HOSTS`` maps it.
+
+    Raises:
+        ClusterError: when the overrides give two hosts the same address.
+    """
+    hosts = tuple(overrides.get(name, f"{name}:{PORT}") for name in names)
+    repeated = duplicates(hosts)
+    if repeated:
+        raise ClusterError(
+            f"{HOSTS_ENV} maps more than one host to {shown(repeated[0])}; give every host its own port."
+        )
+    return hosts
+
+
+def host_overrides(text: str) -> dict[str, str]:
+    """Parse ``CLOUDTRAIN_HOSTS``: ``algo-1=127.0.0.1:41231,algo-2=127.0.0.1:41232``.
+
+    SageMaker peers are named algo-1, algo-2, ... and reach each other on port 8890.
+    When the local provider emulates several SageMaker hosts on one machine those
+    names do not resolve and the hosts cannot share one port, so it maps each name to
+    a loopback address and a free port, like an /etc/hosts entry with a port.
+
+    Raises:
+        ClusterError: for an entry that is not ``name=host:port`` or a name given twice.
+    """
+    overrides: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, _, address = (part.strip() for part in item.partition("="))
+        if not _is_host_name(name) or not is_address(address):
+            raise ClusterError(
+                f"{HOSTS_ENV} entries must look like algo-1=127.0.0.1:41231. Received: {shown(item)}"
+            )
+        if name in overrides:
+            raise ClusterError(
+                f"{HOSTS_ENV} maps {name!r} more than once. Received: {HOSTS_ENV}={shown(text)}"
+            )
+        overrides[name] = address
+    return overrides
+
+
+def _is_host_name(value: object) -> bool:
+    return isinstance(value, str) and _HOST_NAME.fullmatch(value) is not None
+
+
+ENVIRONMENT = SageMaker()
