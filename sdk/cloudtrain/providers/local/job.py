@@ -13,9 +13,10 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from cloudtrain.providers import JobStatus
+from cloudtrain.providers.follow import read_until_done
 
 HOME_ENV = "CLOUDTRAIN_LOCAL_HOME"
 LAUNCHER_GONE = "LAUNCHER_GONE"
@@ -63,13 +64,19 @@ class LocalJob:
 
     def logs(self, follow: bool = False) -> Iterator[str]:
         """Every replica's output, prefixed ``[chief-0]``; with ``follow``, until the run ends."""
-        path = self.run_dir / "output.log"
-        while follow and not path.exists() and not self.status().done:
-            time.sleep(FOLLOW_POLL_S)
-        if not path.exists():
-            return
-        with path.open(encoding="utf-8", errors="replace") as log:
-            yield from _tail(log, follow=follow, done=lambda: self.status().done)
+        log = _Tail(self.run_dir / "output.log")
+        try:
+            yield from read_until_done(
+                log.new_lines,
+                follow=follow,
+                is_done=lambda: self.status().done,
+                sleep=time.sleep,
+                poll_s=FOLLOW_POLL_S,
+            )
+            if follow:  # the run has ended, so a last line without a newline is complete
+                yield from log.rest()
+        finally:
+            log.close()
 
     def cancel(self) -> None:
         """Ask the launcher to stop every replica; it records ``cancelled``.
@@ -110,23 +117,37 @@ class LocalJob:
         return f"LocalJob(id={self.id!r}, run_dir={str(self.run_dir)!r})"
 
 
-def _tail(log: Any, *, follow: bool, done: Callable[[], bool]) -> Iterator[str]:
-    """Lines of ``log`` as they are written; stops at EOF (or, following, once ``done``)."""
-    partial = ""
-    while True:
-        chunk = log.readline()
-        if chunk:
-            partial += chunk
-            if partial.endswith("\n"):
-                yield partial.rstrip("\n")
-                partial = ""
-            continue
-        if not follow:
-            return
-        if done():
-            yield from (partial + log.read()).splitlines()
-            return
-        time.sleep(FOLLOW_POLL_S)
+class _Tail:
+    """The lines of a file as they are written; the file may not exist yet."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._file: IO[str] | None = None
+        self._partial = ""
+
+    def new_lines(self) -> Iterator[str]:
+        """The lines completed since the last call (a line is complete at its newline)."""
+        if self._file is None:
+            if not self._path.exists():
+                return
+            self._file = self._path.open(encoding="utf-8", errors="replace")
+        while chunk := self._file.readline():
+            self._partial += chunk
+            if self._partial.endswith("\n"):
+                yield self._partial.rstrip("\n")
+                self._partial = ""
+
+    def rest(self) -> Iterator[str]:
+        """What follows the last newline."""
+        if self._partial:
+            yield self._partial
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def __repr__(self) -> str:
+        return f"_Tail(path={str(self._path)!r})"
 
 
 def is_running(pid: int | None) -> bool:

@@ -48,9 +48,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import container
-from cloudtrain.errors import ProviderError, SpecError
+from cloudtrain.errors import SpecError
 from cloudtrain.providers.emulation import CPU_DEVICES_ENV, RUNTIME_ENTRYPOINT, bucket_path, container_path
 from cloudtrain.providers.local import emulate as local_emulate
+from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -65,11 +66,7 @@ def render(plan: Plan) -> dict[str, Any]:
     Raises:
         ProviderError: if the plan has no code bundle URI yet (``api.pack_code``).
     """
-    if plan.bundle is None:
-        raise ProviderError(
-            "The plan has no code bundle URI, so the replicas would have no code. "
-            "Pack it first: cloudtrain.api.pack_code(plan)."
-        )
+    bundle = bundle_uri(plan)
     if plan.provider != "local":
         return local_emulate.render(plan, max_restarts=MAX_RESTARTS)
     processes, _ = process_layout(plan)
@@ -79,7 +76,7 @@ def render(plan: Plan) -> dict[str, Any]:
         "name": plan.name,
         "emulates": None,
         "max_restarts": MAX_RESTARTS,
-        "upload": {"bundle": plan.bundle, "target": bucket_path(plan.bundle)},
+        "upload": {"bundle": bundle, "target": bucket_path(bundle)},
         "replicas": [_replica(plan, task, addresses) for task in tasks],
     }
 

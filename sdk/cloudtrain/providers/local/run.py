@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.providers import transfer
 from cloudtrain.providers.local.job import LocalJob, local_home, run_dir_for
 from cloudtrain.providers.local.launcher import substitute
 
@@ -48,12 +49,15 @@ def submit(plan: Plan, request: dict[str, Any], bundle: Bundle) -> LocalJob:
 
 def _upload(source: Path, target: Path) -> None:
     """Copy the bundle to its target; the name is the content hash, so an existing copy is it."""
-    if target.exists():
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    shutil.copyfile(source, tmp)
-    tmp.replace(target)
+
+    def copy(advance: transfer.Progress) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        with source.open("rb") as raw, tmp.open("wb") as copied:
+            shutil.copyfileobj(transfer.ProgressReader(raw, advance), copied)
+        tmp.replace(target)
+
+    transfer.upload_once(exists=target.exists, upload=copy, name=source.name, size=source.stat().st_size)
 
 
 def _start_launcher(run_dir: Path) -> None:

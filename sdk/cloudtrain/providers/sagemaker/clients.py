@@ -1,11 +1,15 @@
-"""boto3 clients for the SageMaker backend, with one retry policy and one way to report errors.
+"""boto3 clients for the SageMaker backend: botocore's retries, and one way to report errors.
 
-Every AWS call of the backend goes through ``AwsClients.call``, so the rules are written
-once: transient failures (throttling, 5xx, dropped connections) are retried with bounded
-exponential backoff and jitter; permanent ones become one clear ``ProviderError`` or
-``CredentialsError`` line. botocore's own retries are switched off on the clients built
-here (``total_max_attempts=1``): two retry layers would multiply into minutes of silent
-waiting, and this one is observable and tested (its ``sleep`` is injectable).
+Every AWS call of the backend goes through ``AwsClients.call``, so a failure is reported
+one way: one clear ``ProviderError`` (``AwsCallError``) or ``CredentialsError`` line
+with the fix.
+
+Retries are botocore's own (reference: boto3's "Retries" guide): transient failures
+(throttling, 5xx, dropped connections) are retried with exponential backoff and
+jitter, inside the client. The clients built here use the retry mode and the attempt
+count the user set (``AWS_RETRY_MODE`` / ``AWS_MAX_ATTEMPTS``, or ``retry_mode`` /
+``max_attempts`` in the AWS config file), and otherwise ``standard`` mode with
+``AwsClients.attempts`` attempts. Injected clients keep the retries they were built with.
 
 boto3 is imported only when a client is first needed. Endpoints follow botocore's own
 configuration, so ``AWS_ENDPOINT_URL`` / ``AWS_ENDPOINT_URL_SAGEMAKER`` / ``_S3`` /
@@ -14,31 +18,13 @@ configuration, so ``AWS_ENDPOINT_URL`` / ``AWS_ENDPOINT_URL_SAGEMAKER`` / ``_S3`
 
 from __future__ import annotations
 
-import random
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from cloudtrain.errors import CredentialsError, ProviderError, require
-
-# Error codes worth another attempt (botocore's retry handlers treat the same as transient).
-TRANSIENT_CODES = frozenset(
-    {
-        "ThrottlingException",
-        "Throttling",
-        "ThrottledException",
-        "TooManyRequestsException",
-        "RequestThrottled",
-        "RequestLimitExceeded",
-        "SlowDown",
-        "InternalFailure",
-        "InternalServerError",
-        "InternalError",
-        "ServiceUnavailable",
-        "RequestTimeout",
-    }
-)
 
 CREDENTIAL_CODES = frozenset(
     {
@@ -70,7 +56,7 @@ CREDENTIALS_FIX = (
 
 
 class AwsCallError(ProviderError):
-    """A permanent AWS error; ``code`` is the service's error code (e.g. ``ResourceInUse``)."""
+    """A failed AWS call (after botocore's retries); ``code`` is the service's error code (``ResourceInUse``)."""
 
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
@@ -83,20 +69,22 @@ class AwsClients:
 
     Args:
         region: AWS region of the job (``sagemaker.region``, or the region in the job's ARN).
+        session: the ``boto3.session.Session`` to build clients from (default: a new one,
+            with the user's profile, credentials and settings).
         sagemaker, s3, logs: ready boto3 clients to use instead of building them.
-        sleep: how to wait between attempts and log polls (tests pass a recorder).
-        attempts: calls per operation before a transient error is reported.
+        sleep: how to wait between status polls and log reads (tests pass a recorder).
+        attempts: tries per call (the first included) when the user set no
+            ``AWS_MAX_ATTEMPTS``.
         log_poll_s: seconds between log reads with ``logs(follow=True)``.
     """
 
     region: str
+    session: Any = None
     sagemaker: Any = None
     s3: Any = None
     logs: Any = None
     sleep: Callable[[float], None] = time.sleep
     attempts: int = 6
-    base_delay_s: float = 1.0
-    max_delay_s: float = 20.0
     log_poll_s: float = 5.0
     _built: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -106,27 +94,16 @@ class AwsClients:
         if injected is not None:
             return injected
         if service not in self._built:
-            self._built[service] = _new_client(service, self.region)
+            self._built[service] = self._new_client(service)
         return self._built[service]
 
     def call(self, service: str, operation: str, **kwargs: Any) -> Any:
-        """Call ``operation`` on ``service``, retrying transient failures with backoff.
+        """Call ``operation`` on ``service``; botocore has retried transient failures by then.
 
         Raises:
             AwsCallError: a permanent error, or a transient one that outlived every attempt.
             CredentialsError: no credentials, or credentials AWS rejects.
         """
-        for attempt in range(1, self.attempts):
-            try:
-                return self._attempt(service, operation, kwargs)
-            except _Transient:
-                self.sleep(self.delay(attempt))
-        try:
-            return self._attempt(service, operation, kwargs)
-        except _Transient as exc:
-            raise exc.error from exc.__cause__
-
-    def _attempt(self, service: str, operation: str, kwargs: dict[str, Any]) -> Any:
         try:
             return getattr(self.client(service), operation)(**kwargs)
         except Exception as exc:
@@ -135,34 +112,45 @@ class AwsClients:
                 raise
             raise error from exc  # the cause shows with CLOUDTRAIN_DEBUG=1
 
-    def delay(self, attempt: int) -> float:
-        """Backoff before attempt ``attempt + 1``: doubling from base, capped, half of it jittered."""
-        cap = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
-        return cap / 2 + random.uniform(0, cap / 2)
+    def _new_client(self, service: str) -> Any:
+        require("boto3", "sagemaker")
+        import boto3
+        from botocore.config import Config
+
+        if self.session is None:
+            self.session = boto3.session.Session(region_name=self.region)
+        retries = retry_settings(self.session.profile_name, self.attempts)
+        config = Config(retries=retries, user_agent_extra="cloudtrain")
+        return self.session.client(service, region_name=self.region, config=config)
 
     def __repr__(self) -> str:
         return f"AwsClients(region={self.region!r}, attempts={self.attempts})"
 
 
-class _Transient(Exception):
-    """An error worth another attempt; ``error`` is what to raise when attempts run out."""
+def retry_settings(profile: str | None, attempts: int) -> dict[str, Any]:
+    """botocore's ``retries`` settings: only what the user left unset.
 
-    def __init__(self, error: AwsCallError) -> None:
-        super().__init__(str(error))
-        self.error = error
+    A value in ``Config(retries=...)`` overrides the user's environment and config file,
+    so the mode is ``standard`` and the attempts ``attempts`` only where they set neither.
 
+    Args:
+        profile: the AWS profile whose config file section counts.
+        attempts: tries per call, the first included.
+    """
+    import botocore.session
 
-def _new_client(service: str, region: str) -> Any:
-    require("boto3", "sagemaker")
-    import boto3
-    from botocore.config import Config
-
-    config = Config(retries={"mode": "standard", "total_max_attempts": 1}, user_agent_extra="cloudtrain")
-    return boto3.session.Session(region_name=region).client(service, config=config)
+    # boto3 names a session without a profile "default", a profile that need not exist.
+    user = botocore.session.Session(profile=None if profile == "default" else profile)
+    retries: dict[str, Any] = {}
+    if not (os.environ.get("AWS_RETRY_MODE") or user.get_scoped_config().get("retry_mode")):
+        retries["mode"] = "standard"
+    if user.get_config_variable("max_attempts") is None:
+        retries["total_max_attempts"] = attempts
+    return retries
 
 
 def translate(exc: Exception, operation: str) -> Exception:
-    """Turn a boto3/botocore exception into the error cloudtrain raises (or a ``_Transient``)."""
+    """The cloudtrain error for a failed boto3/botocore call, or ``exc`` itself if it is not one."""
     from botocore.exceptions import (
         ClientError,
         ConnectionError,
@@ -176,7 +164,7 @@ def translate(exc: Exception, operation: str) -> Exception:
     if isinstance(exc, ClientError):
         return _client_error(exc, operation)
     if isinstance(exc, ConnectionError | HTTPClientError):
-        return _Transient(AwsCallError(f"AWS {operation} failed: {exc}. Check the network.", "Connection"))
+        return AwsCallError(f"AWS {operation} failed: {exc}. Check the network.", "Connection")
     return _other_error(exc, operation)
 
 
@@ -184,14 +172,10 @@ def _client_error(exc: Any, operation: str) -> Exception:
     error = exc.response.get("Error", {})
     code = str(error.get("Code", "Unknown"))
     message = " ".join(str(error.get("Message") or code).split()).rstrip(".")
-    status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
     if code in CREDENTIAL_CODES:
         return CredentialsError(f"AWS rejected the credentials ({code}: {message}). {CREDENTIALS_FIX}")
     hint = HINTS.get(code, "")
-    failure = AwsCallError(f"AWS {operation} failed: {code}: {message}. {hint}".rstrip(), code)
-    if code in TRANSIENT_CODES or status >= 500:
-        return _Transient(failure)
-    return failure
+    return AwsCallError(f"AWS {operation} failed: {code}: {message}. {hint}".rstrip(), code)
 
 
 def _other_error(exc: Exception, operation: str) -> Exception:

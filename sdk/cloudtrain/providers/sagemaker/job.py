@@ -1,4 +1,15 @@
-"""A submitted SageMaker training job: status, logs, stop and wait, through boto3.
+"""Create and control SageMaker training jobs through boto3: submit, attach, owns, and the job handle.
+
+Idempotency. ``render`` names the job after the spec plus a hash of the request, which
+holds the bundle's content hash, so rendering the same spec and code gives the same
+name, and a retried or repeated submit asks SageMaker for a job that already exists.
+SageMaker refuses it (``ResourceInUse``: names are unique per account and region,
+forever) and ``submit`` attaches to that job instead of creating a second one. Any
+change to the code or spec gives a new name. When the job with that name ended Failed
+or Stopped, a re-submit is a retry: it creates ``<name>-r2`` (then ``-r3``, ...), as
+Vertex creates a new CustomJob after a failed one. To run an identical job again after
+a success, say so in the spec, e.g. ``--set sagemaker.tags.run=2``. Job IDs are
+training-job ARNs.
 
 Status words. ``DescribeTrainingJob`` gives a primary status (InProgress, Completed,
 Failed, Stopping, Stopped) and a secondary one (Starting, Downloading, Training,
@@ -11,23 +22,34 @@ is ``cancelled`` only when the stop was asked for through cloudtrain (``cancel``
 job first, so any later process can tell), and ``failed`` otherwise, e.g. after
 MaxRuntimeExceeded.
 
-Logs. SageMaker writes each host's output to CloudWatch Logs, group
-``/aws/sagemaker/TrainingJobs``, stream ``<job>/algo-<N>-<epoch>`` (a restarted host gets
-a new stream). Lines are prefixed with SageMaker's host name, ``[algo-1]``, the name the
-console and resourceconfig.json use; the runtime makes the first host the chief.
+Logs come from CloudWatch Logs (``cloudtrain.providers.sagemaker.logs``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cloudtrain.providers import JobStatus, poll_until_done
+from cloudtrain.errors import ProviderError
+from cloudtrain.providers.base import JobStatus, poll_until_done
+from cloudtrain.providers.follow import read_until_done
+from cloudtrain.providers.sagemaker import upload
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
+from cloudtrain.providers.sagemaker.logs import LogReader
+from cloudtrain.providers.transfer import bundle_uri
 
-LOG_GROUP = "/aws/sagemaker/TrainingJobs"
+if TYPE_CHECKING:
+    from cloudtrain.bundle import Bundle
+    from cloudtrain.planning import Plan
+
 STOP_TAG = "cloudtrain:stop-requested"
+# A job that ended like this is retried under the next attempt name; any other is reused.
+RETRIED_STATUSES = ("Failed", "Stopped")
+MAX_ATTEMPTS = 20
+_ARN = re.compile(
+    r"^arn:aws[a-z-]*:sagemaker:(?P<region>[a-z0-9-]+):\d{12}:training-job/(?P<name>[A-Za-z0-9-]{1,63})$"
+)
 
 PRIMARY_STATES = {
     "Completed": "succeeded",
@@ -55,7 +77,6 @@ STOPPED_REASONS = {
     "MaxRuntimeExceeded": "it ran past StoppingCondition.MaxRuntimeInSeconds (raise limits.max_runtime)",
     "MaxWaitTimeExceeded": "spot capacity did not come within MaxWaitTimeInSeconds (retry, or set resources.spot: false)",
 }
-_STREAM_HOST = re.compile(r"/(?P<host>.+?)(-\d+)?$")
 
 
 def job_status(described: dict[str, Any], stop_requested: Callable[[], bool]) -> JobStatus:
@@ -83,6 +104,84 @@ def _detail(described: dict[str, Any]) -> str:
     transitions = described.get("SecondaryStatusTransitions") or [{}]
     parts = [transitions[-1].get("StatusMessage", ""), described.get("FailureReason", "")]
     return " ".join(" ".join(part.split()) for part in parts if part)
+
+
+def submit(
+    plan: Plan, request: dict[str, Any], bundle: Bundle, clients: AwsClients | None = None
+) -> SageMakerJob:
+    """Upload the code bundle (once) and create the training job; return its handle.
+
+    A job with the request's name may already exist (a retried or repeated submit, see
+    the module docstring): then this attaches to it and creates nothing.
+
+    Raises:
+        ProviderError: SageMaker or S3 refused a call (one line, with the fix).
+        CredentialsError: no usable AWS credentials.
+    """
+    aws = clients or AwsClients(region=plan.spec.sagemaker.region)
+    upload.upload_bundle(aws, bundle, bundle_uri(plan, scheme="s3://"))
+    return SageMakerJob(_create(aws, request), aws, request=request)
+
+
+def _create(aws: AwsClients, request: dict[str, Any]) -> str:
+    """Create the job and return its ARN; reuse a live or completed job of the same name.
+
+    Raises:
+        ProviderError: every attempt name up to ``MAX_ATTEMPTS`` already failed.
+    """
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        name = attempt_name(request["TrainingJobName"], attempt)
+        try:
+            return str(
+                aws.call("sagemaker", "create_training_job", **{**request, "TrainingJobName": name})[
+                    "TrainingJobArn"
+                ]
+            )
+        except AwsCallError as exc:
+            if exc.code != "ResourceInUse" and "already exists" not in str(exc):
+                raise
+        described = aws.call("sagemaker", "describe_training_job", TrainingJobName=name)
+        if described["TrainingJobStatus"] not in RETRIED_STATUSES:
+            return str(described["TrainingJobArn"])
+    raise ProviderError(
+        f"{MAX_ATTEMPTS} attempts of {request['TrainingJobName']} already failed on SageMaker. "
+        "Fix the cause (cloudtrain logs ID) and change the spec before submitting again."
+    )
+
+
+def attempt_name(name: str, attempt: int) -> str:
+    """The job name of the ``attempt``-th submit of the same request, within 63 characters.
+
+    Example:
+    >>> attempt_name("churn-297b63d7bb", 1), attempt_name("churn-297b63d7bb", 2)
+    ('churn-297b63d7bb', 'churn-297b63d7bb-r2')
+    """
+    if attempt == 1:
+        return name
+    base, _, digest = name.rpartition("-")
+    suffix = f"-{digest}-r{attempt}"
+    return f"{base[: 63 - len(suffix)]}{suffix}"
+
+
+def owns(job_id: str) -> bool:
+    """Whether ``job_id`` is a SageMaker training-job ARN.
+
+    Example:
+    >>> owns("arn:aws:sagemaker:us-east-1:123456789012:training-job/churn-297b63d7bb")
+    True
+    """
+    return bool(_ARN.match(job_id))
+
+
+def attach(job_id: str, clients: AwsClients | None = None) -> SageMakerJob:
+    """The handle of an existing job, from its ARN (the region comes from the ARN)."""
+    match = _ARN.match(job_id)
+    if match is None:
+        raise ProviderError(
+            f"{job_id!r} is not a SageMaker training-job ARN "
+            "(arn:aws:sagemaker:REGION:ACCOUNT:training-job/NAME). Use the ID submit printed."
+        )
+    return SageMakerJob(job_id, clients or AwsClients(region=match["region"]))
 
 
 class SageMakerJob:
@@ -119,13 +218,13 @@ class SageMakerJob:
 
     def logs(self, follow: bool = False) -> Iterator[str]:
         """The job's log lines so far, ``[algo-N] message``; with ``follow``, until it ends."""
-        reader = _LogReader(self._aws, self.name)
-        while True:
-            done = not follow or self.status().done
-            yield from reader.read_new()
-            if done:
-                return
-            self._aws.sleep(self._aws.log_poll_s)
+        return read_until_done(
+            LogReader(self._aws, self.name).read_new,
+            follow=follow,
+            is_done=lambda: self.status().done,
+            sleep=self._aws.sleep,
+            poll_s=self._aws.log_poll_s,
+        )
 
     def _stop_requested(self) -> bool:
         tags = self._aws.call("sagemaker", "list_tags", ResourceArn=self.id).get("Tags", [])
@@ -133,59 +232,3 @@ class SageMakerJob:
 
     def __repr__(self) -> str:
         return f"SageMakerJob(id={self.id!r})"
-
-
-class _LogReader:
-    """Reads each of the job's log streams from where the last read stopped."""
-
-    def __init__(self, aws: AwsClients, job_name: str) -> None:
-        self._aws = aws
-        self._prefix = f"{job_name}/"
-        self._tokens: dict[str, str | None] = {}
-
-    def read_new(self) -> list[str]:
-        """New lines of every stream, merged by timestamp (stable within a stream)."""
-        events = [event for stream in self._streams() for event in self._read(stream)]
-        events.sort(key=lambda event: event[0])
-        return [line for _, line in events]
-
-    def _streams(self) -> list[str]:
-        names: list[str] = []
-        kwargs: dict[str, Any] = {"logGroupName": LOG_GROUP, "logStreamNamePrefix": self._prefix}
-        while True:
-            try:
-                page = self._aws.call("logs", "describe_log_streams", **kwargs)
-            except AwsCallError as exc:
-                if exc.code == "ResourceNotFoundException":  # no job has logged in this region yet
-                    return names
-                raise
-            names += [stream["logStreamName"] for stream in page.get("logStreams", [])]
-            if not page.get("nextToken"):
-                return names
-            kwargs["nextToken"] = page["nextToken"]
-
-    def _read(self, stream: str) -> list[tuple[int, str]]:
-        host = stream_host(stream)
-        events: list[tuple[int, str]] = []
-        while True:
-            token = self._tokens.get(stream)
-            kwargs = {"nextToken": token} if token else {}
-            page = self._aws.call(
-                "logs",
-                "get_log_events",
-                logGroupName=LOG_GROUP,
-                logStreamName=stream,
-                startFromHead=True,
-                **kwargs,
-            )
-            events += [(event["timestamp"], f"[{host}] {event['message']}") for event in page["events"]]
-            self._tokens[stream] = page.get("nextForwardToken")
-            # The forward token stays the same once the end of the stream is reached.
-            if not page["events"] or page.get("nextForwardToken") == token:
-                return events
-
-
-def stream_host(stream: str) -> str:
-    """``job/algo-2-1712345678`` -> ``algo-2``."""
-    match = _STREAM_HOST.search(stream)
-    return match["host"] if match else stream

@@ -1,9 +1,7 @@
-"""SageMaker backend: a Plan becomes boto3 ``create_training_job`` keyword arguments, then a job.
+"""SageMaker: a Plan becomes boto3 ``create_training_job`` keyword arguments, pure data; ``job`` sends them.
 
 ``render(plan)`` is pure: the request is built from the Plan alone and checked against
 SageMaker's documented limits (botocore's service model) before anything is sent.
-``submit`` uploads the code bundle to S3 once, creates the training job through boto3's
-``sagemaker`` client and returns a ``SageMakerJob``; job IDs are training-job ARNs.
 
 How the container is fed (no cloud SDK inside it):
 
@@ -15,15 +13,10 @@ How the container is fed (no cloud SDK inside it):
 - with ``image: auto`` the bootstrap program is split one line per ContainerArguments
   entry (each entry is capped at 256 characters) and re-joined by a one-line loader.
 
-Idempotency. ``TrainingJobName`` is the spec's name plus 10 hex digits of the SHA-256 of
-the rest of the request, which holds the bundle's content hash. Rendering the same spec
-and code gives the same name, so a retried or repeated submit asks SageMaker for a job
-that already exists; SageMaker refuses it (``ResourceInUse``: names are unique per
-account and region, forever) and ``submit`` attaches to that job instead of creating a
-second one. Any change to the code or spec gives a new name. When the job with that name
-ended Failed or Stopped, a re-submit is a retry: it creates ``<name>-r2`` (then ``-r3``,
-...), as Vertex creates a new CustomJob after a failed one. To run an identical job again
-after a success, say so in the spec, e.g. ``--set sagemaker.tags.run=2``.
+``TrainingJobName`` is the spec's name plus 10 hex digits of the SHA-256 of the rest of
+the request, which holds the bundle's content hash: rendering the same spec and code
+gives the same name, which is what makes submitting idempotent (see
+``cloudtrain.providers.sagemaker.job``).
 
 Example:
 >>> from cloudtrain.planning import plan
@@ -43,17 +36,13 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
-import re
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import container
-from cloudtrain.errors import ProviderError, SpecError
-from cloudtrain.providers.sagemaker import upload as s3
-from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
-from cloudtrain.providers.sagemaker.job import SageMakerJob
+from cloudtrain.errors import SpecError
+from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
-    from cloudtrain.bundle import Bundle
     from cloudtrain.planning import Plan
 
 CODE_CHANNEL = "code"
@@ -64,9 +53,6 @@ JOB_TAG = "cloudtrain:job"
 # documented maximum run time (reference/sagemaker.md §2; the model sets no maximum).
 MAX_WAIT_CAP_S = 28 * 86400
 NAME_HASH_CHARS = 10
-_ARN = re.compile(
-    r"^arn:aws[a-z-]*:sagemaker:(?P<region>[a-z0-9-]+):\d{12}:training-job/(?P<name>[A-Za-z0-9-]{1,63})$"
-)
 # Runs the bootstrap from its lines in argv (see the module docstring).
 LOADER = 'import sys; source = "\\n".join(sys.argv[1:]); del sys.argv[1:]; exec(source)'
 
@@ -80,9 +66,10 @@ def render(plan: Plan) -> dict[str, Any]:
     """The boto3 ``create_training_job`` keyword arguments for ``plan``; pure and deterministic.
 
     Raises:
-        SpecError: the plan is not packed yet, or the request would break a SageMaker limit.
+        ProviderError: the plan has no s3:// code bundle URI yet (``api.pack_code``).
+        SpecError: the request would break a SageMaker limit.
     """
-    bundle_uri = _bundle_uri(plan)
+    bundle = _bundle_uri(plan)
     request: dict[str, Any] = {
         "AlgorithmSpecification": _algorithm(plan),
         "RoleArn": plan.spec.sagemaker.role,
@@ -91,9 +78,9 @@ def render(plan: Plan) -> dict[str, Any]:
         "StoppingCondition": stopping_condition(plan.max_runtime_s, spot=plan.spot),
         "CheckpointConfig": {"S3Uri": f"{plan.storage.checkpoints}/", "LocalPath": CHECKPOINT_DIR},
         "OutputDataConfig": {"S3OutputPath": f"{plan.storage.root}/output"},
-        "InputDataConfig": _channels(plan, bundle_uri),
+        "InputDataConfig": _channels(plan, bundle),
         "HyperParameters": _hyperparameters(plan),
-        "Environment": _environment(plan, bundle_uri),
+        "Environment": _environment(plan, bundle),
         **_retry_strategy(plan),
         **_vpc(plan),
         "Tags": _tags(plan),
@@ -131,17 +118,12 @@ def _bundle_uri(plan: Plan) -> str:
         raise SpecError(
             f"sagemaker.render got a plan for {plan.provider!r}. Plan it with provider 'sagemaker'."
         )
-    if plan.bundle is None or not plan.bundle.startswith("s3://"):
-        raise SpecError(
-            f"The plan's code bundle is {plan.bundle!r}; SageMaker needs an s3:// URI. "
-            "Pack the code first: cloudtrain.api.pack_code(plan) (the CLI does this)."
-        )
-    return plan.bundle
+    return bundle_uri(plan, scheme="s3://")
 
 
-def _bundle_path(bundle_uri: str) -> str:
+def _bundle_path(bundle: str) -> str:
     """Where the code channel puts the bundle inside the container."""
-    return f"{DATA_DIR}/{CODE_CHANNEL}/{posixpath.basename(bundle_uri)}"
+    return f"{DATA_DIR}/{CODE_CHANNEL}/{posixpath.basename(bundle)}"
 
 
 def _algorithm(plan: Plan) -> dict[str, Any]:
@@ -188,7 +170,7 @@ def _resources(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _channels(plan: Plan, bundle_uri: str) -> list[dict[str, Any]]:
+def _channels(plan: Plan, bundle: str) -> list[dict[str, Any]]:
     """The code channel, then one channel per ``data`` entry in name order."""
     data = sorted(plan.spec.data.items())
     if len(data) + 1 > MAX_CHANNELS:
@@ -198,7 +180,7 @@ def _channels(plan: Plan, bundle_uri: str) -> list[dict[str, Any]]:
         )
     mode = plan.spec.sagemaker.input_mode
     # The code channel is always File mode: the bootstrap needs a real file to open.
-    return [_channel(CODE_CHANNEL, bundle_uri, "File")] + [_channel(n, uri, mode) for n, uri in data]
+    return [_channel(CODE_CHANNEL, bundle, "File")] + [_channel(n, uri, mode) for n, uri in data]
 
 
 def _channel(name: str, uri: str, mode: str) -> dict[str, Any]:
@@ -217,8 +199,8 @@ def _hyperparameters(plan: Plan) -> dict[str, str]:
     return params
 
 
-def _environment(plan: Plan, bundle_uri: str) -> dict[str, str]:
-    env = container.environment(plan, _bundle_path(bundle_uri), include_config=False)
+def _environment(plan: Plan, bundle: str) -> dict[str, str]:
+    env = container.environment(plan, _bundle_path(bundle), include_config=False)
     check_map("env", env, limits=(100, 512, 512), fix="Pass long values in code.args instead.")
     return env
 
@@ -284,86 +266,3 @@ def _tags(plan: Plan) -> list[dict[str, str]]:
             f"sagemaker.tags: {len(tags)} tags (with {JOB_TAG!r}); SageMaker allows at most {MAX_TAGS}."
         )
     return [{"Key": key, "Value": value} for key, value in sorted(tags.items())]
-
-
-def submit(
-    plan: Plan, request: dict[str, Any], bundle: Bundle, clients: AwsClients | None = None
-) -> SageMakerJob:
-    """Upload the code bundle (once) and create the training job; return its handle.
-
-    A job with the request's name may already exist (a retried or repeated submit, see
-    the module docstring): then this attaches to it and creates nothing.
-
-    Raises:
-        ProviderError: SageMaker or S3 refused a call (one line, with the fix).
-        CredentialsError: no usable AWS credentials.
-    """
-    aws = clients or AwsClients(region=plan.spec.sagemaker.region)
-    s3.upload_bundle(aws, bundle, _bundle_uri(plan))
-    return SageMakerJob(_create(aws, request), aws, request=request)
-
-
-# A job that ended like this is retried under the next attempt name; any other is reused.
-RETRIED_STATUSES = ("Failed", "Stopped")
-MAX_ATTEMPTS = 20
-
-
-def _create(aws: AwsClients, request: dict[str, Any]) -> str:
-    """Create the job and return its ARN; reuse a live or completed job of the same name.
-
-    Raises:
-        ProviderError: every attempt name up to ``MAX_ATTEMPTS`` already failed.
-    """
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        name = attempt_name(request["TrainingJobName"], attempt)
-        try:
-            return str(
-                aws.call("sagemaker", "create_training_job", **{**request, "TrainingJobName": name})[
-                    "TrainingJobArn"
-                ]
-            )
-        except AwsCallError as exc:
-            if exc.code != "ResourceInUse" and "already exists" not in str(exc):
-                raise
-        described = aws.call("sagemaker", "describe_training_job", TrainingJobName=name)
-        if described["TrainingJobStatus"] not in RETRIED_STATUSES:
-            return str(described["TrainingJobArn"])
-    raise ProviderError(
-        f"{MAX_ATTEMPTS} attempts of {request['TrainingJobName']} already failed on SageMaker. "
-        "Fix the cause (cloudtrain logs ID) and change the spec before submitting again."
-    )
-
-
-def attempt_name(name: str, attempt: int) -> str:
-    """The job name of the ``attempt``-th submit of the same request, within 63 characters.
-
-    Example:
-    >>> attempt_name("churn-297b63d7bb", 1), attempt_name("churn-297b63d7bb", 2)
-    ('churn-297b63d7bb', 'churn-297b63d7bb-r2')
-    """
-    if attempt == 1:
-        return name
-    base, _, digest = name.rpartition("-")
-    suffix = f"-{digest}-r{attempt}"
-    return f"{base[: 63 - len(suffix)]}{suffix}"
-
-
-def owns(job_id: str) -> bool:
-    """Whether ``job_id`` is a SageMaker training-job ARN.
-
-    Example:
-    >>> owns("arn:aws:sagemaker:us-east-1:123456789012:training-job/churn-297b63d7bb")
-    True
-    """
-    return bool(_ARN.match(job_id))
-
-
-def attach(job_id: str, clients: AwsClients | None = None) -> SageMakerJob:
-    """The handle of an existing job, from its ARN (the region comes from the ARN)."""
-    match = _ARN.match(job_id)
-    if match is None:
-        raise ProviderError(
-            f"{job_id!r} is not a SageMaker training-job ARN "
-            "(arn:aws:sagemaker:REGION:ACCOUNT:training-job/NAME). Use the ID submit printed."
-        )
-    return SageMakerJob(job_id, clients or AwsClients(region=match["region"]))

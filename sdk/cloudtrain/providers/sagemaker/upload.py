@@ -2,25 +2,23 @@
 
 The bundle's file name is the hash of its content (``bundle.py``), so an object with that
 key and the bundle's size is the same bundle, and a re-submit of unchanged code uploads
-nothing. Large uploads show a progress bar on stderr; small ones finish before one
-would be readable.
+nothing (``cloudtrain.providers.transfer``, which also draws the progress bar of a
+large upload).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from cloudtrain.errors import SpecError
+from cloudtrain.providers import transfer
 from cloudtrain.providers.sagemaker.clients import AwsCallError
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
     from cloudtrain.providers.sagemaker.clients import AwsClients
 
-PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 _S3_URI = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.+)$")
 
 
@@ -38,7 +36,7 @@ def split_uri(uri: str) -> tuple[str, str]:
 
 
 def upload_bundle(
-    aws: AwsClients, bundle: Bundle, uri: str, *, progress_min_bytes: int = PROGRESS_MIN_BYTES
+    aws: AwsClients, bundle: Bundle, uri: str, *, progress_min_bytes: int = transfer.PROGRESS_MIN_BYTES
 ) -> bool:
     """Upload ``bundle`` to ``uri`` unless an object of the same size is already there.
 
@@ -49,14 +47,16 @@ def upload_bundle(
         AwsCallError: S3 refused the check or the upload (AccessDenied, NoSuchBucket, ...).
     """
     bucket, key = split_uri(uri)
-    if _size_of(aws, bucket, key) == bundle.size:
-        return False
-    with _progress(bundle, show=bundle.size >= progress_min_bytes) as advance:
-        _upload(aws, bundle, bucket, key, advance)
-    return True
+    return transfer.upload_once(
+        exists=lambda: _size_of(aws, bucket, key) == bundle.size,
+        upload=lambda advance: _upload(aws, bundle, bucket, key, advance),
+        name=bundle.name,
+        size=bundle.size,
+        progress_min_bytes=progress_min_bytes,
+    )
 
 
-def _upload(aws: AwsClients, bundle: Bundle, bucket: str, key: str, advance: Callable[[int], None]) -> None:
+def _upload(aws: AwsClients, bundle: Bundle, bucket: str, key: str, advance: transfer.Progress) -> None:
     extra = {"ContentType": "application/gzip", "Metadata": {"sha256": bundle.sha256}}
     try:
         aws.call(
@@ -86,21 +86,3 @@ def _size_of(aws: AwsClients, bucket: str, key: str) -> int | None:
         if exc.code in ("404", "NoSuchKey", "NotFound"):
             return None
         raise
-
-
-@contextmanager
-def _progress(bundle: Bundle, *, show: bool) -> Iterator[Callable[[int], None]]:
-    """A rich progress bar on stderr (or nothing); yields the bytes-sent callback.
-
-    s3transfer calls the callback from its worker threads; rich's ``advance`` takes a lock.
-    """
-    if not show:
-        yield lambda _sent: None
-        return
-    from rich.console import Console
-    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
-
-    columns = (*Progress.get_default_columns(), DownloadColumn(), TransferSpeedColumn())
-    with Progress(*columns, console=Console(stderr=True)) as bar:
-        task = bar.add_task(f"Uploading {bundle.name}", total=bundle.size)
-        yield lambda sent: bar.advance(task, sent)

@@ -1,23 +1,45 @@
-"""Calls to Google APIs for the Vertex backend: bounded retries, and errors that say what to do.
+"""The Google clients of the Vertex backend: how they are built, retried, and how their errors read.
 
-Transient failures (UNAVAILABLE, DEADLINE_EXCEEDED, and RESOURCE_EXHAUSTED when
-creating a job) are retried with exponential backoff; everything else becomes one
-``ProviderError`` or ``CredentialsError`` line naming the call, Google's message and
-the fix. ``google.api_core`` is imported only when a call fails.
+Clients. ``VertexClients`` holds the JobService client, the Cloud Storage client and the
+Cloud Logging session one job uses, each built on first use unless injected. Building
+them needs Application Default Credentials; without any, the error shows the gcloud
+command that sets them up. Test-only endpoints (no cloud account needed):
+
+- ``CLOUDTRAIN_VERTEX_ENDPOINT=host:port``: the JobService client talks gRPC to that
+  address over an insecure channel, which carries no credentials (none are looked up).
+- ``CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT=host:port``: Cloud Logging's ``entries:list``
+  is called over plain HTTP at that address, without credentials.
+- ``STORAGE_EMULATOR_HOST=http://host:port``: google-cloud-storage's own setting for
+  a Cloud Storage emulator.
+
+Retries. ``with_retries`` runs a call through ``google.api_core.retry.retry_target``:
+UNAVAILABLE and DEADLINE_EXCEEDED are retried (and RESOURCE_EXHAUSTED when creating a
+job), at most ``ATTEMPTS`` tries, waiting 1, 2, 4, ... seconds (at most 30) through the
+injectable ``sleep``. Everything else becomes one ``ProviderError`` or
+``CredentialsError`` line naming the call, Google's message and the fix.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+import time
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from cloudtrain.errors import CloudtrainError, CredentialsError, ProviderError
+from cloudtrain.errors import CloudtrainError, CredentialsError, ProviderError, require
 
 T = TypeVar("T")
 
 ATTEMPTS = 5
 FIRST_DELAY_S = 1.0
 MAX_DELAY_S = 30.0
+
+ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_ENDPOINT"
+LOGGING_ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT"
+LOGGING_URL = "https://logging.googleapis.com"
+LOGGING_READ_SCOPE = "https://www.googleapis.com/auth/logging.read"
 
 ADC_FIX = "No usable Google credentials. Run:\n  $ gcloud auth application-default login"
 
@@ -42,6 +64,108 @@ FIXES = {
 }
 
 
+@dataclass
+class VertexClients:
+    """The clients the Vertex backend uses; each is created on first use unless given.
+
+    Args:
+        jobs: an ``aiplatform_v1.JobServiceClient`` (any transport).
+        storage: a ``google.cloud.storage.Client`` for the code upload.
+        logs: a ``requests``-style session for Cloud Logging, with ``logging_url``.
+        sleep: how to wait between retries and polls (tests pass a recorder).
+    """
+
+    jobs: Any = None
+    storage: Any = None
+    logs: Any = None
+    logging_url: str | None = None
+    sleep: Callable[[float], None] = time.sleep
+
+    def job_service(self, region: str) -> Any:
+        if self.jobs is None:
+            self.jobs = job_service_client(region)
+        return self.jobs
+
+    def storage_client(self, project: str | None) -> Any:
+        if self.storage is None:
+            self.storage = cloud_storage_client(project)
+        return self.storage
+
+    def __repr__(self) -> str:
+        given = [name for name in ("jobs", "storage", "logs") if getattr(self, name) is not None]
+        return f"VertexClients(given={given})"
+
+
+def job_service_client(region: str) -> Any:
+    """A JobServiceClient for ``region``'s endpoint, or for ``$CLOUDTRAIN_VERTEX_ENDPOINT``.
+
+    The test endpoint gets an insecure gRPC channel and no credentials at all.
+
+    Raises:
+        CredentialsError: no Application Default Credentials are set up.
+    """
+    require("google.cloud.aiplatform_v1", "vertex")
+    from google.auth import exceptions as auth_exceptions
+    from google.cloud import aiplatform_v1
+
+    endpoint = os.environ.get(ENDPOINT_ENV)
+    if endpoint:
+        import grpc
+        from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
+
+        transport = JobServiceGrpcTransport(channel=grpc.insecure_channel(endpoint))
+        return aiplatform_v1.JobServiceClient(transport=transport)
+    try:
+        return aiplatform_v1.JobServiceClient(
+            client_options={"api_endpoint": f"{region}-aiplatform.googleapis.com"}
+        )
+    except auth_exceptions.DefaultCredentialsError as exc:
+        raise CredentialsError(ADC_FIX) from exc
+
+
+def cloud_storage_client(project: str | None) -> Any:
+    """A ``google.cloud.storage.Client`` with Application Default Credentials.
+
+    google-cloud-storage honours ``STORAGE_EMULATOR_HOST`` (anonymous credentials) itself.
+
+    Raises:
+        CredentialsError: no credentials are set up.
+    """
+    require("google.cloud.storage", "vertex")
+    from google.auth import exceptions as auth_exceptions
+    from google.cloud import storage  # type: ignore[attr-defined]
+
+    try:
+        return storage.Client(project=project)
+    except auth_exceptions.DefaultCredentialsError as exc:
+        raise CredentialsError(ADC_FIX) from exc
+
+
+def logging_session() -> tuple[Any, str]:
+    """A session and base URL for Cloud Logging; ``$CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT`` in tests.
+
+    google-auth's ``AuthorizedSession`` comes with google-cloud-aiplatform, so reading
+    logs needs no google-cloud-logging.
+
+    Raises:
+        CredentialsError: no Application Default Credentials are set up.
+    """
+    endpoint = os.environ.get(LOGGING_ENDPOINT_ENV)
+    if endpoint:
+        import requests
+
+        return requests.Session(), f"http://{endpoint}"
+    import google.auth
+    from google.auth import exceptions as auth_exceptions
+    from google.auth.transport.requests import AuthorizedSession
+
+    try:
+        credentials, _ = google.auth.default(scopes=[LOGGING_READ_SCOPE])
+    except auth_exceptions.DefaultCredentialsError as exc:
+        raise CredentialsError(ADC_FIX) from exc
+    return AuthorizedSession(credentials), LOGGING_URL
+
+
 def with_retries(
     call: Callable[[], T],
     *,
@@ -64,26 +188,47 @@ def with_retries(
         ProviderError: the call failed permanently or ran out of attempts.
         CredentialsError: Google refused or could not find the caller's credentials.
     """
-    for attempt in range(1, ATTEMPTS + 1):
-        try:
-            return call()
-        except Exception as exc:
-            if attempt == ATTEMPTS or not _transient(exc, creating):
-                error = translate(exc, action, fixes)
-                if error is exc:
-                    raise
-                raise error from exc
-        sleep(min(FIRST_DELAY_S * 2 ** (attempt - 1), MAX_DELAY_S))
-    raise AssertionError("unreachable: the last attempt returns or raises")
+    from google.api_core import retry
+
+    try:
+        # api_core would wait with time.sleep; the waiting is done in on_error through
+        # ``sleep`` instead, so api_core's own waits are zero.
+        return retry.retry_target(
+            call,
+            predicate=_transient(creating),
+            sleep_generator=itertools.repeat(0.0),
+            timeout=None,
+            on_error=_Backoff(sleep).wait,
+        )
+    except Exception as exc:
+        error = translate(exc, action, fixes)
+        if error is exc:
+            raise
+        raise error from exc
 
 
-def _transient(exc: Exception, creating: bool) -> bool:
-    from google.api_core import exceptions
+def _transient(creating: bool) -> Callable[[Exception], bool]:
+    """api_core's predicate for the errors worth another attempt."""
+    from google.api_core import exceptions, retry
 
     transient: tuple[type[Exception], ...] = (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded)
     if creating:
         transient += (exceptions.ResourceExhausted,)
-    return isinstance(exc, transient)
+    return retry.if_exception_type(*transient)
+
+
+class _Backoff:
+    """api_core's ``on_error``: wait before the next attempt, or give up after ``ATTEMPTS``."""
+
+    def __init__(self, sleep: Callable[[float], None]) -> None:
+        self._sleep = sleep
+        self._failures = 0
+
+    def wait(self, error: Exception) -> None:
+        self._failures += 1
+        if self._failures == ATTEMPTS:
+            raise error
+        self._sleep(min(FIRST_DELAY_S * 2 ** (self._failures - 1), MAX_DELAY_S))
 
 
 def translate(exc: Exception, action: str, fixes: dict[str, str] | None = None) -> Exception:

@@ -2,29 +2,40 @@
 
 Everything here runs after ``render``: the only module of the Vertex backend that talks
 to the JobService. google-cloud-aiplatform is imported inside the functions that need
-it, so importing this module (and ``cloudtrain render``) stays cheap. See
-``cloudtrain.providers.vertex`` for the idempotency rule and the test-only endpoints.
+it, so importing this module (and ``cloudtrain render``) stays cheap.
+
+Submitting is idempotent. Before creating a job, ``submit`` lists the project's custom
+jobs with the filter ``labels.cloudtrain_request="<hash>"`` (the label ``render``
+stamps) and returns the newest one that is queued, running or succeeded instead of
+creating a second. A job that failed, was cancelled or expired does not count, so
+submitting again after a failure retries. Changing the spec or the code changes the
+hash and creates a new job. A create that failed in flight may have created the job
+all the same, so the same lookup runs again before every retry of the create. Two
+submits racing each other can both miss the other's job; the check guards against
+resubmitting, not against concurrency.
+
+The code bundle is uploaded by ``submit`` to ``storage.root/code/<sha256>.tar.gz``
+(skipped when that object exists: the name is the content hash).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.errors import CredentialsError, ProviderError, require
-from cloudtrain.providers import JobStatus, poll_until_done
-from cloudtrain.providers.vertex.clients import ADC_FIX, with_retries
+from cloudtrain.errors import ProviderError
+from cloudtrain.providers.base import JobStatus, poll_until_done
+from cloudtrain.providers.transfer import bundle_uri
+from cloudtrain.providers.vertex import upload
+from cloudtrain.providers.vertex.clients import VertexClients, with_retries
+from cloudtrain.providers.vertex.logs import LogReader
+from cloudtrain.providers.vertex.render import REQUEST_LABEL
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
     from cloudtrain.planning import Plan
 
-ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_ENDPOINT"
-REQUEST_LABEL = "cloudtrain_request"
 JOB_ID = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$")
 
 # JobState name -> neutral state (aiplatform_v1 job_state.proto, reference/vertex.md §1.1).
@@ -44,67 +55,6 @@ STATES = {
 }
 # An earlier job in these states is the answer to a repeated submit; others are retried.
 REUSABLE_STATES = ("queued", "running", "succeeded")
-
-
-@dataclass
-class VertexClients:
-    """The clients the Vertex backend uses; each is created on first use unless given.
-
-    Args:
-        jobs: an ``aiplatform_v1.JobServiceClient`` (any transport).
-        storage: a ``google.cloud.storage.Client`` for the code upload.
-        logs: a ``requests``-style session for Cloud Logging, with ``logging_url``.
-        sleep: how to wait between retries and polls (tests pass a recorder).
-    """
-
-    jobs: Any = None
-    storage: Any = None
-    logs: Any = None
-    logging_url: str | None = None
-    sleep: Callable[[float], None] = time.sleep
-
-    def job_service(self, region: str) -> Any:
-        if self.jobs is None:
-            self.jobs = job_service_client(region)
-        return self.jobs
-
-    def storage_client(self, project: str | None) -> Any:
-        if self.storage is None:
-            from cloudtrain.providers.vertex import upload as gcs
-
-            self.storage = gcs.client(project)
-        return self.storage
-
-    def __repr__(self) -> str:
-        given = [name for name in ("jobs", "storage", "logs") if getattr(self, name) is not None]
-        return f"VertexClients(given={given})"
-
-
-def job_service_client(region: str) -> Any:
-    """A JobServiceClient for ``region``'s endpoint, or for ``$CLOUDTRAIN_VERTEX_ENDPOINT``.
-
-    The test endpoint gets an insecure gRPC channel and no credentials at all.
-
-    Raises:
-        CredentialsError: no Application Default Credentials are set up.
-    """
-    require("google.cloud.aiplatform_v1", "vertex")
-    from google.auth import exceptions as auth_exceptions
-    from google.cloud import aiplatform_v1
-
-    endpoint = os.environ.get(ENDPOINT_ENV)
-    if endpoint:
-        import grpc
-        from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
-
-        transport = JobServiceGrpcTransport(channel=grpc.insecure_channel(endpoint))
-        return aiplatform_v1.JobServiceClient(transport=transport)
-    try:
-        return aiplatform_v1.JobServiceClient(
-            client_options={"api_endpoint": f"{region}-aiplatform.googleapis.com"}
-        )
-    except auth_exceptions.DefaultCredentialsError as exc:
-        raise CredentialsError(ADC_FIX) from exc
 
 
 def owns(job_id: str) -> bool:
@@ -130,25 +80,42 @@ def submit(
 
     Returns:
         A handle on the new job, or on the earlier job created from the same request.
-    """
-    from cloudtrain.providers.vertex import upload as gcs
 
+    Raises:
+        ProviderError: the request is not a valid CustomJob, or Vertex refused a call.
+        CredentialsError: no usable Google credentials.
+    """
+    custom_job = _custom_job(request)
     clients = clients or VertexClients()
     vertex = plan.spec.vertex
-    assert plan.bundle is not None  # render refused a plan without one
-    gcs.upload_once(bundle.path, plan.bundle, clients.storage_client(vertex.project), sleep=clients.sleep)
+    storage = clients.storage_client(vertex.project)
+    upload.upload_once(bundle.path, bundle_uri(plan), storage, sleep=clients.sleep)
     parent = f"projects/{vertex.project}/locations/{vertex.region}"
     service = clients.job_service(vertex.region)
     existing = find_submitted(service, parent, request, clients.sleep)
     if existing is not None:
         return VertexJob(existing, clients=clients, request=request)
-    created = with_retries(
-        lambda: service.create_custom_job(parent=parent, custom_job=_custom_job(request)),
-        action=f"create a custom job in {parent}",
-        sleep=clients.sleep,
-        creating=True,
-    )
-    return VertexJob(created.name, clients=clients, request=request)
+    created = _create(service, parent, request, custom_job, clients.sleep)
+    return VertexJob(created, clients=clients, request=request)
+
+
+def _create(
+    service: Any, parent: str, request: dict[str, Any], custom_job: Any, sleep: Callable[[float], None]
+) -> str:
+    """Create the job, retrying transient errors; returns its resource name.
+
+    A create whose answer was lost (DEADLINE_EXCEEDED, a dropped connection) may have
+    created the job, so every retry first looks for a job made from ``request``.
+    """
+    tried = False
+
+    def create_once() -> str:
+        nonlocal tried
+        earlier = find_submitted(service, parent, request, sleep) if tried else None
+        tried = True
+        return earlier or str(service.create_custom_job(parent=parent, custom_job=custom_job).name)
+
+    return with_retries(create_once, action=f"create a custom job in {parent}", sleep=sleep, creating=True)
 
 
 def find_submitted(
@@ -201,7 +168,9 @@ class VertexJob:
         assert match is not None, job_id  # attach and submit pass resource names only
         self.id = job_id
         self.request = request
+        self.project = match["project"]
         self.region = match["region"]
+        self.number = match["id"]
         self._clients = clients
 
     def status(self) -> JobStatus:
@@ -216,9 +185,10 @@ class VertexJob:
 
     def logs(self, follow: bool = False) -> Iterator[str]:
         """The job's Cloud Logging entries, one line each, prefixed by replica (``[chief-0]``)."""
-        from cloudtrain.providers.vertex import logs as vertex_logs
-
-        reader = vertex_logs.LogReader.create(self._get(), self._clients)
+        since = self._get().create_time.rfc3339()
+        reader = LogReader.create(
+            project=self.project, job_number=self.number, since=since, clients=self._clients
+        )
         return reader.lines(follow=follow, is_done=lambda: self.status().done, sleep=self._clients.sleep)
 
     def wait(self, poll_s: float = 30.0, on_status: Callable[[JobStatus], None] | None = None) -> JobStatus:

@@ -3,27 +3,22 @@
 Vertex sends each replica's stdout and stderr to Cloud Logging as entries of resource
 type ``ml_job`` labelled with the job ID and the task (``workerpool0-0`` for the chief,
 ``workerpool1-N`` for worker N; reference/vertex.md §2.3). This module calls the REST
-method ``entries:list`` with google-auth's ``AuthorizedSession``, which comes with
-google-cloud-aiplatform, rather than adding google-cloud-logging for one call.
-Following polls with a timestamp cursor and drops entries it has already printed.
+method ``entries:list`` through the session ``clients.logging_session`` builds, rather
+than adding google-cloud-logging for one call. Following polls with a timestamp cursor
+(``cloudtrain.providers.follow``) and drops entries it has already printed.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain.errors import CredentialsError
-from cloudtrain.providers.vertex.clients import ADC_FIX, with_retries
-from cloudtrain.providers.vertex.job import JOB_ID, VertexClients
+from cloudtrain.providers.follow import read_until_done
+from cloudtrain.providers.vertex.clients import LOGGING_URL, VertexClients, logging_session, with_retries
 
-LOGGING_ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT"
-LOGGING_URL = "https://logging.googleapis.com"
-READ_SCOPE = "https://www.googleapis.com/auth/logging.read"
 PAGE_SIZE = 1000
 POLL_S = 5.0
 TASK_LABEL = "ml.googleapis.com/task_name"
@@ -47,23 +42,16 @@ class LogReader:
     owns_session: bool = False
 
     @classmethod
-    def create(cls, job: Any, clients: VertexClients) -> LogReader:
-        """A reader for the CustomJob ``job``, from its creation time on.
+    def create(cls, *, project: str, job_number: str, since: str, clients: VertexClients) -> LogReader:
+        """A reader for job ``job_number`` of ``project``, from ``since`` (its creation time) on.
 
         Cloud Logging searches only the last 24 hours unless the filter has a
         timestamp, so the job's own creation time bounds the search.
         """
-        name = JOB_ID.match(job.name)
-        assert name is not None, job.name  # the JobService returns resource names only
         owned = clients.logs is None
         session, url = logging_session() if owned else (clients.logs, clients.logging_url or LOGGING_URL)
         return cls(
-            project=name["project"],
-            job_number=name["id"],
-            since=job.create_time.rfc3339(),
-            session=session,
-            url=url,
-            owns_session=owned,
+            project=project, job_number=job_number, since=since, session=session, url=url, owns_session=owned
         )
 
     def lines(
@@ -80,15 +68,12 @@ class LogReader:
         it ended are still printed.
         """
         cursor = _Cursor(self.since)
+
+        def read_new() -> Iterator[str]:
+            return (format_entry(e) for e in self.entries(cursor.since, sleep) if cursor.advance(e))
+
         try:
-            while True:
-                done = not follow or is_done()
-                for entry in self.entries(cursor.since, sleep):
-                    if cursor.advance(entry):
-                        yield format_entry(entry)
-                if done:
-                    return
-                sleep(poll_s)
+            yield from read_until_done(read_new, follow=follow, is_done=is_done, sleep=sleep, poll_s=poll_s)
         finally:
             if self.owns_session:
                 self.session.close()
@@ -147,28 +132,6 @@ class _Cursor:
             self.since, self.seen = stamp, set()
         self.seen.add(key)
         return True
-
-
-def logging_session() -> tuple[Any, str]:
-    """A session and base URL for Cloud Logging; ``$CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT`` in tests.
-
-    Raises:
-        CredentialsError: no Application Default Credentials are set up.
-    """
-    endpoint = os.environ.get(LOGGING_ENDPOINT_ENV)
-    if endpoint:
-        import requests
-
-        return requests.Session(), f"http://{endpoint}"
-    import google.auth
-    from google.auth import exceptions as auth_exceptions
-    from google.auth.transport.requests import AuthorizedSession
-
-    try:
-        credentials, _ = google.auth.default(scopes=[READ_SCOPE])
-    except auth_exceptions.DefaultCredentialsError as exc:
-        raise CredentialsError(ADC_FIX) from exc
-    return AuthorizedSession(credentials), LOGGING_URL
 
 
 def format_entry(entry: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""Vertex AI: render a Plan as a CustomJob, upload the code, submit, follow and cancel it.
+"""Vertex AI: a Plan becomes the CustomJob request, pure data; ``job`` sends it.
 
 ``render(plan)`` returns the JSON body of ``POST
 https://{region}-aiplatform.googleapis.com/v1/projects/{project}/locations/{region}/customJobs``
@@ -7,29 +7,13 @@ in REST camelCase, exactly what ``google.protobuf.json_format.ParseDict`` accept
 --dry-run`` import no Google library. Worker pool 0 is the chief (replica count 1),
 pool 1 the other ``hosts - 1`` workers, as Vertex requires (reference/vertex.md §1.2).
 
-Submitting is idempotent. ``render`` stamps the request with the label
-``cloudtrain_request``: a hash of everything else in the body, the code bundle's
-content hash included. Before creating a job, ``submit`` lists the project's custom
-jobs with the filter ``labels.cloudtrain_request="<hash>"`` and returns the newest one
-that is queued, running or succeeded instead of creating a second. A job that failed,
-was cancelled or expired does not count, so submitting again after a failure retries.
-Changing the spec or the code changes the hash and creates a new job. Two submits
-racing each other can both miss the other's job; the check guards against resubmitting,
-not against concurrency.
+``render`` stamps the request with the label ``cloudtrain_request``: a hash of
+everything else in the body, the code bundle's content hash included. ``job.submit``
+looks for a job with that label before creating one, which makes submitting
+idempotent (see ``cloudtrain.providers.vertex.job``).
 
-The code bundle is uploaded by ``submit`` to ``storage.root/code/<sha256>.tar.gz``
-(skipped when that object exists: the name is the content hash) and read by the
-container through the Cloud Storage FUSE mount at ``/gcs/BUCKET/...``, so the container
-needs no cloud SDK.
-
-Test-only endpoints (no cloud account needed):
-
-- ``CLOUDTRAIN_VERTEX_ENDPOINT=host:port``: the JobService client talks gRPC to that
-  address over an insecure channel, which carries no credentials (none are looked up).
-- ``CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT=host:port``: Cloud Logging's ``entries:list``
-  is called over plain HTTP at that address, without credentials.
-- ``STORAGE_EMULATOR_HOST=http://host:port``: google-cloud-storage's own setting for
-  a Cloud Storage emulator.
+The container reads the code bundle through the Cloud Storage FUSE mount at
+``/gcs/BUCKET/...``, so it needs no cloud SDK.
 
 Example:
 >>> from cloudtrain.spec import JobSpec
@@ -55,15 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import container
 from cloudtrain.errors import ProviderError, SpecError
-from cloudtrain.providers.vertex.job import REQUEST_LABEL, VertexClients, VertexJob, attach, owns, submit
+from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
     from cloudtrain.catalog import Machine
     from cloudtrain.planning import Plan
 
-__all__ = ["VertexClients", "VertexJob", "attach", "fuse_path", "owns", "render", "submit"]
-
 JOB_LABEL = "cloudtrain_job"
+REQUEST_LABEL = "cloudtrain_request"
 
 # ContainerSpec.env: "at most 100" (aiplatform_v1 custom_job.proto, reference/vertex.md §1.1).
 MAX_ENV_VARS = 100
@@ -130,11 +113,7 @@ def _check_plan(plan: Plan) -> None:
         raise ProviderError(
             f"vertex.render needs a Vertex plan; got provider {plan.provider!r}. Use plan(spec, 'vertex')."
         )
-    if plan.bundle is None:
-        raise ProviderError(
-            "The plan has no code bundle URI, so the container would have no code. "
-            "Pack it first: cloudtrain.api.pack_code(plan), or plan.with_bundle('gs://...')."
-        )
+    bundle_uri(plan)
 
 
 def _job_spec(plan: Plan) -> dict[str, Any]:
@@ -202,8 +181,7 @@ def _container_spec(plan: Plan) -> dict[str, Any]:
 
 
 def _env(plan: Plan) -> list[dict[str, str]]:
-    assert plan.bundle is not None  # _check_plan guarantees it
-    env = container.environment(plan, fuse_path(plan.bundle))
+    env = container.environment(plan, fuse_path(bundle_uri(plan)))
     if len(env) > MAX_ENV_VARS:
         own = len(env) - len(plan.spec.env)
         raise SpecError(

@@ -13,13 +13,15 @@ import urllib.request
 from typing import Any
 
 import boto3
+import botocore.endpoint
 import pytest
 from botocore.config import Config
-from fakes.sagemaker_service import FakeSageMaker
 from moto.server import ThreadedMotoServer
 
 from cloudtrain.providers.sagemaker.clients import AwsClients
-from cloudtrain.providers.sagemaker.job import LOG_GROUP
+from cloudtrain.providers.sagemaker.logs import LOG_GROUP
+
+from .sagemaker_service import FakeSageMaker
 
 REGION = "us-east-1"
 BUCKET = "my-bucket"
@@ -37,7 +39,12 @@ def _session() -> boto3.session.Session:
 
 
 class LoopbackAws:
-    """Start with ``with LoopbackAws() as aws:``; ``aws.env`` points botocore at it."""
+    """moto and the fake SageMaker on loopback; ``env`` points botocore at them.
+
+    ``with LoopbackAws() as aws:`` starts both, empty, and stops them after the block.
+    A test session can instead ``start()`` them once and ``reset()`` them before each
+    test: stopping moto's server takes about a second.
+    """
 
     def __init__(self) -> None:
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -46,12 +53,10 @@ class LoopbackAws:
         self.env: dict[str, str] = {}
         self._t0 = int(time.time() * 1000)
 
-    def __enter__(self) -> LoopbackAws:
+    def start(self) -> LoopbackAws:
         self.moto.start()
         host, port = self.moto.get_host_and_port()
         moto_url = f"http://{host}:{port}"
-        # moto's backends live in this process and outlive a server: start every test clean.
-        urllib.request.urlopen(urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")).close()
         self.env = {
             **DUMMY_CREDENTIALS,
             "AWS_DEFAULT_REGION": REGION,
@@ -59,12 +64,28 @@ class LoopbackAws:
             "AWS_ENDPOINT_URL_CLOUDWATCH_LOGS": moto_url,
             "AWS_ENDPOINT_URL_SAGEMAKER": self.sagemaker.serve(),
         }
+        return self
+
+    def reset(self) -> None:
+        """Empty every service and the recorded sleeps, then create ``BUCKET`` again."""
+        # moto's backends live in this process and outlive a test: its reset endpoint empties them.
+        moto_url = self.env["AWS_ENDPOINT_URL_S3"]
+        urllib.request.urlopen(urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")).close()
+        self.sagemaker.reset()
+        self.sleeps.clear()
+        self._t0 = int(time.time() * 1000)
         self.client("s3").create_bucket(Bucket=BUCKET)
+
+    def stop(self) -> None:
+        self.sagemaker.shutdown()
+        self.moto.stop()
+
+    def __enter__(self) -> LoopbackAws:
+        self.start().reset()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.sagemaker.shutdown()
-        self.moto.stop()
+        self.stop()
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Give the process a user's AWS environment pointing here, isolated from real config."""
@@ -73,7 +94,15 @@ class LoopbackAws:
         monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
         monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
         monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-        monkeypatch.delenv("AWS_PROFILE", raising=False)
+        for name in ("AWS_PROFILE", "AWS_MAX_ATTEMPTS", "AWS_RETRY_MODE"):
+            monkeypatch.delenv(name, raising=False)
+
+    def record_retry_waits(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Record botocore's waits between retries in ``sleeps`` instead of sleeping them.
+
+        botocore's endpoint waits with ``time.sleep`` of the ``time`` its module imported.
+        """
+        monkeypatch.setattr(botocore.endpoint, "time", _RecordingTime(self.sleeps))
 
     def client(self, service: str, endpoint_url: str | None = None) -> Any:
         """A real boto3 client for ``service`` on its loopback endpoint, no botocore retries."""
@@ -82,13 +111,11 @@ class LoopbackAws:
         return _session().client(service, endpoint_url=url, config=Config(retries={"total_max_attempts": 1}))
 
     def clients(self, **overrides: Any) -> AwsClients:
-        """Injected clients for the backend; sleeps are recorded in ``self.sleeps``, not slept."""
-        defaults = {
-            "sagemaker": self.client("sagemaker"),
-            "s3": self.client("s3"),
-            "logs": self.client("logs"),
-            "sleep": self.sleeps.append,
-        }
+        """The backend's clients, built by cloudtrain from the installed environment.
+
+        Polls and log reads record their sleeps in ``self.sleeps`` instead of sleeping.
+        """
+        defaults = {"session": _session(), "sleep": self.sleeps.append}
         return AwsClients(region=REGION, **(defaults | overrides))
 
     def put_logs(self, stream: str, lines: list[tuple[int, str]]) -> None:
@@ -102,3 +129,16 @@ class LoopbackAws:
         logs.create_log_stream(logGroupName=LOG_GROUP, logStreamName=stream)
         events = [{"timestamp": self._t0 + offset, "message": message} for offset, message in lines]
         logs.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=events)
+
+
+class _RecordingTime:
+    """The ``time`` module as ``botocore.endpoint`` sees it, with a ``sleep`` that only records."""
+
+    def __init__(self, sleeps: list[float]) -> None:
+        self._sleeps = sleeps
+
+    def sleep(self, seconds: float) -> None:
+        self._sleeps.append(seconds)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)

@@ -11,7 +11,8 @@ the few operations cloudtrain uses, as SageMaker does:
   default Starting -> Downloading -> Training -> Completed; ``script`` sets another one,
   e.g. a spot interruption or a failure;
 - StopTrainingJob moves a running job to Stopping, then Stopped;
-- ``fail`` makes the next N calls of an operation fail (throttling, 5xx).
+- ``fail`` makes the next N calls of an operation fail (throttling, 5xx);
+- ``reset`` empties it, so one server can serve a whole test session.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from fakes import sagemaker_model
+from . import sagemaker_model
 
 ACCOUNT = "123456789012"
 TERMINAL = ("Completed", "Failed", "Stopped")
@@ -84,14 +85,19 @@ class FakeSageMaker:
 
     def __init__(self, region: str = "us-east-1") -> None:
         self.region = region
-        self.jobs: dict[str, FakeJob] = {}
-        self.tags: dict[str, list[dict[str, str]]] = {}
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-        self.next_script: list[Step] = list(DEFAULT_SCRIPT)
-        self.next_failure_reason = ""
-        self._failures: dict[str, list[tuple[str, int]]] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every job, tag, call, script and planned failure; the server keeps serving."""
+        with self._lock:
+            self.jobs: dict[str, FakeJob] = {}
+            self.tags: dict[str, list[dict[str, str]]] = {}
+            self.calls: list[tuple[str, dict[str, Any]]] = []
+            self.next_script: list[Step] = list(DEFAULT_SCRIPT)
+            self.next_failure_reason = ""
+            self._failures: dict[str, list[tuple[str, int]]] = {}
 
     # --- test controls -------------------------------------------------------------
 

@@ -5,7 +5,9 @@ responses go through the real protobuf (de)serialisation. It implements the four
 methods the Vertex backend uses (create, get, list with a label filter, cancel),
 checks what the real service checks that a test can see (pool 0 has one replica,
 filters are valid), records every request, moves jobs through a scripted list of
-states (one step per ``GetCustomJob``), and fails on demand with a given status.
+states (one step per ``GetCustomJob``), and fails on demand with a given status,
+before doing what was asked (``fail``) or after it (``lose_response``). ``reset``
+empties it, so one server can serve a whole test session.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import threading
 from collections import defaultdict, deque
 from collections.abc import Iterator
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import grpc
@@ -36,6 +38,7 @@ class FakeJobService:
     jobs: dict[str, aiplatform_v1.CustomJob] = field(default_factory=dict)
     requests: list[tuple[str, Any]] = field(default_factory=list)
     failures: dict[str, deque[grpc.StatusCode]] = field(default_factory=lambda: defaultdict(deque))
+    lost: dict[str, deque[grpc.StatusCode]] = field(default_factory=lambda: defaultdict(deque))
     _progress: dict[str, deque[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_id: int = 8_000_000_000_000_000_001
@@ -44,6 +47,17 @@ class FakeJobService:
     def fail(self, method: str, code: grpc.StatusCode, times: int = 1) -> None:
         """Make the next ``times`` calls of ``method`` (e.g. ``"CreateCustomJob"``) fail with ``code``."""
         self.failures[method].extend([code] * times)
+
+    def lose_response(self, method: str, code: grpc.StatusCode) -> None:
+        """Carry out the next call of ``method``, then answer ``code``, as when the response is lost."""
+        self.lost[method].append(code)
+
+    def reset(self) -> None:
+        """Forget every job, request and planned failure; the server keeps serving."""
+        fresh = FakeJobService()
+        with self._lock:
+            for name in (f.name for f in fields(self) if f.name != "_lock"):
+                setattr(self, name, getattr(fresh, name))
 
     def calls(self, method: str) -> list[Any]:
         """The requests received for ``method``, failed ones included, in order."""
@@ -87,7 +101,10 @@ class FakeJobService:
                 self.requests.append((name, request))
                 if self.failures[name]:
                     context.abort(self.failures[name].popleft(), f"injected failure of {name}")
-                return behaviour(request, context)
+                response = behaviour(request, context)
+                if self.lost[name]:
+                    context.abort(self.lost[name].popleft(), f"the response to {name} was lost")
+                return response
 
         serialize = response_type.serialize if response_type else empty_pb2.Empty.SerializeToString
         return grpc.unary_unary_rpc_method_handler(

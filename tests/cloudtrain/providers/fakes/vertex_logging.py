@@ -2,7 +2,8 @@
 
 It understands the filter the Vertex backend sends (resource type, job ID, lower
 timestamp bound joined by AND) and rejects any other, pages results by ``pageSize``
-and ``pageToken``, and returns entries in the REST ``LogEntry`` JSON form.
+and ``pageToken``, and returns entries in the REST ``LogEntry`` JSON form. ``reset``
+empties it, so one server can serve a whole test session.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -31,6 +32,12 @@ class FakeLogging:
     def fail(self, status: int, times: int = 1) -> None:
         """Answer the next ``times`` requests with HTTP ``status`` (403, 503, ...)."""
         self.failures.extend([status] * times)
+
+    def reset(self) -> None:
+        """Forget every entry, request and planned failure; the server keeps serving."""
+        fresh = FakeLogging()
+        for name in (f.name for f in fields(self)):
+            setattr(self, name, getattr(fresh, name))
 
     def write(self, project: str, job_number: str, task: str | None, text: str) -> None:
         """Add one entry as Vertex writes it: ``task`` like ``workerpool0-0``, None for the service."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes.vertex_fixtures import fake_logging_fixture, fake_vertex_fixture  # noqa: F401  (fixtures)
 from fakes.vertex_jobservice import FakeJobService
 from fakes.vertex_logging import FakeLogging
 from google.cloud import aiplatform_v1
@@ -17,7 +16,7 @@ from cloudtrain.planning import plan
 from cloudtrain.providers import vertex
 from cloudtrain.providers.vertex import logs as vertex_logs
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml"
+EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"
 PARENT = "projects/my-project/locations/us-central1"
 
 

@@ -1,4 +1,4 @@
-"""sagemaker_job's pure parts: DescribeTrainingJob words to neutral states, log stream names to hosts."""
+"""The pure parts of a job's handle: DescribeTrainingJob words to neutral states, log stream names to hosts."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from cloudtrain.providers.sagemaker import job as sagemaker_job
+from cloudtrain.providers.sagemaker import logs as sagemaker_logs
 
 
 def described(primary: str, secondary: str, **extra: Any) -> dict[str, Any]:
@@ -67,4 +68,4 @@ def test_stop_tags_are_read_only_for_stopped_jobs() -> None:
     ],
 )
 def test_log_stream_host(stream: str, host: str) -> None:
-    assert sagemaker_job.stream_host(stream) == host
+    assert sagemaker_logs.stream_host(stream) == host

@@ -8,13 +8,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from fakes.vertex_fixtures import (  # noqa: F401  (fixtures)
-    BUCKET,
-    fake_gcs_fixture,
-    fake_vertex_fixture,
-    no_google_credentials_fixture,
-)
 from fakes.vertex_jobservice import FakeJobService
+from fakes.vertex_storage import BUCKET
 from google.cloud import aiplatform_v1, storage
 from google.protobuf import json_format
 
@@ -23,11 +18,10 @@ from cloudtrain import api
 from cloudtrain.errors import CredentialsError, ProviderError
 from cloudtrain.planning import plan
 from cloudtrain.providers import JobStatus, vertex
-from cloudtrain.providers.vertex import logs as vertex_logs
-from cloudtrain.providers.vertex import upload as gcs
+from cloudtrain.providers.vertex import clients as vertex_clients
 from cloudtrain.providers.vertex.clients import ATTEMPTS
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"
 PARENT = "projects/my-project/locations/us-central1"
 
@@ -133,6 +127,18 @@ def test_create_gives_up_after_bounded_attempts_with_one_clear_line(
     assert "out of quota" in str(error.value)
     assert len(sleeps) == ATTEMPTS - 1
     assert fake_vertex.jobs == {}
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_a_create_whose_response_was_lost_is_found_not_sent_again(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients, sleeps: list[float]
+) -> None:
+    # regression: a create that timed out after Vertex had made the job was sent again
+    fake_vertex.lose_response("CreateCustomJob", grpc.StatusCode.DEADLINE_EXCEEDED)
+    job = submit(clients)
+    assert len(fake_vertex.calls("CreateCustomJob")) == 1
+    assert list(fake_vertex.jobs) == [job.id]
+    assert sleeps == [1.0]
 
 
 @pytest.mark.usefixtures("fake_gcs")
@@ -276,8 +282,8 @@ def test_attach_refuses_an_id_that_is_not_a_custom_job() -> None:
     "connect",
     [
         lambda: vertex.VertexClients().job_service("us-central1"),  # JobService
-        lambda: gcs.client("my-project"),  # the code upload
-        vertex_logs.logging_session,  # Cloud Logging
+        lambda: vertex_clients.cloud_storage_client("my-project"),  # the code upload
+        vertex_clients.logging_session,  # Cloud Logging
     ],
     ids=["jobs", "storage", "logging"],
 )

@@ -8,20 +8,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from fakes.vertex_fixtures import (  # noqa: F401  (fixtures)
-    BUCKET,
-    fake_gcs_fixture,
-    fake_logging_fixture,
-    fake_vertex_fixture,
-)
 from fakes.vertex_jobservice import FakeJobService
 from fakes.vertex_logging import FakeLogging
+from fakes.vertex_storage import BUCKET
 from google.cloud import aiplatform_v1, storage
 from google.protobuf import json_format
 
 from cloudtrain.cli import cli
 
-EXAMPLE = str(Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml")
+EXAMPLE = str(Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml")
 
 
 def run(*args: str) -> Result:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes.vertex_fixtures import BUCKET, fake_gcs_fixture  # noqa: F401  (fixtures)
+from fakes.vertex_storage import BUCKET
 from google.cloud import storage
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.providers.vertex import upload as gcs
+from cloudtrain.providers.vertex.clients import cloud_storage_client
 
 pytestmark = pytest.mark.usefixtures("fake_gcs")
 
@@ -22,7 +23,7 @@ def tarball(tmp_path: Path) -> Path:
 
 
 def test_upload_once_uploads_then_skips_an_existing_object(tarball: Path) -> None:
-    client = gcs.client("my-project")
+    client = cloud_storage_client("my-project")
     uri = f"gs://{BUCKET}/demo/code/{tarball.name}"
     assert gcs.upload_once(tarball, uri, client, sleep=pytest.fail) is True
     generation = client.bucket(BUCKET).get_blob(f"demo/code/{tarball.name}").generation
@@ -34,7 +35,7 @@ def test_large_upload_with_progress_bar_arrives_intact(
     tarball: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     uri = f"gs://{BUCKET}/code/{tarball.name}"
-    gcs.upload_once(tarball, uri, gcs.client("my-project"), sleep=pytest.fail, progress_min_bytes=0)
+    gcs.upload_once(tarball, uri, cloud_storage_client("my-project"), sleep=pytest.fail, progress_min_bytes=0)
     assert (
         storage.Client().bucket(BUCKET).blob(f"code/{tarball.name}").download_as_bytes()
         == tarball.read_bytes()
@@ -47,7 +48,7 @@ def test_missing_bucket_says_how_to_create_it(tarball: Path) -> None:
         ProviderError, match=r"gs://no-such-bucket/code/.*gcloud storage buckets create gs://no-such-bucket"
     ):
         gcs.upload_once(
-            tarball, f"gs://no-such-bucket/code/{tarball.name}", gcs.client("p"), sleep=pytest.fail
+            tarball, f"gs://no-such-bucket/code/{tarball.name}", cloud_storage_client("p"), sleep=pytest.fail
         )
 
 

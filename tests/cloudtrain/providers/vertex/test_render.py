@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import json
 import os
 import subprocess
@@ -18,7 +20,7 @@ from cloudtrain.planning import Plan, plan
 from cloudtrain.providers import vertex
 from cloudtrain.specfile import load_spec
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"
 GOLDEN = REPO / "tests" / "golden" / "vertex"
 BUNDLE = "gs://my-bucket/binary-classifier/code/0123456789abcdef.tar.gz"
@@ -183,3 +185,9 @@ def test_render_imports_no_google_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", ["", ".render", ".job", ".logs", ".upload"])
+def test_docstring_examples_run(module: str) -> None:
+    found = importlib.import_module(f"cloudtrain.providers.vertex{module}")
+    assert doctest.testmod(found, optionflags=doctest.ELLIPSIS).failed == 0

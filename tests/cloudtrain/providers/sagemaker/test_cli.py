@@ -7,7 +7,6 @@ credentials and botocore's ``AWS_ENDPOINT_URL_*`` variables pointing at loopback
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,7 @@ from fakes.sagemaker_aws import BUCKET, LoopbackAws
 
 from cloudtrain.cli import main
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml"
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackAws]:
-    with LoopbackAws() as services:
-        services.install(monkeypatch)
-        yield services
+EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"
 
 
 def cloudtrain(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

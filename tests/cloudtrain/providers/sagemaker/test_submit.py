@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,13 +23,7 @@ from cloudtrain.providers.sagemaker.clients import AwsClients
 from cloudtrain.providers.sagemaker.job import STOP_TAG, SageMakerJob
 from cloudtrain.specfile import load_spec
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml"
-
-
-@pytest.fixture
-def aws() -> Iterator[LoopbackAws]:
-    with LoopbackAws() as services:
-        yield services
+EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"
 
 
 def submit(aws: LoopbackAws, *overrides: str, clients: AwsClients | None = None) -> SageMakerJob:
@@ -73,10 +66,10 @@ def test_changed_spec_is_a_new_job(aws: LoopbackAws) -> None:
 
 def test_throttling_is_retried_with_bounded_backoff(aws: LoopbackAws) -> None:
     aws.sagemaker.fail("CreateTrainingJob", "ThrottlingException", times=3)
-    job = submit(aws, clients=aws.clients(max_delay_s=4.0))
+    job = submit(aws, clients=aws.clients())
     assert aws.sagemaker.count("CreateTrainingJob") == 4
     assert len(aws.sleeps) == 3
-    assert all(0 < delay <= 4.0 for delay in aws.sleeps)
+    assert all(0 < delay <= 4.0 for delay in aws.sleeps)  # botocore: at most 1, 2, then 4 s
     assert job.status().state == "pending"
 
 
@@ -280,11 +273,14 @@ def test_missing_credentials_say_how_to_configure(aws: LoopbackAws, monkeypatch:
         job.status()
 
 
-def test_unreachable_endpoint_is_retried_then_reported(aws: LoopbackAws) -> None:
+def test_unreachable_endpoint_is_retried_then_reported(
+    aws: LoopbackAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with socket.socket() as probe:  # a loopback port nobody listens on
         probe.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    clients = aws.clients(attempts=2, sagemaker=aws.client("sagemaker", endpoint_url=closed))
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", closed)
+    clients = aws.clients(attempts=2)
     job = sagemaker.attach("arn:aws:sagemaker:us-east-1:123456789012:training-job/churn", clients=clients)
     with pytest.raises(
         ProviderError, match=r"^AWS describe_training_job failed: Could not connect .* Check the network\.$"

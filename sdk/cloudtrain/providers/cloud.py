@@ -1,0 +1,81 @@
+"""What the cloud providers' ``provider`` objects do alike, written once.
+
+A cloud provider package has the same rooms as every other (``checks``, ``render``,
+``clients``, ``job``, ``logs``, ``upload``, ``emulate``), and its ``provider`` object is
+the one entry point to them. ``CloudProvider`` is that entry point: a subclass states
+the provider's facts (the ``Provider`` attributes) and its ``rooms``; the methods here
+read the provider's section of the spec (``spec.<name>``) and call ``checks.problems``,
+``render.render``, ``job.submit``, ``job.attach`` and ``job.owns``.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from cloudtrain import planning
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cloudtrain.bundle import Bundle
+    from cloudtrain.planning import Plan
+    from cloudtrain.providers.base import Job
+    from cloudtrain.spec import JobSpec
+
+
+class Rooms(NamedTuple):
+    """The modules of a cloud provider package that its ``provider`` object calls."""
+
+    checks: ModuleType
+    render: ModuleType
+    job: ModuleType
+
+
+class CloudProvider:
+    """The ``Provider`` methods of a cloud whose package has the usual rooms.
+
+    Subclasses set the other ``Provider`` attributes and ``rooms``.
+    """
+
+    name: str
+    rooms: Rooms
+    # A cloud rents machines from its catalog rows (shipped with cloudtrain), by the hour.
+    machine_catalog = True
+    billed = True
+    catalog_dir: Path | None = None
+
+    def settings(self, spec: JobSpec) -> Any:
+        """The spec's section named after the provider (``spec.vertex``), with ``region`` and ``storage_root``."""
+        return getattr(spec, self.name)
+
+    def region(self, spec: JobSpec) -> str:
+        return str(self.settings(spec).region)
+
+    def storage_root(self, spec: JobSpec) -> str:
+        return str(self.settings(spec).storage_root or spec.storage.root)
+
+    def check(self, spec: JobSpec) -> list[str]:
+        problems: list[str] = self.rooms.checks.problems(spec)
+        return problems
+
+    def plan(self, spec: JobSpec) -> Plan:
+        return planning.plan(spec, self.name)
+
+    def render(self, plan: Plan) -> dict[str, Any]:
+        request: dict[str, Any] = self.rooms.render.render(plan)
+        return request
+
+    def submit(self, plan: Plan, request: dict[str, Any], bundle: Bundle, *, clients: Any = None) -> Job:
+        job: Job = self.rooms.job.submit(plan, request, bundle, clients)
+        return job
+
+    def attach(self, job_id: str, *, clients: Any = None) -> Job:
+        job: Job = self.rooms.job.attach(job_id, clients)
+        return job
+
+    def owns(self, job_id: str) -> bool:
+        return bool(self.rooms.job.owns(job_id))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
