@@ -38,6 +38,10 @@ class Result:
     out: str
     err: str
 
+    def __iter__(self) -> Iterator[int | str]:
+        """``code, out, err = run_cli(...)``."""
+        return iter((self.code, self.out, self.err))
+
     @property
     def errors(self) -> list[str]:
         """The ``Error: ...`` lines, without the prefix."""

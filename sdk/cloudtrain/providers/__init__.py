@@ -5,7 +5,10 @@
 - ``registry``: the one list of providers (built-ins, the ``cloudtrain.providers``
   entry-point group, and ``register`` at run time).
 - ``local``, ``vertex``, ``sagemaker``: the built-in providers, each a package with the
-  same rooms (``render``, ``clients``, ``job``, ``upload`` where it uploads).
+  same rooms (``checks``, ``render``, ``clients``, ``job``, ``logs``, ``upload``, ``emulate``).
+- Written once for all of them: ``cloud`` (a cloud provider object wired to its rooms),
+  ``follow`` (the log-follow loop), ``transfer`` (upload once, progress, the bundle check),
+  ``emulation`` (what the local provider and an emulated cloud agree on).
 """
 
 from __future__ import annotations

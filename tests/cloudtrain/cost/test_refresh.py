@@ -12,7 +12,7 @@ import csv
 import datetime
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -20,12 +20,11 @@ from urllib.parse import parse_qs, urlparse
 
 import boto3
 import pytest
-from click.testing import CliRunner
 
-from cloudtrain.cli import cli
 from cloudtrain.cost import inputs, refresh
 from cloudtrain.cost.refresh import aws, gcp
 from cloudtrain.errors import CredentialsError, SpecError
+from tests.conftest import Result
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "prices"
 TODAY = datetime.date(2026, 12, 2)
@@ -256,15 +255,16 @@ def test_only_the_sources_of_the_given_regions_are_asked(aws_pricing: _Server, t
 
 
 def test_cli_refresh_uses_the_documented_environment(
-    aws_pricing: _Server, billing: _Server, tmp_path: Path
+    aws_pricing: _Server, billing: _Server, tmp_path: Path, run_cli: Callable[..., Result]
 ) -> None:
     out = tmp_path / "prices.csv"
-    args = ["prices", "refresh", "--region", "us-east-1", "--region", "us-central1", "--out", str(out)]
-    result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 0, result.output
+    result = run_cli(
+        "prices", "refresh", "--region", "us-east-1", "--region", "us-central1", "--out", str(out)
+    )
+    assert result.code == 0, result.err
     table = rows(out)
     assert {k[1] for k in table} == {"us-east-1", "us-central1"}
-    assert result.stderr.startswith(f"Wrote {len(table)} prices (")
+    assert result.err.startswith(f"Wrote {len(table)} prices (")
 
 
 def test_google_key_refused_is_a_credentials_error(billing: _Server, monkeypatch: pytest.MonkeyPatch) -> None:

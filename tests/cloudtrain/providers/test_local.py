@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from tests.conftest import Result
 
-from cloudtrain.cli import cli, main
 from cloudtrain.errors import SpecError
 from cloudtrain.planning import plan
 from cloudtrain.providers import local, sagemaker, vertex
@@ -178,21 +178,22 @@ def test_an_emulating_local_provider_plans_for_the_emulated_one(example_job: Pat
     assert local.Local().plan(spec).provider == "local"
 
 
-def test_submit_dry_run_with_emulate_prints_the_local_request_for_that_provider(example_job: Path) -> None:
-    result = CliRunner().invoke(cli, ["submit", str(example_job), "--emulate", "sagemaker", "--dry-run"])
-    assert result.exit_code == 0, result.output
-    request = json.loads(result.stdout)
+def test_submit_dry_run_with_emulate_prints_the_local_request_for_that_provider(
+    example_job: Path, run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli("submit", str(example_job), "--emulate", "sagemaker", "--dry-run")
+    assert result.code == 0, result.err
+    request = json.loads(result.out)
     assert request["emulates"] == "sagemaker"
     assert [r["name"] for r in request["replicas"]] == ["algo-1", "algo-2"]
 
 
 def test_submit_with_emulate_on_a_cloud_provider_is_refused_with_the_fix(
-    example_job: Path, capsys: pytest.CaptureFixture[str]
+    example_job: Path, run_cli: Callable[..., Result]
 ) -> None:
-    with pytest.raises(SystemExit) as exited:
-        main(["submit", str(example_job), "-p", "vertex", "--emulate", "vertex"])
-    assert exited.value.code == 2
-    assert capsys.readouterr().err == (
+    result = run_cli("submit", str(example_job), "-p", "vertex", "--emulate", "vertex")
+    assert result.code == 2
+    assert result.err == (
         "Error: --emulate runs the job on this machine, so it needs --provider local (got 'vertex'). "
         "Use: cloudtrain submit JOB --provider local --emulate vertex\n"
     )

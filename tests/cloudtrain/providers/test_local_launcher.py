@@ -15,14 +15,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from tests.conftest import Result
 
 from cloudtrain import api
-from cloudtrain.cli import cli
 from cloudtrain.errors import ProviderError
 from cloudtrain.planning import plan
 from cloudtrain.providers import local
@@ -187,15 +186,15 @@ def _replica_pids(job: LocalJob, count: int) -> list[int]:
     raise AssertionError("the replicas never started")
 
 
-def test_status_and_logs_work_from_the_cli_by_id(tmp_path: Path, home: Path) -> None:
+def test_status_and_logs_work_from_the_cli_by_id(
+    tmp_path: Path, home: Path, run_cli: Callable[..., Result]
+) -> None:
     job = _submit(tmp_path)
     job.wait(poll_s=0.2)
-    runner = CliRunner()
-    status = runner.invoke(cli, ["status", job.id, "--json"])
-    logs = runner.invoke(cli, ["logs", job.id])
-    assert status.exit_code == 0, status.output
-    assert json.loads(status.output)["state"] == "succeeded"
-    assert "[worker-0] done worker:0" in logs.output.splitlines()
+    status = run_cli("status", job.id, "--json")
+    assert status.code == 0, status.err
+    assert json.loads(status.out)["state"] == "succeeded"
+    assert "[worker-0] done worker:0" in run_cli("logs", job.id).out.splitlines()
 
 
 def test_attach_to_an_unknown_run_names_the_folder_it_looked_in(home: Path) -> None:

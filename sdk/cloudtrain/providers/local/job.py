@@ -1,6 +1,6 @@
 """The handle of a local run: status, logs, cancel and wait, read from the run folder.
 
-Everything lives in files the launcher writes (see ``local_launcher``), so a handle
+Everything lives in files the launcher writes (see ``launcher``), so a handle
 from ``submit`` and one from ``attach`` in another shell behave the same.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from cloudtrain.providers import JobStatus
+from cloudtrain.providers import JobStatus, poll_until_done
 from cloudtrain.providers.follow import read_until_done
 
 HOME_ENV = "CLOUDTRAIN_LOCAL_HOME"
@@ -98,16 +98,12 @@ class LocalJob:
                 os.killpg(pid, signal.SIGKILL)
 
     def wait(self, poll_s: float = 30.0, on_status: Callable[[JobStatus], None] | None = None) -> JobStatus:
-        """Block until the run ends; ``on_status`` sees each new state."""
-        seen = None
-        while True:
-            current = self.status()
-            if on_status and current != seen:
-                on_status(current)
-            seen = current
-            if current.done:
-                return current
-            time.sleep(min(poll_s, 1.0))
+        """Block until the run ends; ``on_status`` sees each new state.
+
+        A local run is polled at least every second whatever ``poll_s`` says: reading its
+        status is a file read, not a billed API call.
+        """
+        return poll_until_done(self.status, time.sleep, min(poll_s, 1.0), on_status)
 
     def _launcher_pid(self) -> int | None:
         path = self.run_dir / "launcher.pid"

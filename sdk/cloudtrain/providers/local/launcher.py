@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from cloudtrain.providers.local import hosts as local_hosts
+from cloudtrain.providers.local import hosts
 from cloudtrain.providers.local.job import REPLICAS_FILE
 
 POLL_S = 0.1
@@ -117,7 +117,7 @@ class Launcher:
         self.files.set_status("running", f"RUNNING (attempt {attempt + 1} of {limit + 1})")
         replicas = resolve_ports(self.request["replicas"])
         for replica in replicas:
-            local_hosts.prepare(replica)
+            hosts.prepare(replica)
         procs = {r["name"]: self._start(r, attempt) for r in replicas}
         self.files.record_replicas({name: proc.pid for name, proc in procs.items()})
         pumps = [self._pump(name, proc) for name, proc in procs.items()]
@@ -125,7 +125,7 @@ class Launcher:
         for pump in pumps:
             pump.join()
         for replica in replicas:
-            local_hosts.sync_out(replica)
+            hosts.sync_out(replica)
         return outcome
 
     def _start(self, replica: dict[str, Any], attempt: int) -> subprocess.Popen[bytes]:
@@ -184,8 +184,8 @@ class Launcher:
 
     def _finish(self, outcome: Outcome, attempt: int) -> None:
         if outcome.ok:
-            local_hosts.collect(self.request)
-        local_hosts.remove_hosts(self.request["replicas"])
+            hosts.collect(self.request)
+        hosts.remove_hosts(self.request["replicas"])
         restarts = f" after {attempt} restart{'s' * (attempt != 1)}" if attempt else ""
         if self.cancelled.is_set():
             state, detail = "cancelled", "Cancelled by the user."

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain import container
 from cloudtrain.errors import SpecError
 from cloudtrain.providers.emulation import CPU_DEVICES_ENV, RUNTIME_ENTRYPOINT, bucket_path, container_path
-from cloudtrain.providers.local import emulate as local_emulate
+from cloudtrain.providers.local import emulate
 from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def render(plan: Plan) -> dict[str, Any]:
     """
     bundle = bundle_uri(plan)
     if plan.provider != "local":
-        return local_emulate.render(plan, max_restarts=MAX_RESTARTS)
+        return emulate.render(plan, max_restarts=MAX_RESTARTS)
     processes, _ = process_layout(plan)
     tasks = task_names(processes)
     addresses = [f"127.0.0.1:<port:{i}>" for i in range(processes)]
@@ -85,7 +85,7 @@ def process_layout(plan: Plan) -> tuple[int, int]:
     """How many replica processes run a plain local job, and how many CPU devices each gets.
 
     One process per host, each emulating ``per_host`` devices, except where TensorFlow
-    cannot (``local_emulate.cpu_cannot_share_devices``): then each emulated device runs
+    cannot (``emulate.cpu_cannot_share_devices``): then each emulated device runs
     as its own worker process, so 2 hosts × 2 devices are 4 workers and 4 replicas, the
     same all-reduce as on 2 × 2 GPUs.
 
@@ -96,7 +96,7 @@ def process_layout(plan: Plan) -> tuple[int, int]:
     >>> process_layout(plan(spec, "local"))
     (4, 1)
     """
-    if local_emulate.cpu_cannot_share_devices(plan):
+    if emulate.cpu_cannot_share_devices(plan):
         return plan.hosts * plan.devices_per_host, 1
     return plan.hosts, plan.devices_per_host
 

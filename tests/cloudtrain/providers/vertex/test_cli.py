@@ -4,55 +4,60 @@ against the fake JobService, the fake Cloud Logging and gcp-storage-emulator on 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 from fakes.vertex_jobservice import FakeJobService
 from fakes.vertex_logging import FakeLogging
 from fakes.vertex_storage import BUCKET
 from google.cloud import aiplatform_v1, storage
 from google.protobuf import json_format
-
-from cloudtrain.cli import cli
+from tests.conftest import Result
 
 EXAMPLE = str(Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml")
 
 
-def run(*args: str) -> Result:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.stderr
-    return result
+@pytest.fixture
+def run(run_cli: Callable[..., Result]) -> Callable[..., Result]:
+    """The CLI through its real entry point; every command here must succeed."""
+
+    def succeeded(*args: str) -> Result:
+        result = run_cli(*args)
+        assert result.code == 0, result.err
+        return result
+
+    return succeeded
 
 
-def test_dry_run_prints_a_custom_job_the_api_accepts() -> None:
+def test_dry_run_prints_a_custom_job_the_api_accepts(run: Callable[..., Result]) -> None:
     result = run("submit", EXAMPLE, "--provider", "vertex", "--dry-run")
-    body = json.loads(result.stdout)
+    body = json.loads(result.out)
     json_format.ParseDict(
         body, aiplatform_v1.CustomJob.pb(aiplatform_v1.CustomJob()), ignore_unknown_fields=False
     )
     assert [pool["replicaCount"] for pool in body["jobSpec"]["workerPoolSpecs"]] == [1, 1]
-    assert "Plan:" in result.stderr
+    assert "Plan:" in result.err
 
 
-def test_render_prints_the_same_body_as_the_dry_run() -> None:
-    rendered = run("render", EXAMPLE, "--provider", "vertex").stdout
-    dry_run = run("submit", EXAMPLE, "--provider", "vertex", "--dry-run").stdout
+def test_render_prints_the_same_body_as_the_dry_run(run: Callable[..., Result]) -> None:
+    rendered = run("render", EXAMPLE, "--provider", "vertex").out
+    dry_run = run("submit", EXAMPLE, "--provider", "vertex", "--dry-run").out
     assert json.loads(rendered) == json.loads(dry_run)
 
 
 @pytest.mark.usefixtures("fake_gcs")
-def test_submit_status_cancel_and_resubmit(fake_vertex: FakeJobService) -> None:
-    job_id = run("submit", EXAMPLE, "--provider", "vertex").stdout.strip()
+def test_submit_status_cancel_and_resubmit(run: Callable[..., Result], fake_vertex: FakeJobService) -> None:
+    job_id = run("submit", EXAMPLE, "--provider", "vertex").out.strip()
     assert list(fake_vertex.jobs) == [job_id]
     (created,) = fake_vertex.calls("CreateCustomJob")
     bundle = created.custom_job.job_spec.worker_pool_specs[0].container_spec.env[0].value
     blob = storage.Client().bucket(BUCKET).get_blob(bundle.removeprefix(f"/gcs/{BUCKET}/"))
     assert blob is not None
 
-    assert run("status", job_id).stdout.strip() == "queued (JOB_STATE_PENDING)"
-    assert run("cancel", job_id).stderr.strip() == f"Cancellation requested for {job_id}"
-    assert run("status", job_id, "--json").stdout.strip() == json.dumps(
+    assert run("status", job_id).out.strip() == "queued (JOB_STATE_PENDING)"
+    assert run("cancel", job_id).err.strip() == f"Cancellation requested for {job_id}"
+    assert run("status", job_id, "--json").out.strip() == json.dumps(
         {
             "id": job_id,
             "state": "cancelled",
@@ -63,25 +68,27 @@ def test_submit_status_cancel_and_resubmit(fake_vertex: FakeJobService) -> None:
     )
 
     fake_vertex.set_state(job_id, "JOB_STATE_RUNNING")
-    assert run("submit", EXAMPLE, "--provider", "vertex").stdout.strip() == job_id
+    assert run("submit", EXAMPLE, "--provider", "vertex").out.strip() == job_id
     assert len(fake_vertex.calls("CreateCustomJob")) == 1
     assert storage.Client().bucket(BUCKET).get_blob(blob.name).generation == blob.generation
 
 
 @pytest.mark.usefixtures("fake_gcs")
 def test_logs_command_prints_replica_prefixed_lines(
-    fake_vertex: FakeJobService, fake_logging: FakeLogging
+    run: Callable[..., Result], fake_vertex: FakeJobService, fake_logging: FakeLogging
 ) -> None:
-    job_id = run("submit", EXAMPLE, "--provider", "vertex").stdout.strip()
+    job_id = run("submit", EXAMPLE, "--provider", "vertex").out.strip()
     fake_logging.write("my-project", job_id.rsplit("/", 1)[1], "workerpool1-0", "Epoch 3/3 - loss: 0.21")
-    assert run("logs", job_id).stdout.splitlines() == ["[worker-0] Epoch 3/3 - loss: 0.21"]
+    assert run("logs", job_id).out.splitlines() == ["[worker-0] Epoch 3/3 - loss: 0.21"]
 
 
 @pytest.mark.usefixtures("fake_gcs")
-def test_wait_exits_zero_when_the_job_succeeds(fake_vertex: FakeJobService) -> None:
-    job_id = run("submit", EXAMPLE, "--provider", "vertex").stdout.strip()
+def test_wait_exits_zero_when_the_job_succeeds(
+    run: Callable[..., Result], fake_vertex: FakeJobService
+) -> None:
+    job_id = run("submit", EXAMPLE, "--provider", "vertex").out.strip()
     result = run("wait", job_id, "--poll", "0")
-    assert result.stderr.splitlines() == [
+    assert result.err.splitlines() == [
         "queued (JOB_STATE_PENDING)",
         "running (JOB_STATE_RUNNING)",
         "succeeded (JOB_STATE_SUCCEEDED)",
