@@ -24,6 +24,7 @@ _EXPORTS = {
     "CostOption": "cloudtrain.cost",
     "CredentialsError": "cloudtrain.errors",
     "JobSpec": "cloudtrain.spec",
+    "MissingDependencyError": "cloudtrain.errors",
     "Plan": "cloudtrain.planning",
     "ProviderError": "cloudtrain.errors",
     "SpecError": "cloudtrain.errors",
@@ -41,6 +42,7 @@ __all__ = [
     "CostOption",
     "CredentialsError",
     "JobSpec",
+    "MissingDependencyError",
     "Plan",
     "ProviderError",
     "SpecError",
@@ -55,7 +57,14 @@ __all__ = [
 if TYPE_CHECKING:
     from cloudtrain.api import attach, render, submit
     from cloudtrain.cost import CostOption, estimate
-    from cloudtrain.errors import BudgetError, CloudtrainError, CredentialsError, ProviderError, SpecError
+    from cloudtrain.errors import (
+        BudgetError,
+        CloudtrainError,
+        CredentialsError,
+        MissingDependencyError,
+        ProviderError,
+        SpecError,
+    )
     from cloudtrain.planning import Plan, plan
     from cloudtrain.spec import JobSpec
     from cloudtrain.specfile import load_spec

@@ -13,11 +13,12 @@ Example:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from cloudtrain import bundle as bundles
+from cloudtrain import usercode
 from cloudtrain.cost import budget
 from cloudtrain.cost.throughput import Throughput
 from cloudtrain.planning import Plan
@@ -27,19 +28,34 @@ from cloudtrain.specfile import load_spec
 
 
 def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:
-    """Accept a JobSpec, or the path of a job.yaml (with optional ``KEY=VALUE`` overrides)."""
+    """Accept a JobSpec, or the path of a job.yaml (with optional ``KEY=VALUE`` overrides).
+
+    Either way the code is checked on disk first (``cloudtrain.usercode``); a JobSpec's
+    ``code.source_dir`` is taken as it is, relative to the current folder.
+
+    Raises:
+        SpecError: the spec is invalid, or its code is missing or lacks a required function.
+    """
     if isinstance(spec, JobSpec):
+        usercode.require_code(spec.code)
         return spec
     return load_spec(os.fspath(spec), overrides)
 
 
 def pack_code(plan_: Plan) -> tuple[Plan, bundles.Bundle]:
-    """Pack the spec's source directory and return the plan pointing at the bundle's URI."""
+    """Pack the spec's source directory and return the plan pointing at the bundle's URI.
+
+    Every local folder a run writes to (a local ``storage.root`` such as ``./outputs``
+    next to job.yaml, and the plan's storage paths when they are local) is left out, so
+    the checkpoints, TensorBoard files and model of a local run never change the bundle.
+    """
     spec = plan_.spec
+    written = (spec.storage.root, *asdict(plan_.storage).values())
     packed = bundles.pack(
         spec.code.source_dir,
         bundle_cache(),
         include_runtime=plan_.image != "local" and spec.image == "auto",
+        exclude=[path for path in written if "://" not in path],
     )
     return plan_.with_bundle(packed.uri_under(plan_.storage.code)), packed
 
@@ -99,6 +115,7 @@ def submit(
     clients: Any = None,
     throughput: str | Throughput | None = None,
     force: bool = False,
+    strict_budget: bool = False,
 ) -> Job:
     """Plan, pack, render and submit the job; returns a handle with status/logs/wait/cancel.
 
@@ -108,16 +125,21 @@ def submit(
             or a configured provider, e.g. ``Local(emulate="vertex", fault="worker:0@epoch:1")``
             to run the Vertex request here and kill that replica once.
         clients: provider clients to use instead of the defaults (tests, custom transports).
-        throughput: measured speed (``"1200@a100-40gb"`` or a throughput JSON path); with it a
-            billed submit whose estimate exceeds ``limits.max_cost_usd`` is refused.
+        throughput: measured speed (``"1200@a100-40gb"`` or a throughput JSON path). A billed
+            submit is checked against ``limits.max_cost_usd``: with it, the estimate; without
+            it, the worst case (every host billed for all of ``limits.max_runtime``).
         force: submit even over the budget.
+        strict_budget: refuse a job whose ``limits.max_cost_usd`` cannot be checked because
+            the shape's price is unknown.
 
     Raises:
-        BudgetError: the estimate exceeds ``limits.max_cost_usd`` and ``force`` is False.
+        BudgetError: the estimate (or worst case) exceeds ``limits.max_cost_usd`` and ``force``
+            is False; or ``strict_budget`` and the price is unknown.
     """
     submission = prepare(spec, provider)
     if submission.provider.billed:
-        budget.enforce_budget(budget.check_budget(submission.plan, throughput), force=force)
+        check = budget.check_budget(submission.plan, throughput)
+        budget.enforce_budget(check, force=force, strict=strict_budget)
     return submission.send(clients)
 
 

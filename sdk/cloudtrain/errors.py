@@ -76,8 +76,47 @@ def did_you_mean(value: str, choices: Iterable[str], noun: str = "values") -> st
 
 
 def require(module: str, extra: str) -> None:
-    """Raise MissingDependencyError with the install command if ``module`` is absent."""
+    """Raise MissingDependencyError with the install command if ``module`` is absent.
+
+    Example:
+    >>> require("json", "vertex")  # present: nothing happens
+    """
+    require_all((module,), extra)
+
+
+def require_all(modules: Sequence[str], extra: str, *, needed_for: str = "") -> None:
+    """Raise one MissingDependencyError naming every absent module of ``modules`` and the extra.
+
+    Never raises anything else: ``find_spec("google.cloud.aiplatform")`` imports ``google``
+    first and raises ModuleNotFoundError when that parent is missing, and a broken parent
+    package can raise anything while it imports.
+
+    Example:
+    >>> require_all(["json", "no_such_module", "nor_this_one"], "runtime", needed_for="training here")
+    Traceback (most recent call last):
+    ...
+    cloudtrain.errors.MissingDependencyError: no_such_module and nor_this_one are not installed (needed for training here). Run: pip install 'cloudtrain[runtime]'
+    """
+    problems = {module: _import_problem(module) for module in modules}
+    absent = [module for module, problem in problems.items() if problem == ""]
+    parts = [problem for problem in problems.values() if problem]
+    if absent:
+        names = absent[0] if len(absent) == 1 else f"{', '.join(absent[:-1])} and {absent[-1]}"
+        parts.insert(0, f"{names} {'is' if len(absent) == 1 else 'are'} not installed")
+    if not parts:
+        return
+    why = f" (needed for {needed_for})" if needed_for else ""
+    raise MissingDependencyError(f"{'; '.join(parts)}{why}. Run: pip install 'cloudtrain[{extra}]'")
+
+
+def _import_problem(module: str) -> str | None:
+    """None when ``module`` can be imported; empty when it is absent; else why it cannot be."""
     import importlib.util
 
-    if importlib.util.find_spec(module) is None:
-        raise MissingDependencyError(f"{module} is not installed. Run: pip install 'cloudtrain[{extra}]'")
+    try:
+        found = importlib.util.find_spec(module)
+    except ModuleNotFoundError:
+        found = None
+    except Exception as err:  # a parent package that fails while importing
+        return f"{module} cannot be imported ({type(err).__name__}: {err})"
+    return None if found is not None else ""

@@ -13,20 +13,23 @@ Example:
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
-    PositiveInt,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
+from cloudtrain.secrets import value_kind
 from cloudtrain_runtime import rules
 
 Strategy = Literal[
@@ -45,8 +48,99 @@ KerasBackend = Literal["tensorflow", "jax"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,61}[a-z0-9]$")
-_BUCKET_URI = re.compile(r"^[a-z][a-z0-9+.-]*://[a-z0-9][a-z0-9._-]{1,61}[a-z0-9](/.*)?$")
+_BUCKET_URI = re.compile(r"[a-z][a-z0-9+.-]*://[a-z0-9][a-z0-9._-]{1,61}[a-z0-9](/[^\s\x00-\x1f\x7f]*)?")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Region shapes: us-central1, northamerica-northeast1 (GCP); us-east-1, us-gov-west-1 (AWS).
+_GCP_REGION = r"^[a-z]+(-[a-z]+)+\d+$"
+_AWS_REGION = r"^[a-z]{2}(-gov)?-[a-z]+-\d+$"
+# Project IDs: 6-30 lowercase letters, digits and '-', starting with a letter, not ending in '-'
+# (cloud.google.com/resource-manager/docs/creating-managing-projects).
+_GCP_PROJECT = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
+_EMAIL = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+# Set by the providers or the runtime; a user value would break the cluster setup.
+_RESERVED_ENV = re.compile(r"^(TF_CONFIG|CLUSTER_SPEC|CLOUDTRAIN_\w*|AIP_\w*|SM_\w*|TRAINING_JOB_\w*)$")
 _SECRET_KEY = re.compile(r"(SECRET|PASSWORD|PASSWD|TOKEN|PRIVATE_KEY|ACCESS_KEY|API_KEY|CREDENTIAL)")
+
+
+# Values echoed in messages are cut to this many characters.
+QUOTE_LIMIT = 80
+# Past 18 digits a number is a typo; Python's int() refuses past 4,300 anyway.
+MAX_DIGITS = 18
+# cloudtrain limit: a year; the providers stop far sooner (SageMaker 28 days, Vertex spot 7).
+MAX_DURATION_S = 365 * 86400
+
+
+def shorten(text: str) -> str:
+    """``text`` cut to ``QUOTE_LIMIT`` characters, with '…' when cut.
+
+    Example:
+    >>> shorten("x" * 100)[-3:]
+    'xx…'
+    """
+    return text if len(text) <= QUOTE_LIMIT else text[:QUOTE_LIMIT] + "…"
+
+
+def quote(value: Any) -> str:
+    """``repr(value)``, cut to about ``QUOTE_LIMIT`` characters without building the whole repr of a long string.
+
+    Example:
+    >>> quote("a" * 1_000_000)[-4:]
+    "aa'…"
+    """
+    if isinstance(value, str) and len(value) > QUOTE_LIMIT:
+        return repr(value[:QUOTE_LIMIT]) + "…"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_DIGITS:
+        return f"<a number of more than {MAX_DIGITS} digits>"
+    return shorten(repr(value))
+
+
+def _exact_number(value: Any) -> Any:
+    """Refuse numbers that are typos or attacks: over ``MAX_DIGITS`` digits, infinite or NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise PydanticCustomError("finite_number", "must be a finite number")
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        too_long = abs(value) >= 10**MAX_DIGITS
+    else:
+        digits = str(value).strip().replace("_", "").lstrip("+-") if isinstance(value, str) else ""
+        too_long = digits.isdigit() and len(digits) > MAX_DIGITS
+    if too_long:
+        raise PydanticCustomError(
+            "number_digits", "must have at most {digits} digits", {"digits": MAX_DIGITS}
+        )
+    return value
+
+
+Whole = Annotated[int, BeforeValidator(_exact_number)]
+Real = Annotated[float, BeforeValidator(_exact_number)]
+# TensorFlow sizes are int32; a larger batch or step count cannot be represented.
+INT32_MAX = 2**31 - 1
+
+
+def _plain_text(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("empty", "must not be empty")
+    if _CONTROL.search(value):
+        raise PydanticCustomError(
+            "control_character", "must not contain control characters (newline, tab, NUL)"
+        )
+    return value
+
+
+# A string that names something: not empty, no control characters.
+Text = Annotated[str, AfterValidator(_plain_text)]
+
+
+def _shaped(kind: str, pattern: str, fix: str) -> AfterValidator:
+    """A check that the whole value matches ``pattern``; ``fix`` follows the quoted value."""
+
+    def check(value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(pattern, value):
+            raise PydanticCustomError(kind, "{value} " + fix, {"value": quote(value)})
+        return value
+
+    return AfterValidator(check)
 
 
 def parse_duration(value: Any) -> int:
@@ -58,6 +152,7 @@ def parse_duration(value: Any) -> int:
     """
     if isinstance(value, bool):
         raise PydanticCustomError("duration", "must be a duration like 90m, 24h or 2d")
+    _exact_number(value)
     if isinstance(value, int | float):
         seconds = float(value)
     else:
@@ -65,25 +160,80 @@ def parse_duration(value: Any) -> int:
         if not match:
             raise PydanticCustomError("duration", "must be a duration like 90m, 24h or 2d")
         seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if not math.isfinite(seconds):
+        raise PydanticCustomError("finite_number", "must be a finite number")
     if seconds < 1:
         raise PydanticCustomError("duration_min", "must be at least 1s")
+    if seconds > MAX_DURATION_S:
+        raise PydanticCustomError("duration_max", "must be at most 365d (cloudtrain limit)")
     return int(seconds)
 
 
-Duration = Annotated[int, BeforeValidator(parse_duration)]
+# What users write for a duration, for the JSON Schema: "90m", "24h", "2d", "3600s", or seconds.
+DURATION_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*[smhd]?\s*$"},
+        {"type": "number", "minimum": 1},
+    ]
+}
+Duration = Annotated[int, BeforeValidator(parse_duration), WithJsonSchema(DURATION_SCHEMA)]
+
+
+def _accelerator_names(schema: dict[str, Any]) -> None:
+    """The catalog's accelerator names as the schema's enum, so editors complete them."""
+    from cloudtrain import catalog
+
+    schema["enum"] = sorted(catalog.accelerator_names())
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # hide_input_in_errors: a ValidationError's text never carries what was given, so an
+    # env value that is a secret reaches no terminal, log or traceback.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, hide_input_in_errors=True)
 
 
 class Code(_Section):
     """The user's training code: a module with ``build_model``/``make_dataset``, or a script."""
 
-    module: str | None = Field(None, description="Managed mode: module exposing build_model().")
-    script: str | None = Field(None, description="Script mode: a Python file run as __main__.")
-    source_dir: str = Field(".", description="Directory shipped to the container, relative to the spec.")
-    args: list[str] = Field(default_factory=list, description="Arguments passed to the script.")
+    model_config = ConfigDict(
+        json_schema_extra={
+            # Exactly one of module and script (the _one_entry_point rule).
+            "oneOf": [
+                {
+                    "required": ["module"],
+                    "properties": {"module": {"type": "string"}, "script": {"type": "null"}},
+                },
+                {
+                    "required": ["script"],
+                    "properties": {"script": {"type": "string"}, "module": {"type": "null"}},
+                },
+            ]
+        }
+    )
+
+    module: str | None = Field(
+        None,
+        description="Managed mode: the dotted module under source_dir that defines build_model(config) and "
+        "make_dataset(context). Set this or script.",
+        examples=["trainer.task"],
+        json_schema_extra={"pattern": r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"},
+    )
+    script: Text | None = Field(
+        None,
+        description="Script mode: a Python file under source_dir, run as __main__; it calls "
+        "cloudtrain_runtime.setup(). Set this or module.",
+        examples=["train.py"],
+    )
+    source_dir: Text = Field(
+        ".",
+        description="The project folder shipped to the container, relative to the spec file.",
+        examples=[".", "src"],
+    )
+    args: list[str] = Field(
+        default_factory=list,
+        description="Command-line arguments passed to the script.",
+        examples=[["--hidden", "32"]],
+    )
 
     @field_validator("module")
     @classmethod
@@ -92,7 +242,7 @@ class Code(_Section):
             raise PydanticCustomError(
                 "code_module",
                 "{value} is not a dotted module path; use a module name like trainer.task",
-                {"value": repr(value)},
+                {"value": quote(value)},
             )
         return value
 
@@ -111,12 +261,18 @@ class Resources(_Section):
 
     accelerator: str = Field(
         "cpu",
-        description="t4, v100, l4, a10g, a100-40gb, a100-80gb, h100-80gb, h200-141gb, tpu-v5e or cpu.",
+        description="The accelerator, by its neutral name: t4, v100, l4, a10g, a100-40gb, a100-80gb, "
+        "h100-80gb, h200-141gb, tpu-v5e or cpu.",
+        examples=["a100-40gb", "t4"],
+        json_schema_extra=_accelerator_names,
     )
-    per_host: PositiveInt = Field(1, description="Accelerators per host (TPU: chips).")
-    hosts: PositiveInt = Field(1, description="Number of hosts (machines).")
-    spot: bool = Field(False, description="Use spot/preemptible capacity.")
-    disk_gb: int = Field(100, ge=30, le=64000, description="Boot/volume disk per host in GB.")
+    # cloudtrain limits: the largest machine offered has 8 accelerators (TPU hosts 8 chips).
+    per_host: Whole = Field(1, gt=0, le=64, description="Accelerators per host (TPU: chips).", examples=[8])
+    hosts: Whole = Field(1, gt=0, le=1024, description="Number of hosts (machines).", examples=[2])
+    spot: bool = Field(False, description="Use spot/preemptible capacity.", examples=[True])
+    disk_gb: Whole = Field(
+        100, ge=30, le=64000, description="Boot/volume disk per host in GB.", examples=[200]
+    )
 
     @field_validator("accelerator")
     @classmethod
@@ -126,10 +282,11 @@ class Resources(_Section):
 
         names = catalog.accelerator_names()
         if value not in names:
+            hint = did_you_mean(value, names) if len(value) <= QUOTE_LIMIT else ""
             raise PydanticCustomError(
                 "accelerator",
                 "unknown accelerator {value}.{hint}",
-                {"value": repr(value), "hint": did_you_mean(value, names)},
+                {"value": quote(value), "hint": hint},
             )
         return value
 
@@ -137,36 +294,77 @@ class Resources(_Section):
 class LearningRate(_Section):
     """Base learning rate for one replica, and how it scales with the replica count."""
 
-    base: float = Field(1e-3, gt=0, le=10, description="Learning rate of a single replica.")
-    scaling: LRScaling = Field("linear", description="linear: base × replicas; sqrt; none.")
-    warmup_epochs: float = Field(0, ge=0, description="Linear warm-up from 0 over this many epochs.")
+    base: Real = Field(1e-3, gt=0, le=10, description="Learning rate of a single replica.", examples=[3.0e-4])
+    scaling: LRScaling = Field(
+        "linear",
+        description="linear: base × replicas; sqrt: base × √replicas; none: base.",
+        examples=["linear"],
+    )
+    warmup_epochs: Real = Field(
+        0, ge=0, le=1_000_000, description="Linear warm-up from 0 over this many epochs.", examples=[3]
+    )
 
 
 class Training(_Section):
     """How to train: epochs, batch, learning rate, precision, strategy and backend."""
 
-    epochs: PositiveInt = 10
-    steps_per_epoch: PositiveInt | None = None
-    examples_per_epoch: PositiveInt | None = Field(
-        None, description="Size of one epoch; used for warm-up steps and cost."
+    model_config = ConfigDict(
+        json_schema_extra={
+            # Not both batch sizes (the _one_batch rule).
+            "not": {
+                "required": ["per_replica_batch", "global_batch"],
+                "properties": {"per_replica_batch": {"type": "integer"}, "global_batch": {"type": "integer"}},
+            }
+        }
     )
-    per_replica_batch: PositiveInt | None = Field(
+
+    # cloudtrain limits: a million epochs, int32 steps and batches, 10^15 examples.
+    epochs: Whole = Field(10, gt=0, le=1_000_000, description="Passes over the training data.", examples=[30])
+    steps_per_epoch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_exact_number)] | None = Field(
         None,
-        description="Batch per replica (default 32); global batch = per_replica_batch × replicas.",
+        description="Steps per epoch; default: the dataset's length.",
+        examples=[128],
     )
-    global_batch: PositiveInt | None = Field(
-        None, description="Alternative to per_replica_batch; must divide by the replica count."
+    examples_per_epoch: Annotated[int, Field(gt=0, le=10**15), BeforeValidator(_exact_number)] | None = Field(
+        None,
+        description="Size of one epoch; used for warm-up steps and cost.",
+        examples=[1281167],
     )
-    learning_rate: LearningRate = Field(default_factory=LearningRate)
-    mixed_precision: MixedPrecision = "auto"
-    strategy: Strategy = "auto"
-    keras_backend: KerasBackend = "tensorflow"
+    per_replica_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_exact_number)] | None = (
+        Field(
+            None,
+            description="Batch per replica (default 32); global batch = per_replica_batch × replicas.",
+            examples=[64],
+        )
+    )
+    global_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_exact_number)] | None = Field(
+        None,
+        description="Alternative to per_replica_batch; must divide by the replica count.",
+        examples=[512],
+    )
+    learning_rate: LearningRate = Field(
+        default_factory=LearningRate,
+        description="Base learning rate of one replica, how it scales with replicas, and the warm-up.",
+        examples=[{"base": 3.0e-4, "scaling": "linear", "warmup_epochs": 3}],
+    )
+    mixed_precision: MixedPrecision = Field(
+        "auto", description="auto: bf16 on Ampere+/TPU, fp16 on T4/V100, off on CPU.", examples=["bf16"]
+    )
+    strategy: Strategy = Field(
+        "auto",
+        description="The distribution strategy; auto picks it from hosts, devices and backend.",
+        examples=["multi-worker"],
+    )
+    keras_backend: KerasBackend = Field(
+        "tensorflow", description="Keras 3 backend: tensorflow (tf.distribute) or jax.", examples=["jax"]
+    )
     layout_map: dict[str, list[str | None]] = Field(
         default_factory=dict,
         description="keras-model-parallel: weight path regex -> sharding axes, e.g. '.*dense/kernel': [null, model].",
+        examples=[{".*dense/kernel": [None, "model"]}],
     )
-    model_parallel: PositiveInt = Field(
-        1, description="Devices on the 'model' mesh axis (keras-model-parallel)."
+    model_parallel: Whole = Field(
+        1, gt=0, le=64, description="Devices on the 'model' mesh axis (keras-model-parallel).", examples=[2]
     )
 
     @model_validator(mode="after")
@@ -178,12 +376,26 @@ class Training(_Section):
             )
         return self
 
+    @model_validator(mode="after")
+    def _warmup_within_training(self) -> Training:
+        if self.learning_rate.warmup_epochs > self.epochs:
+            raise PydanticCustomError(
+                "warmup",
+                "learning_rate.warmup_epochs={warmup} is longer than epochs={epochs}; "
+                "set training.learning_rate.warmup_epochs to {epochs} or less",
+                {"warmup": f"{self.learning_rate.warmup_epochs:g}", "epochs": self.epochs},
+            )
+        return self
+
 
 class Storage(_Section):
     """Where backups, checkpoints, TensorBoard logs and the export live."""
 
     root: str = Field(
-        ..., description="gs://bucket/path (vertex), s3://bucket/path (sagemaker) or a local path."
+        ...,
+        description="gs://bucket/path (vertex), s3://bucket/path (sagemaker) or a local path, relative "
+        "to the spec file.",
+        examples=["gs://bucket/churn", "./outputs"],
     )
 
     @field_validator("root")
@@ -196,6 +408,17 @@ def check_storage_root(value: str) -> str:
     """A bucket URI of a provider's scheme (gs://, s3://, ...) or a local path; trailing '/' dropped."""
     from cloudtrain.providers import registry
 
+    if not value.strip():
+        raise PydanticCustomError(
+            "storage_root",
+            "must not be empty; use gs://BUCKET/path, s3://BUCKET/path or a local path like ./outputs",
+        )
+    if _CONTROL.search(value):
+        raise PydanticCustomError(
+            "storage_root",
+            "{value} holds a control character (newline, tab, NUL); remove it",
+            {"value": quote(value)},
+        )
     if "://" in value:
         scheme = value.split("://", 1)[0] + "://"
         schemes = registry.schemes(plugins=False)
@@ -205,13 +428,20 @@ def check_storage_root(value: str) -> str:
             raise PydanticCustomError(
                 "storage_root",
                 "{value} uses an unsupported scheme; use {schemes} or a local path",
-                {"value": repr(value), "schemes": ", ".join(schemes)},
+                {"value": quote(value), "schemes": ", ".join(schemes)},
             )
-        if not _BUCKET_URI.match(value):
+        if not _BUCKET_URI.fullmatch(value):
             raise PydanticCustomError(
                 "storage_root",
                 "{value} is not a valid bucket URI; use {examples}",
-                {"value": repr(value), "examples": " or ".join(f"{s}BUCKET/path" for s in schemes)},
+                {"value": quote(value), "examples": " or ".join(f"{s}BUCKET/path" for s in schemes)},
+            )
+        if ".." in value.split("://", 1)[1].split("/"):
+            raise PydanticCustomError(
+                "storage_root",
+                "{value} has a '..' segment, which object stores keep as a literal name; "
+                "write the path without '..'",
+                {"value": quote(value)},
             )
     return value.rstrip("/") if len(value) > 1 else value
 
@@ -219,8 +449,18 @@ def check_storage_root(value: str) -> str:
 class Limits(_Section):
     """Guards: the longest the job may run and the most it may cost."""
 
-    max_runtime: Duration = Field(24 * 3600, description="e.g. 90m, 24h, 2d.")
-    max_cost_usd: float | None = Field(None, gt=0, description="submit refuses an estimate above this.")
+    max_runtime: Duration = Field(
+        24 * 3600,
+        description="The longest the job may run: a duration like 90m, 24h or 2d, or seconds. "
+        "Without a measured throughput, submit checks the budget as if every host ran this long.",
+        examples=["24h", "90m", "2d"],
+        json_schema_extra={"default": "24h"},
+    )
+    max_cost_usd: Annotated[float, Field(gt=0, le=10_000_000), BeforeValidator(_exact_number)] | None = Field(
+        None,
+        description="submit refuses a job whose estimate (or worst case) is above this, unless --force.",
+        examples=[400],
+    )
 
 
 class _ProviderSettings(_Section):
@@ -233,35 +473,105 @@ class _ProviderSettings(_Section):
 class VertexSettings(_ProviderSettings):
     """Vertex AI settings; only read when the provider is vertex."""
 
-    project: str | None = None
-    region: str = "us-central1"
-    storage_root: str | None = Field(None, description="gs:// root used on Vertex instead of storage.root.")
-    service_account: str | None = None
-    network: str | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
+    project: Annotated[
+        str | None,
+        _shaped(
+            "gcp_project",
+            _GCP_PROJECT,
+            "is not a Google Cloud project ID; use 6-30 lowercase letters, "
+            "digits and '-', starting with a letter",
+        ),
+    ] = Field(
+        None,
+        description="The Google Cloud project ID (required on Vertex AI).",
+        examples=["my-project"],
+        json_schema_extra={"pattern": _GCP_PROJECT},
+    )
+    # The region is part of the API host name ({region}-aiplatform.googleapis.com).
+    region: Annotated[
+        str, _shaped("region", _GCP_REGION, "is not a Google Cloud region; use a region like us-central1")
+    ] = Field(
+        "us-central1",
+        description="The Vertex AI region.",
+        examples=["europe-west4"],
+        json_schema_extra={"pattern": _GCP_REGION},
+    )
+    storage_root: str | None = Field(
+        None,
+        description="gs:// root used on Vertex instead of storage.root.",
+        examples=["gs://bucket/churn"],
+    )
+    service_account: Annotated[
+        str | None,
+        _shaped("email", _EMAIL, "is not a service account email; use NAME@PROJECT.iam.gserviceaccount.com"),
+    ] = Field(
+        None,
+        description="The service account the job runs as.",
+        examples=["trainer@my-project.iam.gserviceaccount.com"],
+        json_schema_extra={"pattern": _EMAIL},
+    )
+    network: str | None = Field(
+        None,
+        description="VPC network to peer with: projects/NUMBER/global/networks/NAME.",
+        examples=["projects/123456789012/global/networks/default"],
+    )
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="Labels on the CustomJob.", examples=[{"team": "search"}]
+    )
     tensorboard: str | None = Field(
-        None, description="projects/P/locations/L/tensorboards/ID; needs service_account."
+        None,
+        description="projects/P/locations/L/tensorboards/ID; needs service_account.",
+        examples=["projects/my-project/locations/us-central1/tensorboards/123"],
     )
     flex_start: bool = Field(
         False,
         description="Dynamic Workload Scheduler: queue until the whole job's capacity is free, then run.",
+        examples=[True],
     )
-    max_wait: Duration | None = Field(None, description="With flex_start: how long to wait for capacity.")
+    max_wait: Duration | None = Field(
+        None, description="With flex_start: how long to wait for capacity (e.g. 2h).", examples=["2h"]
+    )
 
 
 class SageMakerSettings(_ProviderSettings):
     """SageMaker settings; only read when the provider is sagemaker."""
 
-    region: str = "us-east-1"
-    storage_root: str | None = Field(
-        None, description="s3:// root used on SageMaker instead of storage.root."
+    region: Annotated[
+        str, _shaped("region", _AWS_REGION, "is not an AWS region; use a region like us-east-1")
+    ] = Field(
+        "us-east-1",
+        description="The AWS region.",
+        examples=["eu-west-1"],
+        json_schema_extra={"pattern": _AWS_REGION},
     )
-    role: str | None = Field(None, description="arn:aws:iam::ACCOUNT:role/NAME the job runs as.")
-    subnets: list[str] = Field(default_factory=list)
-    security_groups: list[str] = Field(default_factory=list)
-    tags: dict[str, str] = Field(default_factory=dict)
-    input_mode: Literal["File", "FastFile"] = "File"
-    max_retries: int = Field(0, ge=0, le=30, description="RetryStrategy.MaximumRetryAttempts.")
+    storage_root: str | None = Field(
+        None,
+        description="s3:// root used on SageMaker instead of storage.root.",
+        examples=["s3://bucket/churn"],
+    )
+    role: str | None = Field(
+        None,
+        description="arn:aws:iam::ACCOUNT:role/NAME the job runs as (required on SageMaker).",
+        examples=["arn:aws:iam::123456789012:role/Training"],
+        json_schema_extra={"pattern": r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$"},
+    )
+    subnets: list[str] = Field(
+        default_factory=list, description="VPC subnet IDs for the job.", examples=[["subnet-0abc1234"]]
+    )
+    security_groups: list[str] = Field(
+        default_factory=list, description="VPC security group IDs for the job.", examples=[["sg-0abc1234"]]
+    )
+    tags: dict[str, str] = Field(
+        default_factory=dict, description="Tags on the training job.", examples=[{"team": "search"}]
+    )
+    input_mode: Literal["File", "FastFile"] = Field(
+        "File",
+        description="How data channels reach the container: File (copied) or FastFile (streamed).",
+        examples=["FastFile"],
+    )
+    max_retries: Whole = Field(
+        0, ge=0, le=30, description="RetryStrategy.MaximumRetryAttempts.", examples=[2]
+    )
 
     @field_validator("role")
     @classmethod
@@ -270,7 +580,7 @@ class SageMakerSettings(_ProviderSettings):
             raise PydanticCustomError(
                 "role_arn",
                 "{value} is not an IAM role ARN; use arn:aws:iam::123456789012:role/NAME",
-                {"value": repr(value)},
+                {"value": quote(value)},
             )
         return value
 
@@ -278,22 +588,70 @@ class SageMakerSettings(_ProviderSettings):
 class JobSpec(_Section):
     """One training job, provider-neutral. Load it with ``load_spec`` or build it in Python."""
 
-    name: str = Field(..., description="Job name: lowercase letters, digits and '-', 2-63 characters.")
-    provider: str = Field("local", description="Default provider; --provider overrides.")
-    code: Code
-    image: str = Field("auto", description="Container image URI, or auto for cloudtrain's image.")
-    resources: Resources = Field(default_factory=Resources)
-    training: Training = Field(default_factory=Training)
-    storage: Storage = Field(default_factory=lambda: Storage(root="./outputs"))
+    name: str = Field(
+        ...,
+        description="Job name: lowercase letters, digits and '-', 2-63 characters, starting with a letter.",
+        examples=["churn-model"],
+        json_schema_extra={"pattern": _NAME.pattern},
+    )
+    provider: str = Field(
+        "local",
+        description="Default provider; --provider overrides.",
+        examples=["local", "vertex", "sagemaker"],
+    )
+    code: Code = Field(
+        ...,
+        description="The training code: a managed module, or a script.",
+        examples=[{"module": "trainer.task"}, {"script": "train.py"}],
+    )
+    image: Text = Field(
+        "auto",
+        description="Container image URI, or auto for a maintained TensorFlow image with the runtime "
+        "shipped in the code bundle.",
+        examples=["auto", "us-docker.pkg.dev/my-project/train/cloudtrain-gpu:1"],
+    )
+    resources: Resources = Field(
+        default_factory=Resources,
+        description="The hardware: accelerator, devices per host, hosts, spot.",
+        examples=[{"accelerator": "a100-40gb", "per_host": 8, "hosts": 2, "spot": True}],
+    )
+    training: Training = Field(
+        default_factory=Training,
+        description="Epochs, batch, learning rate, precision, strategy and Keras backend.",
+        examples=[{"epochs": 30, "per_replica_batch": 64}],
+    )
+    storage: Storage = Field(
+        default_factory=lambda: Storage(root="./outputs"),
+        description="Where backups, checkpoints, TensorBoard logs and the model go (default ./outputs).",
+        examples=[{"root": "gs://bucket/churn"}],
+    )
     data: dict[str, str] = Field(
-        default_factory=dict, description="Input channels: name -> gs://, s3:// or local path."
+        default_factory=dict,
+        description="Input channels: name -> gs://, s3:// or local path.",
+        examples=[{"train": "gs://bucket/data/train"}],
+        json_schema_extra={"propertyNames": {"pattern": "^[a-z][a-z0-9_]{0,30}$", "not": {"const": "code"}}},
     )
     env: dict[str, str] = Field(
-        default_factory=dict, description="Extra environment variables for the container."
+        default_factory=dict,
+        description="Extra environment variables for the container (never secrets).",
+        examples=[{"WANDB_MODE": "offline"}],
+        json_schema_extra={"propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}},
     )
-    limits: Limits = Field(default_factory=Limits)
-    vertex: VertexSettings = Field(default_factory=VertexSettings)
-    sagemaker: SageMakerSettings = Field(default_factory=SageMakerSettings)
+    limits: Limits = Field(
+        default_factory=Limits,
+        description="The longest the job may run and the most it may cost.",
+        examples=[{"max_runtime": "24h", "max_cost_usd": 400}],
+    )
+    vertex: VertexSettings = Field(
+        default_factory=VertexSettings,
+        description="Vertex AI settings; read only on --provider vertex.",
+        examples=[{"project": "my-project", "region": "us-central1"}],
+    )
+    sagemaker: SageMakerSettings = Field(
+        default_factory=SageMakerSettings,
+        description="SageMaker settings; read only on --provider sagemaker.",
+        examples=[{"region": "us-east-1", "role": "arn:aws:iam::123456789012:role/Training"}],
+    )
 
     @field_validator("name")
     @classmethod
@@ -302,7 +660,7 @@ class JobSpec(_Section):
             raise PydanticCustomError(
                 "job_name",
                 "{value} is not a valid job name; use 2-63 lowercase letters, digits and '-', starting with a letter",
-                {"value": repr(value)},
+                {"value": quote(value)},
             )
         return value
 
@@ -313,17 +671,16 @@ class JobSpec(_Section):
         from cloudtrain.providers import registry
 
         if value not in registry.BUILTIN and value not in registry.names():
+            hint = did_you_mean(value, registry.names()) if len(value) <= QUOTE_LIMIT else ""
             raise PydanticCustomError(
-                "provider",
-                "{value} is not valid.{hint}",
-                {"value": repr(value), "hint": did_you_mean(value, registry.names())},
+                "provider", "{value} is not valid.{hint}", {"value": quote(value), "hint": hint}
             )
         return value
 
     @field_validator("env")
     @classmethod
     def _no_credentials(cls, value: dict[str, str]) -> dict[str, str]:
-        for key in value:
+        for key, text in value.items():
             if _SECRET_KEY.search(key.upper()):
                 raise PydanticCustomError(
                     "secret_env",
@@ -331,9 +688,31 @@ class JobSpec(_Section):
                     "vertex.service_account or sagemaker.role: grant that identity access instead",
                     {"key": repr(key)},
                 )
+            found = value_kind(text)
+            if found:
+                raise PydanticCustomError(
+                    "secret_env",
+                    "{key} holds {found} (the value is not shown). Never put secrets in a job spec: "
+                    "keep it in the provider's secret manager, or grant the job's identity "
+                    "(vertex.service_account or sagemaker.role) access instead",
+                    {"key": repr(key), "found": found},
+                )
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
                 raise PydanticCustomError(
                     "env_key", "{key} is not a valid environment variable name", {"key": repr(key)}
+                )
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _not_reserved(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if _RESERVED_ENV.match(key):
+                raise PydanticCustomError(
+                    "reserved_env",
+                    "{key} is set by the provider or cloudtrain (TF_CONFIG, CLUSTER_SPEC, CLOUDTRAIN_*, AIP_*, "
+                    "SM_*, TRAINING_JOB_*); rename it, e.g. MY_{name}",
+                    {"key": quote(key), "name": shorten(key)},
                 )
         return value
 
@@ -345,7 +724,7 @@ class JobSpec(_Section):
                 raise PydanticCustomError(
                     "channel",
                     "{channel} is not a valid channel name; use lowercase letters, digits and '_' (not 'code')",
-                    {"channel": repr(channel)},
+                    {"channel": quote(channel)},
                 )
         return value
 

@@ -12,6 +12,9 @@ Example:
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -21,11 +24,20 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from cloudtrain import usercode
 from cloudtrain.errors import SpecError, did_you_mean
-from cloudtrain.spec import JobSpec
+from cloudtrain.spec import JobSpec, quote, shorten
 
 # Fields whose values must never be echoed back (they may hold secrets).
 _SECRET_SECTIONS = ("env",)
+
+# A job spec is a page of YAML; anything near these sizes is a mistake or an attack.
+MAX_SPEC_BYTES = 1_000_000
+MAX_NODES = 10_000  # scalars, lists and mappings after aliases are expanded
+MAX_ALIASES = 100
+MAX_DEPTH = 64
+# Problems described one by one; the rest are counted.
+MAX_PROBLEMS = 20
 
 _EXAMPLES = {
     "name": "name: my-job",
@@ -38,21 +50,74 @@ def load_spec(path: str | Path, overrides: Iterable[str] = ()) -> JobSpec:
     """Read ``path`` (YAML), apply ``KEY=VALUE`` overrides, and validate.
 
     ``code.source_dir`` and a local ``storage.root`` are resolved relative to the spec
-    file's folder, so a job runs the same from any working directory.
+    file's folder, so a job runs the same from any working directory. The code is then
+    checked on disk (``cloudtrain.usercode``): the module or script exists, is shipped,
+    and defines what managed mode calls.
 
     Raises:
         SpecError: one message per problem; nothing is contacted over the network.
     """
     path = Path(path)
+    text = read_spec_text(path)
+    data = _parse_yaml(text, path)
+    spec = _resolve_local_paths(parse_spec(data, overrides, source=str(path)), path.parent)
+    usercode.require_code(spec.code)
+    return spec
+
+
+def read_spec_text(path: Path) -> str:
+    """The spec file's text: a regular file of at most ``MAX_SPEC_BYTES``, UTF-8, without NUL bytes.
+
+    A FIFO or a device (``/dev/zero``) is refused before it is opened, and the file is
+    opened non-blocking, so no path makes ``load_spec`` wait or read without end.
+
+    Raises:
+        SpecError: the path is missing, not a regular file, too large, or not UTF-8 text.
+    """
     try:
-        text = path.read_text()
+        info = os.stat(path)
     except FileNotFoundError:
         raise SpecError(f"{path}: no such file. Pass the path of a job spec, e.g. job.yaml.") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+    except ValueError:  # an embedded NUL byte
+        raise SpecError(
+            f"{quote(str(path))}: the path holds a NUL byte. Pass the path of a job spec."
+        ) from None
+    except OSError as exc:
         raise SpecError(f"{path}: cannot read the spec ({exc.__class__.__name__}).") from None
-    data = _parse_yaml(text, path)
-    spec = parse_spec(data, overrides, source=str(path))
-    return _resolve_local_paths(spec, path.parent)
+    _require_small_regular_file(path, info)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read the spec ({exc.__class__.__name__}).") from None
+    with os.fdopen(fd, "rb") as handle:
+        _require_small_regular_file(path, os.fstat(fd))  # the file may have changed since os.stat
+        raw = handle.read(MAX_SPEC_BYTES + 1)
+    if len(raw) > MAX_SPEC_BYTES:
+        raise SpecError(_too_large(path))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}). Save the spec as UTF-8.") from None
+    if "\0" in text:
+        raise SpecError(
+            f"{path}: holds a NUL byte at offset {text.index(chr(0))}. Save the spec as plain text."
+        )
+    return text
+
+
+def _require_small_regular_file(path: Path, info: os.stat_result) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise SpecError(f"{path}: is a folder. Pass the path of a job spec, e.g. {path / 'job.yaml'}.")
+    if not stat.S_ISREG(info.st_mode):
+        raise SpecError(
+            f"{path}: not a regular file (a FIFO, socket or device). Pass the path of a job spec."
+        )
+    if info.st_size > MAX_SPEC_BYTES:
+        raise SpecError(_too_large(path))
+
+
+def _too_large(path: Path) -> str:
+    return f"{path}: larger than {MAX_SPEC_BYTES:,} bytes; a job spec is a page of YAML. Check the path."
 
 
 def _resolve_local_paths(spec: JobSpec, base: Path) -> JobSpec:
@@ -77,12 +142,23 @@ def parse_spec(data: Any, overrides: Iterable[str] = (), *, source: str = "the s
     try:
         return JobSpec.model_validate(data)
     except ValidationError as exc:
-        raise SpecError([describe(error) for error in exc.errors()]) from None
+        raise SpecError(_describe_first(exc)) from None
+
+
+def _describe_first(exc: ValidationError) -> list[str]:
+    """Lines for the first ``MAX_PROBLEMS`` errors, and a count of the rest."""
+    errors = exc.errors(include_url=False, include_context=True, include_input=True)
+    problems = [describe(error) for error in errors[:MAX_PROBLEMS]]
+    if len(errors) > MAX_PROBLEMS:
+        problems.append(f"and {len(errors) - MAX_PROBLEMS} more problems. Fix the ones above first.")
+    return problems
 
 
 def _parse_yaml(text: str, path: Path) -> Any:
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
+    except _Refused as exc:
+        raise SpecError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -90,6 +166,127 @@ def _parse_yaml(text: str, path: Path) -> Any:
         raise SpecError(
             f"{path}{where}: could not parse YAML ({problem}). Check indentation and quoting."
         ) from None
+
+
+class _Refused(SpecError):
+    """The YAML is refused before it is built into Python objects (the message says why)."""
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` with limits: depth, aliases and expanded size, and no duplicate keys.
+
+    Booleans are YAML 1.2's ``true``/``false`` only: ``yes``, ``no``, ``on``, ``off``, ``y``
+    and ``n`` stay strings, so ``hosts: yes`` is an error rather than 1.
+    """
+
+    yaml_implicit_resolvers: typing.ClassVar = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._aliases = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                raise _Refused(_BOMB)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _Refused(f"nested deeper than {MAX_DEPTH} levels. A job spec needs a few.")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> Any:
+        digits = str(node.value).replace("_", "").lstrip("+-")
+        if len(digits) > 18:  # int() refuses past 4,300 digits; keep the text for the spec's check
+            return str(node.value)
+        return super().construct_yaml_int(node)
+
+
+_BoundedLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+
+_BOMB = f"too many aliases/nodes (a YAML alias bomb?). A job spec has at most {MAX_NODES:,} values."
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` within limits; refuses alias bombs, deep nesting and duplicate keys.
+
+    Example:
+    >>> load_yaml("hosts: yes\\nspot: true")
+    {'hosts': 'yes', 'spot': True}
+    """
+    loader = _BoundedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_tree(node)
+        return loader.construct_document(node)
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. "!!int abc"
+        raise _Refused(
+            f"holds a value YAML cannot build ({shorten(str(exc))}). Check explicit !!tags."
+        ) from None
+    finally:
+        loader.dispose()
+
+
+def _check_tree(root: yaml.Node) -> None:
+    """Count values as if every alias were expanded, and refuse keys written twice."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: yaml.Node, where: str) -> int:
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if id(node) in open_nodes:
+            raise _Refused(f"{where or 'the spec'} refers to itself through an alias. Write the values out.")
+        open_nodes.add(id(node))
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            _no_duplicate_keys(node, where)
+            children = [(value, _child(where, key)) for key, value in node.value]
+            children += [(key, where) for key, _ in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            children = [(item, f"{where}[{index}]") for index, item in enumerate(node.value)]
+        else:
+            children = []
+        for child, child_where in children:
+            total += size(child, child_where)
+            if total > MAX_NODES:
+                raise _Refused(_BOMB)
+        open_nodes.discard(id(node))
+        sizes[id(node)] = total
+        return total
+
+    size(root, "")
+
+
+def _child(where: str, key: yaml.Node) -> str:
+    name = str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
+    return f"{where}.{name}" if where else name
+
+
+def _no_duplicate_keys(node: yaml.MappingNode, where: str) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        line = key.start_mark.line + 1
+        if (key.tag, key.value) in seen:
+            raise SpecError(
+                f"{shorten(_child(where, key))}: defined twice (lines {seen[key.tag, key.value]} and {line}). "
+                "Keep one; YAML would silently drop the first."
+            )
+        seen[key.tag, key.value] = line
 
 
 def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
@@ -104,7 +301,9 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
         if not sep or not key.strip():
             raise SpecError(f"--set expects KEY=VALUE, e.g. --set training.epochs=5. Received: {item!r}.")
         try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
+            value = load_yaml(raw) if raw.strip() else ""
+        except _Refused as exc:
+            raise SpecError(f"--set {key}: {exc}") from None
         except yaml.YAMLError:
             value = raw
         node = data
@@ -129,7 +328,7 @@ def describe(error: Mapping[str, Any]) -> str:
     ctx = error.get("ctx") or {}
     value = error.get("input")
     secret = bool(loc) and loc[0] in _SECRET_SECTIONS
-    received = "" if secret else f" Received: {path}={value!r}."
+    received = "" if secret else f" Received: {path}={quote(value)}."
     if kind == "missing":
         example = _EXAMPLES.get(path, f"{path}: ...")
         return f"{path} is required. Add {example} to the spec."
@@ -138,7 +337,12 @@ def describe(error: Mapping[str, Any]) -> str:
         return f"{path}: unknown field.{did_you_mean(str(loc[-1]), siblings, noun='fields')}"
     if kind in ("literal_error", "enum"):
         choices = _literal_choices(loc)
-        return f"{path}: {value!r} is not valid.{did_you_mean(str(value), choices)}"
+        hint = (
+            did_you_mean(str(value), choices)
+            if len(str(value)) <= 80
+            else f" Valid values: {', '.join(choices)}."
+        )
+        return f"{path}: {quote(value)} is not valid.{hint}"
     if kind in _TYPE_WORDS:
         return f"{path} must be {_TYPE_WORDS[kind]}.{received}"
     if kind in _BOUNDS:
@@ -150,6 +354,47 @@ def describe(error: Mapping[str, Any]) -> str:
     if kind in _OWN_MESSAGES:
         return f"{path}: {message}"
     return f"{path}: {message}{received}"
+
+
+def problem_details(problems: Iterable[str]) -> list[dict[str, str | None]]:
+    """Each problem line as ``{"field", "message", "fix"}`` for ``validate --json``.
+
+    ``field`` is the spec field the line starts with (None for the file as a whole);
+    ``fix`` is the part that says what to do (None when the line gives none);
+    ``message`` is the rest, so message and fix together are the line (or the whole
+    line, when all of it is the fix).
+
+    Example:
+    >>> problem_details(["nmae: unknown field. Did you mean 'name'?"])
+    [{'field': 'nmae', 'message': 'nmae: unknown field.', 'fix': "Did you mean 'name'?"}]
+    """
+    return [_problem_detail(problem) for problem in problems]
+
+
+# A spec path at the start of a line, followed by ':' or a space ("resources.hosts must ...").
+_FIELD = re.compile(r"^([a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_-]+|\[\d+\])*)(?=[: ])")
+# Where the fix starts: a suggestion, a list of valid values, or an imperative after a break.
+_FIX = re.compile(
+    r"(?<=[.;:] )(?:Did you mean|Valid \w+:|(?i:add|set|use|choose|remove|define|fix|move|point|check|pass"
+    r"|grant|run|rename|measure|raise|lower|give|pick|quote|replace)\b)"
+)
+
+
+def _problem_detail(problem: str) -> dict[str, str | None]:
+    found = _FIELD.match(problem)
+    field = found.group(1) if found else None
+    known = field is not None and (
+        re.split(r"[.\[]", field)[0] in JobSpec.model_fields or problem.startswith(f"{field}: unknown field")
+    )
+    fix = _FIX.search(problem)
+    message = problem[: fix.start()].rstrip() if fix else problem
+    if message.rstrip(":") == field:  # the whole line is the fix ("code: set exactly one of ...")
+        message = problem
+    return {
+        "field": field if known else None,
+        "message": message,
+        "fix": problem[fix.start() :] if fix else None,
+    }
 
 
 _TYPE_WORDS = {
@@ -182,12 +427,17 @@ _OWN_MESSAGES = {
     "channel",
     "code_entry",
     "code_module",
+    "email",
     "env_key",
+    "gcp_project",
     "job_name",
     "provider",
+    "region",
+    "reserved_env",
     "role_arn",
     "secret_env",
     "storage_root",
+    "warmup",
 }
 
 

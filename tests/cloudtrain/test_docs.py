@@ -4,29 +4,22 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import pkgutil
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-MODULES = [
-    "cloudtrain",
-    "cloudtrain.api",
-    "cloudtrain.bundle",
-    "cloudtrain.catalog",
-    "cloudtrain.cost",
-    "cloudtrain.cost.budget",
-    "cloudtrain.cost.compare",
-    "cloudtrain.cost.inputs",
-    "cloudtrain.cost.notes",
-    "cloudtrain.cost.refresh",
-    "cloudtrain.cost.refresh.aws",
-    "cloudtrain.cost.refresh.gcp",
-    "cloudtrain.cost.throughput",
-    "cloudtrain.cost.units",
-    "cloudtrain.errors",
-    "cloudtrain.planning",
-    "cloudtrain.spec",
-    "cloudtrain.specfile",
-]
+import cloudtrain
+from tests.conftest import Result
+
+MODULES = sorted(
+    info.name
+    for info in pkgutil.walk_packages(cloudtrain.__path__, "cloudtrain.")
+    if not info.name.endswith("__main__")  # running it runs the CLI
+)
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -35,11 +28,35 @@ def test_docstring_examples_run(name: str) -> None:
     assert result.failed == 0
 
 
-def test_public_api_is_sorted_and_every_name_resolves() -> None:
-    import cloudtrain
+def test_the_walk_finds_every_package() -> None:
+    assert {
+        "cloudtrain.cost.refresh.aws",
+        "cloudtrain.providers.vertex.render",
+        "cloudtrain.usercode",
+    } <= set(MODULES)
 
+
+def test_public_api_is_sorted_and_every_name_resolves() -> None:
     assert cloudtrain.__all__ == sorted(cloudtrain.__all__)
     assert set(cloudtrain.__all__) == set(cloudtrain._EXPORTS)
     for name in cloudtrain.__all__:
         assert getattr(cloudtrain, name) is not None
     assert callable(cloudtrain.plan)  # the function, not the planning module
+
+
+def test_the_readme_tour_shows_the_errors_as_printed(
+    run_cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each ``$ cloudtrain ...`` line of the README's error block, run on the example, prints what follows it."""
+    repo = Path(__file__).resolve().parents[2]
+    example = repo / "examples" / "binary_classifier"
+    text = (repo / "README.md").read_text()
+    block = re.search(r"\n```\n(\$ cloudtrain validate .*?)```", text, re.DOTALL)
+    assert block is not None
+    monkeypatch.chdir(example)
+    runs = re.split(r"^\$ cloudtrain ", block.group(1), flags=re.MULTILINE)[1:]
+    assert len(runs) == 2
+    for run in runs:
+        command, *expected = run.strip().splitlines()
+        result = run_cli(*shlex.split(command))
+        assert result.err.replace(repr(str(example)), "'.../binary_classifier'").splitlines() == expected

@@ -24,7 +24,7 @@ ROLE = {"role": "arn:aws:iam::123456789012:role/Training"}
 
 def spec(**fields: Any) -> JobSpec:
     fields.setdefault("code", {"module": "trainer.task"})
-    fields.setdefault("vertex", {"project": "p"})
+    fields.setdefault("vertex", {"project": "my-project"})
     fields.setdefault("sagemaker", ROLE)
     return JobSpec(name="demo", **fields)
 

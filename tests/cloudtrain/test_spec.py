@@ -182,6 +182,7 @@ def test_round_trip_through_yaml_keeps_the_spec(tmp_path) -> None:
     spec = JobSpec(name="demo", code={"module": "t"}, resources={"accelerator": "l4", "per_host": 2})
     path = tmp_path / "job.yaml"
     path.write_text(yaml.safe_dump(spec.model_dump(mode="json")))
+    (tmp_path / "t.py").write_text("def build_model(config): ...\ndef make_dataset(context): ...\n")
     loaded = load_spec(path)
     assert loaded.resources == spec.resources
     assert loaded.training == spec.training

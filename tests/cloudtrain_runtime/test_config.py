@@ -37,7 +37,7 @@ EVERY_FIELD = JobSpec(
     },
     storage={"root": "gs://bucket-a/run"},
     data={"train": "gs://bucket-a/train"},
-    vertex={"project": "p"},
+    vertex={"project": "my-project"},
 )
 
 

@@ -55,7 +55,8 @@ def throughput_option(required: bool) -> Any:
 @click.option(
     "--spot-discount",
     type=float,
-    help="Assumed spot discount where a provider publishes no spot price (0.6 = 60% off).",
+    help="Assumed spot discount where a provider publishes no spot price (0.6 = 60% off). "
+    "Without it, those spot rows show the on-demand rate as an upper bound.",
 )
 @click.option(
     "--prices", "prices_file", type=click.Path(dir_okay=False), help="Price CSV (from prices refresh)."
@@ -150,7 +151,7 @@ def _row(rank: int, o: cost.CostOption) -> tuple[str, ...]:
         o.capacity,
         f"{o.efficiency.value:.2f}",
         cost.duration(o.hours * 3600),
-        "price unknown" if o.usd is None else cost.dollars(o.usd),
+        "price unknown" if o.usd is None else f"{'≤ ' if o.upper_bound else ''}{cost.dollars(o.usd)}",
         "-" if o.usd_per_hour is None else cost.dollars(o.usd_per_hour),
         o.rate_basis,
         o.price.as_of if known and o.price else "-",
@@ -210,10 +211,14 @@ def refresh(sources: tuple[str, ...], regions: tuple[str, ...], out: str) -> Non
     click.echo(f"Wrote {written.rows} prices ({written.unknown} unknown) to {written.path}", err=True)
 
 
-def budget_guard(planned: Plan, throughput: str | None, *, dry_run: bool, force: bool) -> None:
-    """Show submit's estimate on stderr; refuse (BudgetError, exit 3) over the limit unless forced."""
+def budget_guard(planned: Plan, throughput: str | None, *, dry_run: bool, force: bool, strict: bool) -> None:
+    """Show submit's estimate (or worst case) on stderr; refuse (BudgetError, exit 3) unless forced.
+
+    Over ``limits.max_cost_usd`` is refused, and with ``strict`` so is a limit that an
+    unknown price leaves unchecked. A dry run only shows.
+    """
     check = budget.check_budget(planned, throughput)
     for line in check.lines():
         click.echo(line, err=True)
     if not dry_run:
-        budget.enforce_budget(check, force=force)
+        budget.enforce_budget(check, force=force, strict=strict)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,6 +15,9 @@ from cloudtrain.cli.spec_commands import summary
 from cloudtrain.errors import CloudtrainError
 from cloudtrain.providers import Job, JobStatus, Provider
 from cloudtrain.specfile import load_spec
+
+if TYPE_CHECKING:
+    from cloudtrain.bundle import Bundle
 
 provider_option = click.option(
     "--provider",
@@ -60,6 +64,11 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...]) -
 @spec_options
 @click.option("--dry-run", is_flag=True, help="Print the request and the plan; send nothing.")
 @click.option(
+    "--list-files",
+    is_flag=True,
+    help="Print on stderr every file the code bundle ships, and each file it refused and why.",
+)
+@click.option(
     "--wait/--no-wait",
     "wait_",
     default=None,
@@ -78,18 +87,29 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...]) -
     help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts).",
 )
 @throughput_option(required=False)
-@click.option("--force", is_flag=True, help="Submit even when the estimate exceeds limits.max_cost_usd.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Submit even when the estimate (or, without --throughput, the worst case) exceeds limits.max_cost_usd.",
+)
+@click.option(
+    "--strict-budget",
+    is_flag=True,
+    help="Refuse to submit when limits.max_cost_usd is set but the shape's price is unknown.",
+)
 @json_option
 def submit_command(
     job: str,
     provider: str | None,
     overrides: tuple[str, ...],
     dry_run: bool,
+    list_files: bool,
     wait_: bool | None,
     emulate: str | None,
     fault: str | None,
     throughput: str | None,
     force: bool,
+    strict_budget: bool,
     as_json: bool,
 ) -> None:
     """Submit JOB to a provider (local by default) and print the job ID.
@@ -97,10 +117,14 @@ def submit_command(
     With --dry-run, print the request JSON on stdout and the plan summary on stderr,
     so `cloudtrain submit job.yaml --dry-run | jq` works.
 
+    A billed job is checked against limits.max_cost_usd: with --throughput its
+    estimate, without it the worst case (every host for all of limits.max_runtime).
+
     \b
     Examples:
       cloudtrain submit job.yaml                           run here on the local provider
       cloudtrain submit job.yaml --provider vertex --dry-run
+      cloudtrain submit job.yaml --provider vertex --dry-run --list-files   what the bundle ships
       cloudtrain submit job.yaml --provider sagemaker --set resources.spot=true
       cloudtrain submit job.yaml --emulate vertex --fault worker:0@epoch:1
       cloudtrain submit job.yaml --provider vertex --throughput 1200@a100-40gb   budget-checked
@@ -108,7 +132,7 @@ def submit_command(
     spec = load_spec(job, overrides)
     submission = api.prepare(spec, _target(provider or spec.provider, emulate=emulate, fault=fault))
     if submission.provider.billed:
-        budget_guard(submission.plan, throughput, dry_run=dry_run, force=force)
+        budget_guard(submission.plan, throughput, dry_run=dry_run, force=force, strict=strict_budget)
     if dry_run:
         packed = submission.bundle
         click.echo(json.dumps(submission.request, indent=2))
@@ -117,6 +141,8 @@ def submit_command(
             f"Code: {packed.name} ({packed.files} files, {packed.size} bytes) -> {submission.plan.bundle}",
             err=True,
         )
+    _print_bundle(submission.bundle, list_files=list_files)
+    if dry_run:
         return
     submitted = submission.send()
     click.echo(json.dumps({"id": submitted.id, "provider": submitted.provider}) if as_json else submitted.id)
@@ -168,6 +194,18 @@ def wait(job_id: str, provider: str | None, poll: float) -> None:
     """Block until JOB_ID ends; exit 0 if it succeeded, 1 otherwise."""
     final = api.attach(job_id, provider).wait(poll_s=poll, on_status=_print_status)
     _exit_for(final)
+
+
+def _print_bundle(packed: Bundle, *, list_files: bool) -> None:
+    """On stderr: the files shipped (with --list-files), those refused and why, and any advice."""
+    if list_files:
+        click.echo(f"Ships in {packed.name}:", err=True)
+        for name, size in packed.contents:
+            click.echo(f"  {name} ({size} bytes)", err=True)
+    for refused in packed.refused:
+        click.echo(f"Refused: {refused.path} ({refused.reason})", err=True)
+    for note in packed.notes:
+        click.echo(f"Note: {note}", err=True)
 
 
 def _follow(job: Job) -> None:

@@ -7,8 +7,9 @@ import json
 import click
 
 from cloudtrain.cli.options import json_option, spec_options
+from cloudtrain.errors import SpecError
 from cloudtrain.planning import Plan, plan
-from cloudtrain.specfile import load_spec
+from cloudtrain.specfile import load_spec, problem_details
 
 
 @click.command()
@@ -18,14 +19,22 @@ def validate(job: str, provider: str | None, overrides: tuple[str, ...], as_json
     """Check JOB (a job.yaml) and that it can run on the provider.
 
     Every problem is printed on its own line with the field, the value and the fix;
-    the exit code is 2 when there is any. Nothing is contacted over the network.
+    the exit code is 2 when there is any. With --json the answer is always JSON:
+    {"valid": true, ...} or {"valid": false, "errors": [{"field", "message", "fix"}]}.
+    Nothing is contacted over the network.
 
     \b
     Examples:
       cloudtrain validate job.yaml
       cloudtrain validate job.yaml --provider sagemaker --set resources.hosts=4
     """
-    planned = plan(load_spec(job, overrides), provider)
+    try:
+        planned = plan(load_spec(job, overrides), provider)
+    except SpecError as err:
+        if not as_json:
+            raise
+        click.echo(json.dumps({"valid": False, "errors": problem_details(err.problems)}))
+        click.get_current_context().exit(err.exit_code)
     if as_json:
         click.echo(json.dumps({"valid": True, "provider": planned.provider, "summary": summary(planned)}))
     else:

@@ -1,8 +1,11 @@
-"""The budget guard: the estimate for the shape a submit would use, against ``limits.max_cost_usd``.
+"""The budget guard: what the job a submit would start can cost, against ``limits.max_cost_usd``.
 
-``submit`` (CLI and Python) refuses with BudgetError (exit code 3) when a known estimate
-exceeds the limit, unless forced. Without a throughput nothing can be estimated: the
-CLI says so when a limit is set, and how to give one.
+With a measured throughput, the estimate for the planned shape is checked. Without one
+(or when its accelerator has no relative speed to the planned one), the worst case is:
+every host billed for all of ``limits.max_runtime`` at the shape's hourly price (the
+spot price on spot). ``submit`` (CLI and Python) refuses with BudgetError (exit code 3)
+when the figure exceeds the limit, unless forced; an unknown price is said, and refused
+only when asked to be strict.
 
 Example:
 >>> BudgetCheck(limit=None, option=None, note="Budget: nothing to estimate.").lines()
@@ -16,11 +19,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cloudtrain.cost.compare import work_examples
-from cloudtrain.cost.inputs import CostSettings
-from cloudtrain.cost.option import CostOption, Workload, price_option
+from cloudtrain.cost.inputs import CostSettings, Price
+from cloudtrain.cost.option import CostOption, Workload, host_rate, price_option
 from cloudtrain.cost.shapes import Shape
 from cloudtrain.cost.throughput import Throughput, parse_throughput
-from cloudtrain.cost.units import dollars, duration
+from cloudtrain.cost.units import billed_seconds, charge, dollars, duration
 from cloudtrain.errors import BudgetError
 from cloudtrain.providers import registry
 
@@ -29,32 +32,104 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class WorstCase:
+    """Every host billed for all of ``limits.max_runtime``: the most the job can cost."""
+
+    label: str
+    capacity: str
+    region: str
+    accelerator: str
+    billed_s: int
+    usd: float | None
+    rate_basis: str
+    price: Price | None
+
+    def describe(self) -> str:
+        """One line: shape, capacity, region, the runtime limit, dollars and the price's source."""
+        money = "price unknown"
+        if self.usd is not None and self.price is not None:
+            money = f"{dollars(self.usd)} ({self.rate_basis}, price as of {self.price.as_of})"
+        return (
+            f"{self.label} {self.capacity} in {self.region} for all of limits.max_runtime "
+            f"({duration(self.billed_s)}): {money}"
+        )
+
+
+def worst_case(planned: Plan, settings: CostSettings | None = None) -> WorstCase:
+    """The planned shape billed for ``limits.max_runtime`` on every host (the spot rate on spot)."""
+    settings = settings or CostSettings()
+    machine = planned.machine
+    assert machine is not None  # only billed providers are checked, and they plan a machine
+    price = settings.prices.lookup(
+        planned.provider, planned.region, machine.machine_type, machine.accelerator
+    )
+    rate, basis = host_rate(price, planned.spot, settings)
+    billed = billed_seconds(planned.max_runtime_s, price.billing_increment_s if price else 1)
+    return WorstCase(
+        label=f"{planned.hosts} × {machine.machine_type}",
+        capacity="spot" if planned.spot else "on-demand",
+        region=planned.region,
+        accelerator=machine.accelerator,
+        billed_s=billed,
+        usd=None if rate is None else charge(billed, rate, planned.hosts),
+        rate_basis=basis,
+        price=price,
+    )
+
+
+@dataclass(frozen=True)
 class BudgetCheck:
-    """The estimate for the shape a submit would use, against ``limits.max_cost_usd``."""
+    """The figure for the shape a submit would use, against ``limits.max_cost_usd``.
+
+    ``option`` is the estimate from a measured throughput; ``worst`` the worst case,
+    used when there is no estimate. ``limit`` is None when there is nothing to check.
+    """
 
     limit: float | None
     option: CostOption | None
-    note: str = ""  # shown instead of the estimate when there is none; empty: show nothing
+    note: str = ""  # shown before the figures (or alone when there is none); empty: nothing
+    worst: WorstCase | None = None
+
+    @property
+    def usd(self) -> float | None:
+        """The dollars checked: the estimate's, else the worst case's; None when unknown."""
+        if self.option is not None:
+            return self.option.usd
+        return self.worst.usd if self.worst is not None else None
 
     @property
     def over(self) -> bool:
-        """True when the estimate is known and above the limit."""
-        usd = self.option.usd if self.option else None
-        return self.limit is not None and usd is not None and usd > self.limit
+        """True when the figure is known and above the limit."""
+        return self.limit is not None and self.usd is not None and self.usd > self.limit
+
+    @property
+    def unchecked(self) -> bool:
+        """True when a limit is set but no dollar figure exists to check it against."""
+        return self.limit is not None and self.usd is None
 
     def lines(self) -> list[str]:
-        """What submit shows on stderr: the estimate, or why the budget cannot be checked."""
-        if self.option is None:
-            return [self.note] if self.note else []
-        return [f"Estimate: {describe(self.option)}", self._verdict()]
+        """What submit shows on stderr: the figure and the verdict, or why there is none."""
+        note = [self.note] if self.note else []
+        if self.option is not None:
+            return [*note, f"Estimate: {describe(self.option)}", self._verdict()]
+        if self.worst is not None:
+            return [*note, f"Worst case: {self.worst.describe()}", self._verdict()]
+        return note
 
     def _verdict(self) -> str:
-        if self.option is None or self.option.usd is None:
-            return "Budget: the price is unknown, so the cost cannot be checked against limits.max_cost_usd."
+        if self.usd is None:
+            return (
+                "Budget: the price is unknown, so the cost cannot be checked against limits.max_cost_usd "
+                "(submit --strict-budget refuses such a job)."
+            )
         if self.limit is None:
             return "Budget: no limits.max_cost_usd is set."
+        if self.over and self.option is None:
+            return f"Budget: the worst case is over limits.max_cost_usd={self.limit:g}; submit refuses without --force."
         if self.over:
             return f"Budget: over limits.max_cost_usd={self.limit:g}; submit refuses without --force."
+        if self.option is None:
+            return f"Budget: within limits.max_cost_usd={self.limit:g} even if every host runs that long."
         return f"Budget: within limits.max_cost_usd={self.limit:g}."
 
 
@@ -73,44 +148,66 @@ def describe(option: CostOption) -> str:
 def check_budget(
     planned: Plan, throughput: str | Throughput | None, settings: CostSettings | None = None
 ) -> BudgetCheck:
-    """Estimate the planned shape; no estimate where nothing is billed or without a throughput."""
+    """The estimate for the planned shape, or its worst case; nothing where nothing is billed."""
     limit = planned.spec.limits.max_cost_usd
     if planned.machine is None or not registry.get(planned.provider).billed:
-        return BudgetCheck(limit, None)
-    if throughput is None:
-        return BudgetCheck(limit, None, _no_throughput(limit))
+        return BudgetCheck(None, None)
     settings = settings or CostSettings()
+    if throughput is None:
+        return BudgetCheck(limit, None, worst=worst_case(planned, settings) if limit is not None else None)
     work, _ = work_examples(planned)
     measured = parse_throughput(throughput)
     shape = Shape(planned.provider, planned.machine, planned.hosts)
     option = price_option(shape, planned.region, planned.spot, Workload(work, measured, settings))
+    if option is not None:
+        return BudgetCheck(limit, option)
     accelerator = planned.machine.accelerator
     return BudgetCheck(
         limit,
-        option,
+        None,
         f"Budget: no estimate: no relative speed between {measured.accelerator} and {accelerator} "
         f"(catalog/speeds.csv). Measure on {accelerator}, or pass --speeds FILE to cloudtrain cost.",
+        worst=worst_case(planned, settings) if limit is not None else None,
     )
 
 
-def _no_throughput(limit: float | None) -> str:
-    if limit is None:
-        return ""
-    return (
-        f"Budget: limits.max_cost_usd={limit:g} cannot be checked: no throughput is known. "
-        "Pass --throughput RATE@ACCELERATOR (e.g. --throughput 1200@a100-40gb, or the "
-        "cloudtrain-throughput.json of a run)."
-    )
+def enforce_budget(check: BudgetCheck, *, force: bool = False, strict: bool = False) -> None:
+    """Raise BudgetError over the limit, or (``strict``) when the limit cannot be checked; not if ``force``.
 
-
-def enforce_budget(check: BudgetCheck, *, force: bool = False) -> None:
-    """Raise BudgetError when the estimate exceeds the limit, unless ``force``."""
-    if not check.over or force or check.option is None or check.option.usd is None:
+    Raises:
+        BudgetError: the estimate, or without one the worst case, exceeds ``limits.max_cost_usd``;
+            or ``strict`` and the price is unknown.
+    """
+    if force:
         return
-    option, usd = check.option, check.option.usd
-    raise BudgetError(
-        f"The estimated cost {dollars(usd)} ({option.label} {option.capacity}, {duration(option.hours * 3600)}) "
-        f"exceeds limits.max_cost_usd={check.limit:g}. Raise the limit "
-        f"(--set limits.max_cost_usd={math.ceil(usd)}), compare cheaper options with "
-        "cloudtrain cost JOB --throughput ..., or pass --force to submit anyway."
+    if check.over:
+        raise BudgetError(_over_message(check))
+    if strict and check.unchecked:
+        raise BudgetError(
+            f"limits.max_cost_usd={check.limit:g} cannot be checked: the price of this shape is unknown, "
+            "and --strict-budget refuses a job it cannot check. Compare shapes with known prices: "
+            "cloudtrain cost JOB --throughput ...; or pass --force to submit anyway."
+        )
+
+
+def _over_message(check: BudgetCheck) -> str:
+    usd = check.usd
+    assert usd is not None  # over means the figure is known
+    raise_it = f"the limit (--set limits.max_cost_usd={math.ceil(usd)})"
+    if check.option is not None:
+        option = check.option
+        return (
+            f"The estimated cost {dollars(usd)} ({option.label} {option.capacity}, "
+            f"{duration(option.hours * 3600)}) exceeds limits.max_cost_usd={check.limit:g}. "
+            f"Raise {raise_it}, compare cheaper options with cloudtrain cost JOB --throughput ..., "
+            "or pass --force to submit anyway."
+        )
+    worst = check.worst
+    assert worst is not None  # a figure without an estimate is the worst case
+    return (
+        f"The worst-case cost {dollars(usd)} ({worst.label} {worst.capacity} for all of "
+        f"limits.max_runtime, {duration(worst.billed_s)}) exceeds limits.max_cost_usd={check.limit:g}. "
+        f"For a tighter estimate, give a measured throughput: --throughput 1200@{worst.accelerator} "
+        "(examples/s of one device), or the cloudtrain-throughput.json of a run. Or lower "
+        f"limits.max_runtime, raise {raise_it}, or pass --force to submit anyway."
     )

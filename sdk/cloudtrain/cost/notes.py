@@ -73,6 +73,11 @@ def spot(found: Estimate) -> str:
     if not assumed:
         return f"{line}."
     verb = "publishes" if len(assumed) == 1 else "publish"
+    if settings.spot_discount == 0:
+        return (
+            f"{line}; {' and '.join(assumed)} {verb} no spot price, so those spot rows show the "
+            "on-demand rate as an upper bound (≤; --spot-discount assumes a discount)."
+        )
     return (
         f"{line}; {' and '.join(assumed)} {verb} no spot price, so spot = on-demand × "
         f"(1 − {settings.spot_discount:.0%}) (assumed; --spot-discount)."

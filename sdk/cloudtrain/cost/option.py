@@ -4,8 +4,8 @@
   the relative-speed table, times devices, times the layout's scaling efficiency;
 - dollars = billed time (rounded up to the price row's billing increment) × the per-host
   price × hosts. Spot runs take longer by the assumed interruption overhead; where a
-  provider's catalog rows publish no spot price, its spot rate is an assumed discount
-  on on-demand.
+  provider's catalog rows publish no spot price, its spot rate is the on-demand rate as
+  an upper bound (``SPOT_UPPER_BOUND``), or an assumed discount on it when one is given.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from cloudtrain.cost.inputs import CostSettings, Efficiency, Price
 from cloudtrain.cost.shapes import Shape
 from cloudtrain.cost.throughput import Throughput
 from cloudtrain.cost.units import billed_seconds, charge, run_seconds
+
+# The rate basis of a spot option priced at on-demand because no spot price is published.
+SPOT_UPPER_BOUND = "spot ≤ on-demand, exact price unknown"
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,11 @@ class CostOption:
         """True when the option has a dollar figure (its price is known)."""
         return self.usd is not None
 
+    @property
+    def upper_bound(self) -> bool:
+        """True when the dollars are an upper bound: spot priced at on-demand, the spot price unknown."""
+        return self.rate_basis == SPOT_UPPER_BOUND
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields; unknown prices are null, never a number."""
         price = inputs.price_summary(self.price) if self.price and self.price.known else None
@@ -72,6 +80,7 @@ class CostOption:
             "billed_hours": self.billed_hours,
             "usd_per_hour": self.usd_per_hour,
             "usd": self.usd,
+            "usd_is_upper_bound": self.upper_bound,
             "rate_basis": self.rate_basis,
             "price": price,
             "marks": list(self.marks),
@@ -139,8 +148,9 @@ def price_option(shape: Shape, region: str, spot: bool, job: Workload) -> CostOp
 def host_rate(price: Price | None, spot: bool, settings: CostSettings) -> tuple[float | None, str]:
     """$/h of one host and where it comes from; (None, why) when the price is unknown.
 
-    A spot rate missing from a row is assumed (on-demand less ``settings.spot_discount``)
-    only when none of the provider's rows publishes one: elsewhere it is unknown.
+    A spot rate missing from a row is bounded or assumed only when none of the provider's
+    rows publishes one (elsewhere it is unknown): the on-demand rate as an upper bound, or
+    on-demand less ``settings.spot_discount`` when a discount is given.
     """
     if price is None or price.on_demand is None:
         return None, "price unknown"
@@ -151,5 +161,7 @@ def host_rate(price: Price | None, spot: bool, settings: CostSettings) -> tuple[
         return price.spot, flag
     if not settings.prices.publishes_spot(price.provider):
         discount = settings.spot_discount
+        if discount == 0:
+            return price.on_demand, SPOT_UPPER_BOUND
         return price.on_demand * (1 - discount), f"assumed: on-demand × (1 − {discount:.0%})"
     return None, "spot price unknown"

@@ -38,11 +38,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     from fakes.sagemaker_aws import LoopbackAws
 
     with LoopbackAws() as services:
-        for name, value in services.env.items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
-        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
-        monkeypatch.delenv("AWS_PROFILE", raising=False)
+        services.install(monkeypatch)
         yield services
 
 
@@ -72,13 +68,15 @@ def test_dry_run_shows_the_estimate_and_the_verdict(run_cli: Run) -> None:
     assert "Budget: over limits.max_cost_usd=0.01; submit refuses without --force." in result.err
 
 
-def test_without_throughput_the_budget_cannot_be_checked_and_says_how(run_cli: Run) -> None:
+def test_without_throughput_the_worst_case_is_shown_on_a_dry_run(run_cli: Run) -> None:
     result = submit(run_cli, "--dry-run")
     assert result.code == 0
-    assert (
-        "Budget: limits.max_cost_usd=0.01 cannot be checked: no throughput is known. Pass --throughput "
-        "RATE@ACCELERATOR (e.g. --throughput 1200@a100-40gb, or the cloudtrain-throughput.json of a run)."
-    ) in result.err.splitlines()
+    # 2 hosts × $0.736/h × the example's limits.max_runtime of 1 h = $1.472
+    assert result.err.splitlines()[:2] == [
+        "Worst case: 2 × ml.g4dn.xlarge on-demand in us-east-1 for all of limits.max_runtime (1.0h): "
+        "$1.47 (list, price as of 2026-09-25)",
+        "Budget: the worst case is over limits.max_cost_usd=0.01; submit refuses without --force.",
+    ]
 
 
 def test_unknown_price_is_never_checked_as_a_number() -> None:
@@ -88,7 +86,8 @@ def test_unknown_price_is_never_checked_as_a_number() -> None:
     check = budget.check_budget(plan(spec, "sagemaker"), "100@a100-40gb")
     assert check.option is not None and check.option.usd is None and not check.over
     assert check.lines()[-1] == (
-        "Budget: the price is unknown, so the cost cannot be checked against limits.max_cost_usd."
+        "Budget: the price is unknown, so the cost cannot be checked against limits.max_cost_usd "
+        "(submit --strict-budget refuses such a job)."
     )
 
 
@@ -105,11 +104,85 @@ def test_python_api_refuses_before_anything_is_packed_or_sent() -> None:
     assert error.value.exit_code == 3
 
 
-def test_no_relative_speed_is_said_not_guessed() -> None:
+def test_no_relative_speed_is_said_not_guessed_and_the_worst_case_is_checked() -> None:
     spec = load_spec(EXAMPLE, ["resources.accelerator=cpu", "limits.max_cost_usd=0.01"])
     check = budget.check_budget(plan(spec, "sagemaker"), "1@t4")
-    assert (check.option, check.over) == (None, False)
+    assert check.option is None and check.over
     assert check.lines() == [
         "Budget: no estimate: no relative speed between t4 and cpu (catalog/speeds.csv). "
-        "Measure on cpu, or pass --speeds FILE to cloudtrain cost."
+        "Measure on cpu, or pass --speeds FILE to cloudtrain cost.",
+        # 2 × ml.m5.2xlarge at 4 × the ml.m5.large price ($0.115/h) for the example's 1 h
+        "Worst case: 2 × ml.m5.2xlarge on-demand in us-east-1 for all of limits.max_runtime (1.0h): "
+        "$0.9200 (est., price as of 2026-08-11)",
+        "Budget: the worst case is over limits.max_cost_usd=0.01; submit refuses without --force.",
     ]
+
+
+# Without a throughput: 2 × ml.g4dn.xlarge at $0.736/h for all of limits.max_runtime=24h = $35.33.
+WORST = (
+    "The worst-case cost $35.33 (2 × ml.g4dn.xlarge on-demand for all of limits.max_runtime, 1.0d) exceeds "
+    "limits.max_cost_usd=5. For a tighter estimate, give a measured throughput: --throughput 1200@t4 "
+    "(examples/s of one device), or the cloudtrain-throughput.json of a run. Or lower limits.max_runtime, "
+    "raise the limit (--set limits.max_cost_usd=36), or pass --force to submit anyway."
+)
+STRICT = (
+    "limits.max_cost_usd=5 cannot be checked: the price of this shape is unknown, and --strict-budget refuses "
+    "a job it cannot check. Compare shapes with known prices: cloudtrain cost JOB --throughput ...; or pass "
+    "--force to submit anyway."
+)
+UNKNOWN_PRICE = ("resources.accelerator=h200-141gb", "resources.per_host=8", "resources.hosts=1")
+
+
+def test_without_throughput_the_worst_case_over_the_limit_is_refused(run_cli: Run) -> None:
+    result = run_cli("submit", EXAMPLE, "--provider", "sagemaker", "--set", "limits.max_runtime=24h")
+    assert (result.code, result.errors) == (3, [WORST])
+    assert "Traceback" not in result.err
+
+
+def test_the_worst_case_of_a_spot_job_uses_the_spot_price(run_cli: Run) -> None:
+    args = ("--set", "resources.spot=true", "--set", "limits.max_runtime=24h", "--dry-run")
+    result = run_cli("submit", EXAMPLE, "--provider", "vertex", *args)
+    assert result.code == 0
+    # 2 × n1-standard-8 with a T4 at the spot $0.35535/h for 24 h
+    assert result.err.splitlines()[0] == (
+        "Worst case: 2 × n1-standard-8 spot in us-central1 for all of limits.max_runtime (1.0d): "
+        "$17.06 (est., price as of 2026-07-30)"
+    )
+
+
+def test_a_worst_case_within_the_limit_submits(run_cli: Run, aws: Any) -> None:
+    result = run_cli("submit", EXAMPLE, "--provider", "sagemaker", "--json")
+    assert result.code == 0, result.err
+    assert "Budget: within limits.max_cost_usd=5 even if every host runs that long." in result.err
+
+
+def test_force_submits_over_the_worst_case(run_cli: Run, aws: Any) -> None:
+    args = ("--set", "limits.max_runtime=24h", "--force", "--json")
+    result = run_cli("submit", EXAMPLE, "--provider", "sagemaker", *args)
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["provider"] == "sagemaker"
+
+
+def test_an_unknown_price_is_refused_only_when_strict(run_cli: Run) -> None:
+    overrides = [arg for item in UNKNOWN_PRICE for arg in ("--set", item)]
+    strict = run_cli("submit", EXAMPLE, "--provider", "sagemaker", *overrides, "--strict-budget")
+    assert (strict.code, strict.errors) == (3, [STRICT])
+    check = budget.check_budget(plan(load_spec(EXAMPLE, UNKNOWN_PRICE), "sagemaker"), None)
+    assert check.worst is not None and check.worst.usd is None and check.unchecked
+    budget.enforce_budget(check)  # not strict: said, not refused
+    with pytest.raises(BudgetError):
+        budget.enforce_budget(check, strict=True)
+    budget.enforce_budget(check, strict=True, force=True)
+
+
+def test_python_api_checks_the_worst_case_and_strictness_too() -> None:
+    with pytest.raises(BudgetError) as over:
+        api.submit(load_spec(EXAMPLE, ["limits.max_runtime=24h"]), "sagemaker")
+    with pytest.raises(BudgetError) as strict:
+        api.submit(load_spec(EXAMPLE, UNKNOWN_PRICE), "sagemaker", strict_budget=True)
+    assert (str(over.value), str(strict.value)) == (WORST, STRICT)
+
+
+def test_without_a_limit_nothing_is_checked_or_shown() -> None:
+    check = budget.check_budget(plan(load_spec(EXAMPLE, ["limits.max_cost_usd=null"]), "sagemaker"), None)
+    assert (check.lines(), check.over, check.unchecked) == ([], False, False)

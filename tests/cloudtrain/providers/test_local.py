@@ -173,7 +173,7 @@ def test_emulate_and_fault_need_the_local_provider(
 
 
 def test_an_emulating_local_provider_plans_for_the_emulated_one(example_job: Path) -> None:
-    spec = load_spec(str(example_job), ("vertex.project=p", "storage.root=gs://bucket/x"))
+    spec = load_spec(str(example_job), ("vertex.project=my-project", "storage.root=gs://bucket/x"))
     assert local.Local(emulate="vertex").plan(spec).provider == "vertex"
     assert local.Local().plan(spec).provider == "local"
 

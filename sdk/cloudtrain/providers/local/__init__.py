@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import planning
-from cloudtrain.errors import SpecError
+from cloudtrain.errors import SpecError, require_all
 from cloudtrain.providers.local import run
 from cloudtrain.providers.local.emulate import emulator
 from cloudtrain.providers.local.job import LocalJob
@@ -35,6 +35,13 @@ if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
 
 __all__ = ["MAX_RESTARTS", "Local", "LocalJob", "provider"]
+
+# What every replica imports (cloudtrain_runtime.session: _start_tensorflow, _start_jax), by
+# training.keras_backend, and the extras that install it. JAX trains, tf.data feeds it.
+RUNTIME_STACK = {
+    "tensorflow": (("tensorflow", "keras", "numpy"), "runtime"),
+    "jax": (("jax", "keras", "tensorflow", "numpy"), "runtime,jax"),
+}
 
 
 class Local:
@@ -84,6 +91,8 @@ class Local:
         return with_fault(render(plan), self.fault)
 
     def submit(self, plan: Plan, request: dict[str, Any], bundle: Bundle, *, clients: Any = None) -> LocalJob:
+        """Start the replicas here, once this Python can import what they train with."""
+        require_runtime(plan.spec.training.keras_backend)
         return run.submit(plan, request, bundle)
 
     def attach(self, job_id: str, *, clients: Any = None) -> LocalJob:
@@ -94,6 +103,16 @@ class Local:
 
 
 provider: Provider = Local()
+
+
+def require_runtime(keras_backend: str) -> None:
+    """Raise MissingDependencyError, with the pip command, when the replicas could not train.
+
+    The replicas run ``python -m cloudtrain_runtime`` with this interpreter, so it is
+    checked here, before any process starts, rather than failing in every replica.
+    """
+    modules, extra = RUNTIME_STACK[keras_backend]
+    require_all(modules, extra, needed_for=f"training on this machine with keras_backend {keras_backend}")
 
 
 def check_options(name: str, *, emulate: str | None, fault: str | None) -> None:
