@@ -161,7 +161,7 @@ def test_a_killed_launcher_is_reported_and_cancel_still_stops_its_replicas(
 ) -> None:
     job = _submit(tmp_path, env={"MODE": "hang"})
     pids = _replica_pids(job, count=2)
-    os.kill(int((job.run_dir / "launcher.pid").read_text()), signal.SIGKILL)
+    os.kill(json.loads((job.run_dir / "launcher.pid").read_text())["pid"], signal.SIGKILL)
     final = job.wait(poll_s=0.2)
     assert (final.state, final.provider_state) == ("failed", "LAUNCHER_GONE")
     assert f"cloudtrain cancel {job.id}" in final.detail

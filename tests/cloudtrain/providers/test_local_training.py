@@ -25,6 +25,7 @@ import pytest
 from test_local_launcher import RUN_RECORDS, stop_runs
 
 from cloudtrain import api
+from cloudtrain.providers import local
 from cloudtrain.providers.local.job import LocalJob
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600)]
@@ -67,7 +68,7 @@ def test_the_readme_main_job_trains_on_two_hosts_and_prints_the_summary(project:
 
 def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(project: Path) -> None:
     spec = api.as_spec(project / "job.yaml", ("resources.hosts=3",))
-    job = api.submit(spec, "local", emulate="vertex", fault="worker:1@epoch:1")
+    job = api.submit(spec, local.Local(emulate="vertex", fault="worker:1@epoch:1"))
     final = job.wait(poll_s=1.0)
     lines = list(job.logs())
     assert final.state == "succeeded", "\n".join(lines[-40:])
@@ -100,7 +101,7 @@ def test_two_hosts_with_two_devices_each_really_run_four_replicas(project: Path)
 def test_sagemaker_emulation_restores_checkpoints_from_the_bucket_after_a_spot_style_kill(
     project: Path,
 ) -> None:
-    job = api.submit(project / "job.yaml", "local", emulate="sagemaker", fault="worker:1@epoch:2")
+    job = api.submit(project / "job.yaml", local.Local(emulate="sagemaker", fault="worker:1@epoch:2"))
     final = job.wait(poll_s=1.0)
     lines = list(job.logs())
     assert final.state == "succeeded", "\n".join(lines[-40:])

@@ -5,9 +5,9 @@ job, and ``cloudtrain status|logs|cancel local:<id>`` work from anywhere. Everyt
 knows comes from ``RUN_DIR/request.json`` (the rendered request with the run folder
 and buckets filled in); everything it reports goes to files in ``RUN_DIR``:
 
-- ``launcher.pid``: this process; ``cancel`` sends it SIGTERM.
-- ``replicas.pid``: the running attempt's replica pids (process group leaders), so
-  ``cancel`` can still stop them if this launcher was killed; removed at the end.
+- ``launcher.pid``: this process, as a ``job.ProcessRecord``; ``cancel`` sends it SIGTERM.
+- ``replicas.pid``: the running attempt's replicas (process group leaders) as process
+  records, so ``cancel`` can still stop them if this launcher was killed; removed at the end.
 - ``status.json``: the run's state, rewritten atomically at every change.
 - ``output.log``: every replica's merged output, each line prefixed ``[chief-0] ``.
 
@@ -24,7 +24,6 @@ retries, so the run fails at once instead of failing the same way four times.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -37,7 +36,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from cloudtrain.providers.local import hosts
-from cloudtrain.providers.local.job import REPLICAS_FILE
+from cloudtrain.providers.local.job import (
+    LAUNCHER_FILE,
+    REPLICAS_FILE,
+    REQUEST_FILE,
+    STATUS_FILE,
+    ProcessRecord,
+    parse_request,
+    read_record,
+    untrusted,
+    write_record,
+)
 
 POLL_S = 0.1
 # Seconds the survivors of a failure get before SIGKILL (see ``stop``); TF itself would
@@ -72,7 +81,11 @@ class RunFiles:
         self._log: IO[str] = (run_dir / "output.log").open("a", encoding="utf-8")
 
     def request(self) -> dict[str, Any]:
-        return json.loads((self.dir / "request.json").read_text())
+        path = self.dir / REQUEST_FILE
+        request = read_record(path, parse_request)
+        if request is None:
+            raise untrusted(path, "it is missing")
+        return request
 
     def say(self, replica: str, line: str) -> None:
         """Append one line of output, prefixed by the replica that wrote it."""
@@ -82,13 +95,14 @@ class RunFiles:
 
     def set_status(self, state: str, provider_state: str, detail: str = "") -> None:
         """Rewrite status.json atomically, so a reader never sees half a file."""
-        tmp = self.dir / "status.json.tmp"
-        tmp.write_text(json.dumps({"state": state, "provider_state": provider_state, "detail": detail}))
-        tmp.replace(self.dir / "status.json")
+        write_record(
+            self.dir / STATUS_FILE, {"state": state, "provider_state": provider_state, "detail": detail}
+        )
 
     def record_replicas(self, pids: dict[str, int]) -> None:
         """Write ``replicas.pid``: if this launcher is killed, ``cancel`` stops them by it."""
-        (self.dir / REPLICAS_FILE).write_text(json.dumps(pids))
+        records = {name: ProcessRecord.of(pid).to_json() for name, pid in pids.items()}
+        write_record(self.dir / REPLICAS_FILE, records)
 
     def close(self) -> None:
         (self.dir / REPLICAS_FILE).unlink(missing_ok=True)
@@ -98,10 +112,10 @@ class RunFiles:
 class Launcher:
     """Runs the request's replicas as one set, attempt after attempt."""
 
-    def __init__(self, files: RunFiles) -> None:
+    def __init__(self, files: RunFiles, cancelled: threading.Event | None = None) -> None:
         self.files = files
         self.request = files.request()
-        self.cancelled = threading.Event()
+        self.cancelled = cancelled or threading.Event()
 
     def run(self) -> None:
         """Attempt the run until it succeeds, is cancelled, or has used up its restarts."""
@@ -119,7 +133,11 @@ class Launcher:
         for replica in replicas:
             hosts.prepare(replica)
         procs = {r["name"]: self._start(r, attempt) for r in replicas}
-        self.files.record_replicas({name: proc.pid for name, proc in procs.items()})
+        try:
+            self.files.record_replicas({name: proc.pid for name, proc in procs.items()})
+        except BaseException:  # unrecorded replicas could not be cancelled: never leave them running
+            stop(procs.values(), grace_s=0)
+            raise
         pumps = [self._pump(name, proc) for name, proc in procs.items()]
         outcome = self._watch(procs)
         for pump in pumps:
@@ -267,16 +285,25 @@ def describe_exit(rc: int) -> str:
 
 
 def detach(run_dir: Path) -> None:
-    """Fork the launcher into its own session; the parent records its pid and returns at once.
+    """Fork the launcher into its own session; the parent returns once the launcher recorded itself.
 
     The submitting process only waits for the short-lived parent, so the launcher is
-    never its zombie child and outlives it, like a cloud job outlives the shell.
+    never its zombie child and outlives it, like a cloud job outlives the shell. The
+    launcher writes ``launcher.pid`` after ``setsid``, so the record holds the group it
+    leads; the parent waits for that, so ``status`` never looks before it exists.
     """
-    pid = os.fork()
-    if pid:
-        (run_dir / "launcher.pid").write_text(str(pid))
-        os._exit(0)
+    recorded, tell = os.pipe()
+    if os.fork():
+        os.close(tell)
+        if os.read(recorded, 1):
+            os._exit(0)
+        os.write(2, b"The launcher ended before it recorded its pid.\n")
+        os._exit(1)
+    os.close(recorded)
     os.setsid()
+    write_record(run_dir / LAUNCHER_FILE, ProcessRecord.of(os.getpid()).to_json())
+    os.write(tell, b"1")
+    os.close(tell)
     log = os.open(run_dir / "launcher.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     for fd in (1, 2):
         os.dup2(log, fd)
@@ -289,10 +316,10 @@ def main(argv: list[str]) -> None:
         argv = argv[1:]
         detach(Path(argv[0]))
     files = RunFiles(Path(argv[0]))
-    launcher = Launcher(files)
-    signal.signal(signal.SIGTERM, lambda *_: launcher.cancelled.set())
+    cancelled = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: cancelled.set())
     try:
-        launcher.run()
+        Launcher(files, cancelled).run()
     except Exception as exc:  # the run must end with a status, whatever went wrong here
         files.say("cloudtrain", f"Launcher error: {exc!r}")
         files.set_status("failed", "LAUNCHER_ERROR", f"The local launcher failed: {exc!r}")

@@ -9,8 +9,7 @@ stops it.
 
 from __future__ import annotations
 
-import json
-import os
+import contextlib
 import secrets
 import shutil
 import subprocess
@@ -21,7 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.providers import transfer
-from cloudtrain.providers.local.job import LocalJob, local_home, run_dir_for
+from cloudtrain.providers.local.job import (
+    REQUEST_FILE,
+    LocalJob,
+    local_home,
+    parse_request,
+    read_record,
+    run_dir_for,
+    write_atomically,
+    write_record,
+)
 from cloudtrain.providers.local.launcher import substitute
 
 if TYPE_CHECKING:
@@ -32,30 +40,54 @@ ID_PREFIX = "local:"
 # Not ``-m cloudtrain.providers.local.launcher``: importing cloudtrain imports that
 # module first, and runpy warns about running a module that is already imported.
 LAUNCHER_PROGRAM = "import sys; from cloudtrain.providers.local.launcher import main; main(sys.argv[1:])"
+# New run IDs to try when one is taken; the 4 hex digits make even a second one rare.
+ID_ATTEMPTS = 8
 
 
 def submit(plan: Plan, request: dict[str, Any], bundle: Bundle) -> LocalJob:
     """Upload the bundle, write the run folder and start the detached launcher."""
     home = local_home()
-    job_id = f"{ID_PREFIX}{plan.name}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-    run_dir = run_dir_for(job_id)
-    run_dir.mkdir(parents=True)
+    job_id, run_dir = _new_run(plan.name)
     resolved = substitute(request, {"<run>": str(run_dir), "<buckets>": str(home / "buckets")})
     _upload(bundle.path, Path(resolved["upload"]["target"]))
-    (run_dir / "request.json").write_text(json.dumps(resolved, indent=2))
+    write_record(run_dir / REQUEST_FILE, resolved)
     _start_launcher(run_dir)
     return LocalJob(job_id, request=resolved)
 
 
+def _new_run(name: str) -> tuple[str, Path]:
+    """A new run ID and its folder, created here and only here (``mkdir`` fails if it exists).
+
+    Raises:
+        ProviderError: every ID tried was taken.
+    """
+    runs = local_home() / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    for _ in range(ID_ATTEMPTS):
+        job_id = f"{ID_PREFIX}{name}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+        run_dir = run_dir_for(job_id)
+        with contextlib.suppress(FileExistsError):
+            run_dir.mkdir()
+            return job_id, run_dir
+    raise ProviderError(
+        f"Could not create a new run folder under {runs}: {ID_ATTEMPTS} new run IDs were "
+        "all taken. Submit again."
+    )
+
+
 def _upload(source: Path, target: Path) -> None:
-    """Copy the bundle to its target; the name is the content hash, so an existing copy is it."""
+    """Copy the bundle to its target; the name is the content hash, so an existing copy is it.
+
+    Each copy goes to a temp file of its own, so submits of the same bundle at the same
+    time each write a whole file and the last rename wins with the same content.
+    """
 
     def copy(advance: transfer.Progress) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        with source.open("rb") as raw, tmp.open("wb") as copied:
-            shutil.copyfileobj(transfer.ProgressReader(raw, advance), copied)
-        tmp.replace(target)
+        with source.open("rb") as raw:
+            write_atomically(
+                target, lambda copied: shutil.copyfileobj(transfer.ProgressReader(raw, advance), copied)
+            )
 
     transfer.upload_once(exists=target.exists, upload=copy, name=source.name, size=source.stat().st_size)
 
@@ -80,15 +112,17 @@ def attach(job_id: str) -> LocalJob:
     """Reconnect to a local run by its ID, from any shell on this machine.
 
     Raises:
-        ProviderError: if no run folder exists for ``job_id``.
+        ProviderError: if ``job_id`` is not a local run ID, no run folder exists for it,
+            or its ``request.json`` is corrupt.
     """
     run_dir = run_dir_for(job_id)
-    if not (run_dir / "request.json").is_file():
+    request = read_record(run_dir / REQUEST_FILE, parse_request)
+    if request is None:
         raise ProviderError(
             f"No local run {job_id!r} under {run_dir.parent}. Check the ID that submit printed, "
             "and that CLOUDTRAIN_LOCAL_HOME is the same as when it was submitted."
         )
-    return LocalJob(job_id, request=json.loads((run_dir / "request.json").read_text()))
+    return LocalJob(job_id, request=request)
 
 
 def owns(job_id: str) -> bool:
