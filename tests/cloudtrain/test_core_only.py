@@ -45,8 +45,6 @@ try:
 except cloudtrain.MissingDependencyError as err:
     sys.exit(f"Error: {{err}}")
 """
-VERTEX_ORDER = "vertex job.py imports google.cloud.aiplatform_v1 (_custom_job) before require"
-SAGEMAKER_ORDER = "sagemaker clients import botocore before require"
 
 
 def _link_core(target: Path) -> None:
@@ -105,19 +103,9 @@ def test_the_environment_has_the_core_and_nothing_else(core_python: Path, tmp_pa
 
 CASES = [
     # (provider argument, extra named in the error)
-    pytest.param(
-        "vertex",
-        "vertex",
-        marks=pytest.mark.xfail(strict=True, reason=VERTEX_ORDER),
-        id="vertex",
-    ),
-    pytest.param(
-        "sagemaker",
-        "sagemaker",
-        marks=pytest.mark.xfail(strict=True, reason=SAGEMAKER_ORDER),
-        id="sagemaker",
-    ),
-    pytest.param("local", "runtime", id="local"),  # the replicas need TensorFlow, Keras and numpy here
+    ("vertex", "vertex"),
+    ("sagemaker", "sagemaker"),
+    ("local", "runtime"),  # the replicas need TensorFlow, Keras and numpy here
 ]
 
 

@@ -110,3 +110,15 @@ def test_the_spec_accepts_a_registered_providers_scheme_and_name(minimal: Minima
 def test_the_spec_refuses_a_scheme_no_provider_reads() -> None:
     with pytest.raises(ValueError, match=r"uses an unsupported scheme; use gs://, s3:// or a local path"):
         JobSpec(name="demo", code={"module": "t"}, storage={"root": "min://bucket/x"})
+
+
+@pytest.mark.parametrize(
+    "job_id",
+    [
+        "projects/p/locations/us-central1/customJobs/123\n",  # regression: `$` accepted a trailing newline
+        "arn:aws:sagemaker:us-east-1:123456789012:training-job/demo-0123456789\n",
+        "projects/p/locations/us-central1/customJobs/١٢٣",  # non-ASCII digits
+    ],
+)
+def test_no_provider_owns_an_id_with_a_trailing_newline_or_foreign_digits(job_id: str) -> None:
+    assert [p.name for p in registry.providers() if p.owns(job_id)] == []

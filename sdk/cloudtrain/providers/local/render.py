@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
 
 MAX_RESTARTS = 3
-_FAULT = re.compile(r"^(chief|master|worker):\d+@(epoch|step):\d+$")
+_FAULT = re.compile(r"^(chief|master|worker):[0-9]+@(epoch|step):[0-9]+\Z")
 
 
 def render(plan: Plan) -> dict[str, Any]:

@@ -11,7 +11,9 @@ count the user set (``AWS_RETRY_MODE`` / ``AWS_MAX_ATTEMPTS``, or ``retry_mode``
 ``max_attempts`` in the AWS config file), and otherwise ``standard`` mode with
 ``AwsClients.attempts`` attempts. Injected clients keep the retries they were built with.
 
-boto3 is imported only when a client is first needed. Endpoints follow botocore's own
+boto3 is imported only when a client is first needed, after checking it is installed:
+without it, every path ends in one ``MissingDependencyError`` with the pip command, the
+error translation included. Endpoints follow botocore's own
 configuration, so ``AWS_ENDPOINT_URL`` / ``AWS_ENDPOINT_URL_SAGEMAKER`` / ``_S3`` /
 ``_LOGS`` point the backend at other endpoints (tests use loopback services).
 """
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain.errors import CredentialsError, ProviderError, require
+from cloudtrain.errors import CloudtrainError, CredentialsError, ProviderError, require
 
 CREDENTIAL_CODES = frozenset(
     {
@@ -113,7 +115,7 @@ class AwsClients:
             raise error from exc  # the cause shows with CLOUDTRAIN_DEBUG=1
 
     def _new_client(self, service: str) -> Any:
-        require("boto3", "sagemaker")
+        require_boto3()
         import boto3
         from botocore.config import Config
 
@@ -125,6 +127,16 @@ class AwsClients:
 
     def __repr__(self) -> str:
         return f"AwsClients(region={self.region!r}, attempts={self.attempts})"
+
+
+def require_boto3() -> None:
+    """Raise MissingDependencyError, with the pip command, unless boto3 and botocore import.
+
+    Raises:
+        MissingDependencyError: boto3 or botocore is not installed.
+    """
+    for module in ("boto3", "botocore"):
+        require(module, "sagemaker")
 
 
 def retry_settings(profile: str | None, attempts: int) -> dict[str, Any]:
@@ -150,7 +162,14 @@ def retry_settings(profile: str | None, attempts: int) -> dict[str, Any]:
 
 
 def translate(exc: Exception, operation: str) -> Exception:
-    """The cloudtrain error for a failed boto3/botocore call, or ``exc`` itself if it is not one."""
+    """The cloudtrain error for a failed boto3/botocore call, or ``exc`` itself if it is not one.
+
+    Raises:
+        MissingDependencyError: botocore is not installed, so ``exc`` cannot be its error.
+    """
+    if isinstance(exc, CloudtrainError):
+        return exc
+    require_boto3()
     from botocore.exceptions import (
         ClientError,
         ConnectionError,

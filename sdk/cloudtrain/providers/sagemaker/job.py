@@ -48,7 +48,7 @@ STOP_TAG = "cloudtrain:stop-requested"
 RETRIED_STATUSES = ("Failed", "Stopped")
 MAX_ATTEMPTS = 20
 _ARN = re.compile(
-    r"^arn:aws[a-z-]*:sagemaker:(?P<region>[a-z0-9-]+):\d{12}:training-job/(?P<name>[A-Za-z0-9-]{1,63})$"
+    r"^arn:aws[a-z-]*:sagemaker:(?P<region>[a-z0-9-]+):[0-9]{12}:training-job/(?P<name>[A-Za-z0-9-]{1,63})\Z"
 )
 
 PRIMARY_STATES = {

@@ -15,7 +15,7 @@ from typing import Any
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
-_STREAM_HOST = re.compile(r"/(?P<host>.+?)(-\d+)?$")
+_STREAM_HOST = re.compile(r"/(?P<host>.+?)(-[0-9]+)?\Z")
 
 
 class LogReader:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
     from cloudtrain.providers.sagemaker.clients import AwsClients
 
-_S3_URI = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.+)$")
+_S3_URI = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.+)\Z")
 
 
 def split_uri(uri: str) -> tuple[str, str]:

@@ -12,17 +12,25 @@ command that sets them up. Test-only endpoints (no cloud account needed):
 - ``STORAGE_EMULATOR_HOST=http://host:port``: google-cloud-storage's own setting for
   a Cloud Storage emulator.
 
-Retries. ``with_retries`` runs a call through ``google.api_core.retry.retry_target``:
-UNAVAILABLE and DEADLINE_EXCEEDED are retried (and RESOURCE_EXHAUSTED when creating a
-job), at most ``ATTEMPTS`` tries, waiting 1, 2, 4, ... seconds (at most 30) through the
-injectable ``sleep``. Everything else becomes one ``ProviderError`` or
-``CredentialsError`` line naming the call, Google's message and the fix.
+Retries. ``with_retries`` runs a call through ``google.api_core.retry.retry_target``,
+at most ``ATTEMPTS`` tries, waiting 1, 2, 4, ... seconds (at most 30) through the
+injectable ``sleep``. Retried: UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL (HTTP 500,
+502, 503, 504, 408), a connection that failed or timed out, and RESOURCE_EXHAUSTED when
+it is a rate limit. A RESOURCE_EXHAUSTED that names a training quota metric
+(``custom_model_training_*``) is not: it lasts until jobs end or the quota is raised.
+
+Errors. What is not retried, or failed every attempt, becomes one ``GoogleCallError``
+(a ``ProviderError``) or ``CredentialsError`` line: the call, Google's message, and the
+``ADVICE`` for that call, status code and cause. The cause comes from the error's
+``ErrorInfo`` reason where Google sends one, else from its message: an API that is not
+enabled is PERMISSION_DENIED with reason SERVICE_DISABLED, not a missing role.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,27 +49,151 @@ LOGGING_ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT"
 LOGGING_URL = "https://logging.googleapis.com"
 LOGGING_READ_SCOPE = "https://www.googleapis.com/auth/logging.read"
 
+# What the backend imports, all installed by the vertex extra (google-cloud-aiplatform
+# brings google-auth, google-api-core and requests; google-cloud-storage is listed itself).
+DEPENDENCIES = (
+    "google.cloud.aiplatform_v1",
+    "google.cloud.storage",
+    "google.auth",
+    "google.api_core",
+    "requests",
+)
+
+VERTEX_API = "aiplatform.googleapis.com"
+STORAGE_API = "storage.googleapis.com"
+LOGGING_API = "logging.googleapis.com"
+TITLES = {VERTEX_API: "Vertex AI", STORAGE_API: "Cloud Storage", LOGGING_API: "Cloud Logging"}
+
 ADC_FIX = "No usable Google credentials. Run:\n  $ gcloud auth application-default login"
 
-# google.api_core exception class name -> what the user can do about it.
-FIXES = {
-    "PermissionDenied": (
-        "Grant the caller roles/aiplatform.user on the project (and roles/iam.serviceAccountUser "
-        "on vertex.service_account), or check vertex.project."
-    ),
-    "Forbidden": "Grant the caller roles/storage.objectAdmin on the bucket, or check storage.root.",
-    "InvalidArgument": "Check the request with: cloudtrain render JOB --provider vertex",
-    "BadRequest": "Check the request with: cloudtrain render JOB --provider vertex",
-    "NotFound": "Check the ID, project and region (gcloud ai custom-jobs list --region REGION).",
-    "ResourceExhausted": (
-        "The project is out of quota for this machine or accelerator in this region. Request more "
-        "(aiplatform.googleapis.com/custom_model_training_* in the console's Quotas page) or use "
-        "another vertex.region."
-    ),
-    "FailedPrecondition": "Enable the Vertex AI API: gcloud services enable aiplatform.googleapis.com",
-    "ServiceUnavailable": f"Vertex AI did not answer after {ATTEMPTS} attempts; try again later.",
-    "DeadlineExceeded": f"Vertex AI did not answer after {ATTEMPTS} attempts; try again later.",
+# HTTP status -> google.rpc code, for the JSON APIs' errors, whose api_core class has no
+# gRPC code (google/rpc/code.proto gives each code's HTTP status).
+HTTP_CODES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    408: "DEADLINE_EXCEEDED",
+    429: "RESOURCE_EXHAUSTED",
+    502: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
 }
+# Worth another attempt: Cloud Storage's retry strategy retries 408, 429 and 5xx
+# (storage/docs/retry-strategy); gRPC reports a lost connection as UNAVAILABLE.
+TRANSIENT_CODES = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL"})
+# Vertex's training quota error: "The following quota metrics exceed quota limits:
+# aiplatform.googleapis.com/custom_model_training_nvidia_l4_gpus" (reference/vertex.md §4.4).
+QUOTA_METRIC = re.compile(r"custom_model_training_[a-z0-9_]+")
+# "This API method requires billing to be enabled" (reason BILLING_DISABLED); Cloud
+# Storage: "The billing account for the owning project is disabled in state closed".
+BILLING_DISABLED = re.compile(r"billing to be enabled|billing account .*is disabled", re.IGNORECASE)
+
+NO_SUCH_JOB = (
+    "There is no such custom job in project {project}, region {region}; check the ID: "
+    "gcloud ai custom-jobs list --project {project} --region {region}"
+)
+BAD_JOB_ID = "Check the job ID: projects/PROJECT/locations/REGION/customJobs/NUMBER."
+CLOUDTRAIN_BUG = "{title} refused a query cloudtrain built; this is a cloudtrain bug, please report it."
+# (scope, google.rpc code, cause) -> what the user can do. The scope is a method, an API,
+# or "*"; the most specific row wins, a row for the cause before one without. Causes per
+# code as Google documents them (cloud.google.com/apis/design/errors, google/rpc/code.proto).
+ADVICE = {
+    ("*", "UNAUTHENTICATED", ""): ADC_FIX,
+    ("*", "PERMISSION_DENIED", "api-disabled"): (
+        "Enable the API (it takes a few minutes): gcloud services enable {api} --project {project}"
+    ),
+    ("*", "PERMISSION_DENIED", "billing-disabled"): (
+        "Link project {project} to an open billing account: "
+        "gcloud billing projects link {project} --billing-account ACCOUNT_ID"
+    ),
+    ("CreateCustomJob", "PERMISSION_DENIED", "act-as"): (
+        "Grant the caller roles/iam.serviceAccountUser on vertex.service_account."
+    ),
+    (VERTEX_API, "PERMISSION_DENIED", ""): (
+        "Grant the caller roles/aiplatform.user on project {project}, or check vertex.project."
+    ),
+    (STORAGE_API, "PERMISSION_DENIED", ""): (
+        "Grant the caller roles/storage.objectAdmin on {resource}, or check storage.root."
+    ),
+    (LOGGING_API, "PERMISSION_DENIED", ""): "Grant the caller roles/logging.viewer on project {project}.",
+    ("CreateCustomJob", "RESOURCE_EXHAUSTED", "quota"): (
+        "Project {project} has no {metric} quota left in {region}: request more in the console "
+        "(IAM & Admin > Quotas, filter {metric}), wait for running jobs to end, or use another "
+        "accelerator or vertex.region."
+    ),
+    ("*", "RESOURCE_EXHAUSTED", "rate-limit"): (
+        "Too many requests to {title}; retried {retries} times. Try again later."
+    ),
+    ("GetCustomJob", "NOT_FOUND", ""): NO_SUCH_JOB,
+    ("CancelCustomJob", "NOT_FOUND", ""): NO_SUCH_JOB,
+    (VERTEX_API, "NOT_FOUND", ""): "Check vertex.project ({project}) and vertex.region ({region}).",
+    (STORAGE_API, "NOT_FOUND", ""): "Create the bucket first: gcloud storage buckets create {resource}",
+    (LOGGING_API, "NOT_FOUND", ""): "Check vertex.project ({project}).",
+    ("CreateCustomJob", "FAILED_PRECONDITION", ""): (
+        "The project is not ready for this job: fix what the message names (the network peering "
+        "of vertex.network, the service account, the encryption key), then submit again."
+    ),
+    ("CancelCustomJob", "FAILED_PRECONDITION", ""): (
+        "The job cannot be cancelled in its state; see: cloudtrain status {resource}"
+    ),
+    ("*", "FAILED_PRECONDITION", ""): "Fix what the message names, then try again.",
+    ("CreateCustomJob", "INVALID_ARGUMENT", ""): (
+        "Check the request with: cloudtrain render JOB --provider vertex"
+    ),
+    ("ListCustomJobs", "INVALID_ARGUMENT", ""): CLOUDTRAIN_BUG,
+    ("GetCustomJob", "INVALID_ARGUMENT", ""): BAD_JOB_ID,
+    ("CancelCustomJob", "INVALID_ARGUMENT", ""): BAD_JOB_ID,
+    ("entries.list", "INVALID_ARGUMENT", ""): CLOUDTRAIN_BUG,
+    (STORAGE_API, "INVALID_ARGUMENT", ""): "Check storage.root: {resource} must be a valid bucket.",
+    ("*", "UNAVAILABLE", "unreachable"): (
+        "Could not reach {title} in {attempts} attempts; check the network, then try again."
+    ),
+    ("*", "UNAVAILABLE", ""): "{title} was unavailable for {attempts} attempts; try again later.",
+    ("CreateCustomJob", "DEADLINE_EXCEEDED", ""): (
+        "Vertex AI did not answer in time, {attempts} attempts; submit again later: a job this "
+        "call created is found, not created twice."
+    ),
+    ("*", "DEADLINE_EXCEEDED", ""): "{title} did not answer in time, {attempts} attempts; try again later.",
+    ("*", "INTERNAL", ""): "{title} failed with an internal error {attempts} times; try again later.",
+}
+
+
+class GoogleCallError(ProviderError):
+    """A Google API call that failed for good: ``code`` is the google.rpc code (``NOT_FOUND``).
+
+    ``cause`` narrows it down where Google says more: ``"api-disabled"``,
+    ``"billing-disabled"``, ``"act-as"``, ``"quota"``, ``"rate-limit"``,
+    ``"unreachable"``, or ``""``.
+    """
+
+    def __init__(self, message: str, *, code: str, cause: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.cause = cause
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    """One Google API call, as its error message and advice name it.
+
+    Args:
+        action: what it does (``"create a custom job in projects/p/locations/r"``).
+        method: the API method (``"CreateCustomJob"``, ``"entries.list"``, ``"objects.insert"``).
+        api: the service it belongs to (``aiplatform.googleapis.com``).
+        project: the project it runs in, where known.
+        region: the region it runs in, where known.
+        resource: the job or bucket it is about, where there is one.
+
+    Example:
+    >>> ApiCall("get projects/p/locations/r/customJobs/1", "GetCustomJob", project="p", region="r").api
+    'aiplatform.googleapis.com'
+    """
+
+    action: str
+    method: str
+    api: str = VERTEX_API
+    project: str = ""
+    region: str = ""
+    resource: str = ""
 
 
 @dataclass
@@ -96,6 +228,16 @@ class VertexClients:
         return f"VertexClients(given={given})"
 
 
+def require_google() -> None:
+    """Raise MissingDependencyError, with the pip command, unless the Google libraries import.
+
+    Raises:
+        MissingDependencyError: google-cloud-aiplatform or google-cloud-storage is missing.
+    """
+    for module in DEPENDENCIES:
+        require(module, "vertex")
+
+
 def job_service_client(region: str) -> Any:
     """A JobServiceClient for ``region``'s endpoint, or for ``$CLOUDTRAIN_VERTEX_ENDPOINT``.
 
@@ -104,7 +246,7 @@ def job_service_client(region: str) -> Any:
     Raises:
         CredentialsError: no Application Default Credentials are set up.
     """
-    require("google.cloud.aiplatform_v1", "vertex")
+    require_google()
     from google.auth import exceptions as auth_exceptions
     from google.cloud import aiplatform_v1
 
@@ -131,7 +273,7 @@ def cloud_storage_client(project: str | None) -> Any:
     Raises:
         CredentialsError: no credentials are set up.
     """
-    require("google.cloud.storage", "vertex")
+    require_google()
     from google.auth import exceptions as auth_exceptions
     from google.cloud import storage  # type: ignore[attr-defined]
 
@@ -150,6 +292,7 @@ def logging_session() -> tuple[Any, str]:
     Raises:
         CredentialsError: no Application Default Credentials are set up.
     """
+    require_google()
     endpoint = os.environ.get(LOGGING_ENDPOINT_ENV)
     if endpoint:
         import requests
@@ -166,55 +309,43 @@ def logging_session() -> tuple[Any, str]:
     return AuthorizedSession(credentials), LOGGING_URL
 
 
-def with_retries(
-    call: Callable[[], T],
-    *,
-    action: str,
-    sleep: Callable[[float], None],
-    creating: bool = False,
-    fixes: dict[str, str] | None = None,
-) -> T:
-    """Run ``call``, retrying transient Google API errors with bounded exponential backoff.
+def with_retries(send: Callable[[], T], call: ApiCall, *, sleep: Callable[[float], None]) -> T:
+    """Run ``send``, retrying transient failures with bounded exponential backoff.
 
     Args:
-        call: the API call, without arguments.
-        action: what it does, for the error message (``"create a custom job in ..."``).
+        send: the API call, without arguments.
+        call: what it is, for the error message and its advice.
         sleep: how to wait between attempts (``time.sleep``; tests pass a recorder).
-        creating: also retry RESOURCE_EXHAUSTED, which on create is usually a rate limit
-            that clears within seconds.
-        fixes: advice for this call by error class name, over the general ``FIXES``.
 
     Raises:
-        ProviderError: the call failed permanently or ran out of attempts.
+        GoogleCallError: the call failed permanently or ran out of attempts.
         CredentialsError: Google refused or could not find the caller's credentials.
+        MissingDependencyError: the Google libraries are not installed.
     """
+    require_google()
     from google.api_core import retry
 
     try:
         # api_core would wait with time.sleep; the waiting is done in on_error through
         # ``sleep`` instead, so api_core's own waits are zero.
         return retry.retry_target(
-            call,
-            predicate=_transient(creating),
+            send,
+            predicate=is_transient,
             sleep_generator=itertools.repeat(0.0),
             timeout=None,
             on_error=_Backoff(sleep).wait,
         )
     except Exception as exc:
-        error = translate(exc, action, fixes)
+        error = translate(exc, call)
         if error is exc:
             raise
         raise error from exc
 
 
-def _transient(creating: bool) -> Callable[[Exception], bool]:
-    """api_core's predicate for the errors worth another attempt."""
-    from google.api_core import exceptions, retry
-
-    transient: tuple[type[Exception], ...] = (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded)
-    if creating:
-        transient += (exceptions.ResourceExhausted,)
-    return retry.if_exception_type(*transient)
+def is_transient(exc: Exception) -> bool:
+    """Whether another attempt may succeed: a server or network failure, or a rate limit."""
+    code = status_code(exc)
+    return code in TRANSIENT_CODES or (code == "RESOURCE_EXHAUSTED" and cause(exc, code) == "rate-limit")
 
 
 class _Backoff:
@@ -231,21 +362,121 @@ class _Backoff:
         self._sleep(min(FIRST_DELAY_S * 2 ** (self._failures - 1), MAX_DELAY_S))
 
 
-def translate(exc: Exception, action: str, fixes: dict[str, str] | None = None) -> Exception:
-    """The cloudtrain error for a failed Google call, or ``exc`` itself if it is not one."""
+def translate(exc: Exception, call: ApiCall) -> Exception:
+    """The cloudtrain error for a failed Google call, or ``exc`` itself if it is not one.
+
+    Example:
+    >>> from google.api_core import exceptions
+    >>> call = ApiCall("list custom jobs in projects/p/locations/r", "ListCustomJobs", project="p")
+    >>> print(translate(exceptions.ResourceExhausted("Quota exceeded for requests per minute"), call))
+    Could not list custom jobs in projects/p/locations/r: Quota exceeded for requests per minute (ResourceExhausted). Too many requests to Vertex AI; retried 4 times. Try again later.
+    """
+    if isinstance(exc, CloudtrainError):
+        return exc
+    require_google()
+    code = status_code(exc)
+    if code is None:
+        return exc
+    why = cause(exc, code)
+    said = f"Could not {call.action}: {summary(exc)}"
+    if code == "UNAUTHENTICATED":
+        return CredentialsError(f"{said}. {ADC_FIX}")
+    fix = advice(call, code, why, exc)
+    return GoogleCallError(f"{said} ({type(exc).__name__}). {fix}".rstrip(), code=code, cause=why)
+
+
+def status_code(exc: Exception) -> str | None:
+    """The google.rpc code of a failed call (``"NOT_FOUND"``); None if ``exc`` is no such failure.
+
+    A connection that failed or timed out counts as UNAVAILABLE, as gRPC reports it.
+    """
     from google.api_core import exceptions
     from google.auth import exceptions as auth_exceptions
 
-    if isinstance(exc, CloudtrainError):
-        return exc
-    if isinstance(exc, auth_exceptions.GoogleAuthError | exceptions.Unauthenticated):
-        return CredentialsError(f"Could not {action}: {_first_line(exc)}. {ADC_FIX}")
+    if _unreachable(exc):
+        return "UNAVAILABLE"
+    if isinstance(exc, auth_exceptions.GoogleAuthError):
+        return "UNAUTHENTICATED"
     if not isinstance(exc, exceptions.GoogleAPICallError):
-        return exc
-    name = type(exc).__name__
-    fix = {**FIXES, **(fixes or {})}.get(name, "")
-    return ProviderError(f"Could not {action}: {_first_line(exc.message)} ({name}). {fix}".rstrip())
+        return None
+    if exc.grpc_status_code is not None:
+        return str(exc.grpc_status_code.name)
+    return HTTP_CODES.get(exc.code or 0, "UNKNOWN")
 
 
-def _first_line(message: object) -> str:
-    return str(message).strip().splitlines()[0].rstrip(".") if str(message).strip() else "no detail"
+def cause(exc: Exception, code: str) -> str:
+    """What Google says went wrong, beyond ``code``: the ``GoogleCallError.cause`` words."""
+    reason = getattr(exc, "reason", None) or ""
+    text = _message(exc)
+    if _unreachable(exc):
+        return "unreachable"
+    if reason == "SERVICE_DISABLED" or "has not been used in project" in text:
+        return "api-disabled"
+    if reason == "BILLING_DISABLED" or BILLING_DISABLED.search(text):
+        return "billing-disabled"
+    if "iam.serviceAccounts.actAs" in text:
+        return "act-as"
+    if code == "RESOURCE_EXHAUSTED":
+        return "quota" if QUOTA_METRIC.search(text) else "rate-limit"
+    return ""
+
+
+def advice(call: ApiCall, code: str, why: str, exc: Exception) -> str:
+    """The ``ADVICE`` row for ``call``, ``code`` and cause ``why``, filled in; empty if none."""
+    for reason in dict.fromkeys((why, "")):
+        for scope in (call.method, call.api, "*"):
+            template = ADVICE.get((scope, code, reason))
+            if template is not None:
+                return template.format_map(_facts(call, exc))
+    return ""
+
+
+def _facts(call: ApiCall, exc: Exception) -> dict[str, str]:
+    """What an advice template may name: the call's own facts, and those in Google's answer."""
+    metadata = dict(getattr(exc, "metadata", None) or {})
+    consumer = str(metadata.get("consumer", "")).removeprefix("projects/")
+    metric = QUOTA_METRIC.search(_message(exc))
+    return {
+        "project": call.project or consumer or "PROJECT",
+        "region": call.region or "REGION",
+        "resource": call.resource,
+        "api": str(metadata.get("service") or call.api),
+        "title": TITLES.get(call.api, call.api),
+        "attempts": str(ATTEMPTS),
+        "retries": str(ATTEMPTS - 1),
+        "metric": metric[0] if metric else "",
+    }
+
+
+def summary(exc: Exception) -> str:
+    """Google's message in one line, or where a connection failed and why."""
+    if _unreachable(exc):
+        url = getattr(getattr(exc, "request", None), "url", None)
+        where = f" to {url}" if url else ""
+        return f"no connection{where}: {_os_reason(exc)}"
+    text = _message(exc).strip()
+    return text.splitlines()[0].rstrip(".") if text else "no detail"
+
+
+def _message(exc: Exception) -> str:
+    return str(getattr(exc, "message", None) or exc)
+
+
+def _unreachable(exc: Exception) -> bool:
+    """A connection that failed, was dropped or timed out, before Google answered."""
+    import requests
+    from google.auth import exceptions as auth_exceptions
+
+    network = (requests.ConnectionError, requests.Timeout, auth_exceptions.TransportError)
+    return isinstance(exc, (*network, ConnectionError, TimeoutError))
+
+
+def _os_reason(exc: BaseException) -> str:
+    """Why the connection failed, in the words of the innermost error (``Connection refused``)."""
+    root, inner = exc, exc.__cause__ or exc.__context__
+    while inner is not None:
+        root, inner = inner, inner.__cause__ or inner.__context__
+    if isinstance(root, OSError) and root.strerror:
+        return str(root.strerror)
+    text = str(root).strip()
+    return text.splitlines()[0] if text else type(root).__name__

@@ -28,7 +28,13 @@ from cloudtrain.errors import ProviderError
 from cloudtrain.providers.base import JobStatus, poll_until_done
 from cloudtrain.providers.transfer import bundle_uri
 from cloudtrain.providers.vertex import upload
-from cloudtrain.providers.vertex.clients import VertexClients, with_retries
+from cloudtrain.providers.vertex.clients import (
+    ApiCall,
+    GoogleCallError,
+    VertexClients,
+    require_google,
+    with_retries,
+)
 from cloudtrain.providers.vertex.logs import LogReader
 from cloudtrain.providers.vertex.render import REQUEST_LABEL
 
@@ -36,7 +42,10 @@ if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
     from cloudtrain.planning import Plan
 
-JOB_ID = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$")
+# \Z, not $, which also matches before a trailing newline; [0-9], not \d, which matches
+# any Unicode digit.
+PARENT = re.compile(r"\Aprojects/(?P<project>[^/\s]+)/locations/(?P<region>[^/\s]+)")
+JOB_ID = re.compile(rf"{PARENT.pattern}/customJobs/(?P<id>[0-9]+)\Z")
 
 # JobState name -> neutral state (aiplatform_v1 job_state.proto, reference/vertex.md §1.1).
 STATES = {
@@ -84,7 +93,9 @@ def submit(
     Raises:
         ProviderError: the request is not a valid CustomJob, or Vertex refused a call.
         CredentialsError: no usable Google credentials.
+        MissingDependencyError: google-cloud-aiplatform or google-cloud-storage is missing.
     """
+    require_google()
     custom_job = _custom_job(request)
     clients = clients or VertexClients()
     vertex = plan.spec.vertex
@@ -115,7 +126,9 @@ def _create(
         tried = True
         return earlier or str(service.create_custom_job(parent=parent, custom_job=custom_job).name)
 
-    return with_retries(create_once, action=f"create a custom job in {parent}", sleep=sleep, creating=True)
+    return with_retries(
+        create_once, _api_call("CreateCustomJob", f"create a custom job in {parent}", parent), sleep=sleep
+    )
 
 
 def find_submitted(
@@ -125,12 +138,21 @@ def find_submitted(
     query = {"parent": parent, "filter": f'labels.{REQUEST_LABEL}="{request["labels"][REQUEST_LABEL]}"'}
     jobs = with_retries(
         lambda: list(service.list_custom_jobs(request=query)),
-        action=f"list custom jobs in {parent}",
+        _api_call("ListCustomJobs", f"list custom jobs in {parent}", parent),
         sleep=sleep,
     )
     reusable = [job for job in jobs if STATES[job.state.name] in REUSABLE_STATES]
     newest = max(reusable, key=lambda job: job.create_time, default=None)
     return newest.name if newest is not None else None
+
+
+def _api_call(method: str, action: str, name: str) -> ApiCall:
+    """``method`` on ``name``, a parent or a job, whose project and region it names."""
+    match = PARENT.match(name)
+    where = match.groupdict() if match else {}
+    return ApiCall(
+        action, method, project=where.get("project", ""), region=where.get("region", ""), resource=name
+    )
 
 
 def _custom_job(request: dict[str, Any]) -> Any:
@@ -180,8 +202,26 @@ class VertexJob:
         return JobStatus(state=STATES[job.state.name], provider_state=job.state.name, detail=detail)
 
     def cancel(self) -> None:
-        """Ask Vertex to cancel the job; it moves through CANCELLING to CANCELLED."""
-        self._call(lambda service: service.cancel_custom_job(name=self.id), "cancel")
+        """Ask Vertex to cancel the job; it moves through CANCELLING to CANCELLED.
+
+        Raises:
+            ProviderError: the job already ended (the message names its state), or Vertex
+                refused the call.
+        """
+        try:
+            self._call(lambda service: service.cancel_custom_job(name=self.id), "CancelCustomJob", "cancel")
+        except GoogleCallError as refused:
+            # FAILED_PRECONDITION: "not in a state required for the operation" (google/rpc/
+            # code.proto); for a cancel, most often a job that has ended. Its state says which.
+            if refused.code != "FAILED_PRECONDITION":
+                raise
+            now = self.status()
+            if not now.done:
+                raise
+            raise ProviderError(
+                f"Could not cancel {self.id}: it already ended, {now.state} ({now.provider_state}). "
+                "There is nothing to cancel."
+            ) from refused
 
     def logs(self, follow: bool = False) -> Iterator[str]:
         """The job's Cloud Logging entries, one line each, prefixed by replica (``[chief-0]``)."""
@@ -196,11 +236,12 @@ class VertexJob:
         return poll_until_done(self.status, self._clients.sleep, poll_s, on_status)
 
     def _get(self) -> Any:
-        return self._call(lambda service: service.get_custom_job(name=self.id), "get")
+        return self._call(lambda service: service.get_custom_job(name=self.id), "GetCustomJob", "get")
 
-    def _call(self, call: Callable[[Any], Any], verb: str) -> Any:
+    def _call(self, send: Callable[[Any], Any], method: str, verb: str) -> Any:
         service = self._clients.job_service(self.region)
-        return with_retries(lambda: call(service), action=f"{verb} {self.id}", sleep=self._clients.sleep)
+        call = _api_call(method, f"{verb} {self.id}", self.id)
+        return with_retries(lambda: send(service), call, sleep=self._clients.sleep)
 
     def __repr__(self) -> str:
         return f"VertexJob(id={self.id!r})"

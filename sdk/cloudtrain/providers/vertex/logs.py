@@ -17,17 +17,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cloudtrain.providers.follow import read_until_done
-from cloudtrain.providers.vertex.clients import LOGGING_URL, VertexClients, logging_session, with_retries
+from cloudtrain.providers.vertex.clients import (
+    LOGGING_API,
+    LOGGING_URL,
+    ApiCall,
+    VertexClients,
+    logging_session,
+    with_retries,
+)
 
 PAGE_SIZE = 1000
 POLL_S = 5.0
 TASK_LABEL = "ml.googleapis.com/task_name"
 # Worker pool -> TF_CONFIG task type (reference/vertex.md §2.2).
 ROLES = {"workerpool0": "chief", "workerpool1": "worker", "workerpool2": "ps", "workerpool3": "evaluator"}
-LOGGING_FIXES = {
-    "Forbidden": "Grant the caller roles/logging.viewer on the project.",
-    "PermissionDenied": "Grant the caller roles/logging.viewer on the project.",
-}
 
 
 @dataclass
@@ -79,7 +82,14 @@ class LogReader:
                 self.session.close()
 
     def entries(self, since: str, sleep: Callable[[float], None]) -> Iterator[dict[str, Any]]:
-        """Every entry of the job from ``since`` on, oldest first, across pages."""
+        """Every entry of the job from ``since`` on, oldest first, across pages.
+
+        Each page is read like any other Google call (``clients.with_retries``): a refused
+        connection, a timeout, 429 and 5xx are retried; the rest is one line with the fix.
+        """
+        call = ApiCall(
+            f"read the logs of job {self.job_number}", "entries.list", LOGGING_API, project=self.project
+        )
         body: dict[str, Any] = {
             "resourceNames": [f"projects/{self.project}"],
             "filter": self.filter(since),
@@ -87,12 +97,7 @@ class LogReader:
             "pageSize": PAGE_SIZE,
         }
         while True:
-            page = with_retries(
-                functools.partial(self._post, body),
-                action=f"read the logs of job {self.job_number}",
-                sleep=sleep,
-                fixes=LOGGING_FIXES,
-            )
+            page = with_retries(functools.partial(self._post, body), call, sleep=sleep)
             yield from page.get("entries", [])
             if not page.get("nextPageToken"):
                 return

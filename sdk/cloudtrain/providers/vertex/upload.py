@@ -13,7 +13,7 @@ from typing import Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.providers import transfer
-from cloudtrain.providers.vertex.clients import with_retries
+from cloudtrain.providers.vertex.clients import STORAGE_API, ApiCall, with_retries
 
 
 def split_uri(uri: str) -> tuple[str, str]:
@@ -51,14 +51,12 @@ def upload_once(
     """
     bucket, name = split_uri(uri)
     blob = storage_client.bucket(bucket).blob(name)
+    check = ApiCall(f"check {uri}", "objects.get", STORAGE_API, resource=f"gs://{bucket}")
+    send = ApiCall(f"upload the code to {uri}", "objects.insert", STORAGE_API, resource=f"gs://{bucket}")
     return transfer.upload_once(
-        exists=lambda: with_retries(blob.exists, action=f"check {uri}", sleep=sleep),
-        upload=lambda advance: with_retries(
-            lambda: _upload(blob, path, advance),
-            action=f"upload the code to {uri}",
-            sleep=sleep,
-            fixes={"NotFound": f"Create the bucket first: gcloud storage buckets create gs://{bucket}"},
-        ),
+        # retry=None: with_retries retries, waiting through ``sleep``, not google-cloud-storage.
+        exists=lambda: with_retries(lambda: blob.exists(retry=None), check, sleep=sleep),
+        upload=lambda advance: with_retries(lambda: _upload(blob, path, advance), send, sleep=sleep),
         name=path.name,
         size=path.stat().st_size,
         progress_min_bytes=progress_min_bytes,

@@ -6,7 +6,9 @@ methods the Vertex backend uses (create, get, list with a label filter, cancel),
 checks what the real service checks that a test can see (pool 0 has one replica,
 filters are valid), records every request, moves jobs through a scripted list of
 states (one step per ``GetCustomJob``), and fails on demand with a given status,
-before doing what was asked (``fail``) or after it (``lose_response``). ``reset``
+before doing what was asked (``fail``) or after it (``lose_response``). A failure can
+carry Google's message and an ``ErrorInfo`` reason (``SERVICE_DISABLED``), sent as the
+real service sends them: in the rich status the client's api_core reads. ``reset``
 empties it, so one server can serve a whole test session.
 """
 
@@ -23,11 +25,44 @@ from typing import Any
 
 import grpc
 from google.cloud import aiplatform_v1
-from google.protobuf import empty_pb2, timestamp_pb2
+from google.protobuf import any_pb2, empty_pb2, timestamp_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
 
 SERVICE = "google.cloud.aiplatform.v1.JobService"
-LABEL_FILTER = re.compile(r'^labels\.([a-z][a-z0-9_-]*)="([a-z0-9_-]*)"$')
+LABEL_FILTER = re.compile(r'\Alabels\.([a-z][a-z0-9_-]*)="([a-z0-9_-]*)"\Z')
 DEFAULT_STATES = ("JOB_STATE_QUEUED", "JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED")
+ENDED_STATES = (
+    "JOB_STATE_SUCCEEDED",
+    "JOB_STATE_PARTIALLY_SUCCEEDED",
+    "JOB_STATE_FAILED",
+    "JOB_STATE_CANCELLED",
+    "JOB_STATE_EXPIRED",
+)
+PROJECT_NUMBER = "123456789012"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One planned failure: a status code, Google's message, and an optional ErrorInfo reason."""
+
+    code: grpc.StatusCode
+    message: str = ""
+    reason: str = ""
+
+    def abort(self, context: grpc.ServicerContext, default_message: str) -> None:
+        """End the call with this failure, in the rich status form (google.rpc.Status)."""
+        status = status_pb2.Status(code=self.code.value[0], message=self.message or default_message)
+        if self.reason:
+            info = error_details_pb2.ErrorInfo(
+                reason=self.reason,
+                domain="googleapis.com",
+                metadata={"service": "aiplatform.googleapis.com", "consumer": f"projects/{PROJECT_NUMBER}"},
+            )
+            detail = any_pb2.Any()
+            detail.Pack(info)
+            status.details.append(detail)
+        context.abort_with_status(rpc_status.to_status(status))
 
 
 @dataclass
@@ -37,16 +72,22 @@ class FakeJobService:
     states: tuple[str, ...] = DEFAULT_STATES
     jobs: dict[str, aiplatform_v1.CustomJob] = field(default_factory=dict)
     requests: list[tuple[str, Any]] = field(default_factory=list)
-    failures: dict[str, deque[grpc.StatusCode]] = field(default_factory=lambda: defaultdict(deque))
+    failures: dict[str, deque[Failure]] = field(default_factory=lambda: defaultdict(deque))
     lost: dict[str, deque[grpc.StatusCode]] = field(default_factory=lambda: defaultdict(deque))
     _progress: dict[str, deque[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_id: int = 8_000_000_000_000_000_001
     _clock: int = 1_795_000_000
 
-    def fail(self, method: str, code: grpc.StatusCode, times: int = 1) -> None:
-        """Make the next ``times`` calls of ``method`` (e.g. ``"CreateCustomJob"``) fail with ``code``."""
-        self.failures[method].extend([code] * times)
+    def fail(
+        self, method: str, code: grpc.StatusCode, times: int = 1, *, message: str = "", reason: str = ""
+    ) -> None:
+        """Make the next ``times`` calls of ``method`` (e.g. ``"CreateCustomJob"``) fail with ``code``.
+
+        ``message`` is Google's text (default: "injected failure of METHOD"); ``reason``
+        adds an ``ErrorInfo`` with that reason, as for a disabled API (``SERVICE_DISABLED``).
+        """
+        self.failures[method].extend([Failure(code, message, reason)] * times)
 
     def lose_response(self, method: str, code: grpc.StatusCode) -> None:
         """Carry out the next call of ``method``, then answer ``code``, as when the response is lost."""
@@ -100,7 +141,7 @@ class FakeJobService:
             with self._lock:
                 self.requests.append((name, request))
                 if self.failures[name]:
-                    context.abort(self.failures[name].popleft(), f"injected failure of {name}")
+                    self.failures[name].popleft().abort(context, f"injected failure of {name}")
                 response = behaviour(request, context)
                 if self.lost[name]:
                     context.abort(self.lost[name].popleft(), f"the response to {name} was lost")
@@ -151,7 +192,7 @@ class FakeJobService:
 
     def _cancel(self, request: Any, context: grpc.ServicerContext) -> empty_pb2.Empty:
         job = self._find(request.name, context)
-        if job.state.name in ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"):
+        if job.state.name in ENDED_STATES:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"Job {job.name} is already done")
         job.state = aiplatform_v1.JobState.JOB_STATE_CANCELLING
         self._progress[job.name] = deque(["JOB_STATE_CANCELLED"])

@@ -2,8 +2,10 @@
 
 It understands the filter the Vertex backend sends (resource type, job ID, lower
 timestamp bound joined by AND) and rejects any other, pages results by ``pageSize``
-and ``pageToken``, and returns entries in the REST ``LogEntry`` JSON form. ``reset``
-empties it, so one server can serve a whole test session.
+and ``pageToken``, and returns entries in the REST ``LogEntry`` JSON form. It fails on
+demand: an HTTP status with Google's JSON error body (``fail``, with an optional
+``ErrorInfo`` reason such as ``SERVICE_DISABLED``), or a connection closed without an
+answer (``hang_up``). ``reset`` empties it, so one server can serve a whole test session.
 """
 
 from __future__ import annotations
@@ -17,7 +19,18 @@ from dataclasses import dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-CLAUSE = re.compile(r'^(resource\.type|resource\.labels\.job_id|timestamp)(=|>=)"([^"]*)"$')
+CLAUSE = re.compile(r'\A(resource\.type|resource\.labels\.job_id|timestamp)(=|>=)"([^"]*)"\Z')
+# google.rpc code names of the statuses tests ask for (google/rpc/code.proto).
+STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+HANG_UP = 0
 
 
 @dataclass
@@ -26,12 +39,32 @@ class FakeLogging:
 
     entries: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
-    failures: list[int] = field(default_factory=list)
+    failures: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     _clock: int = 0
 
-    def fail(self, status: int, times: int = 1) -> None:
-        """Answer the next ``times`` requests with HTTP ``status`` (403, 503, ...)."""
-        self.failures.extend([status] * times)
+    def fail(self, status: int, times: int = 1, *, message: str = "", reason: str = "") -> None:
+        """Answer the next ``times`` requests with HTTP ``status`` (403, 503, ...).
+
+        ``message`` is Google's text (default: "injected HTTP STATUS"); ``reason`` adds an
+        ``ErrorInfo`` detail with that reason, as Google sends for a disabled API.
+        """
+        error: dict[str, Any] = {
+            "code": status,
+            "message": message or f"injected HTTP {status}",
+            "status": STATUS_NAMES.get(status, "UNKNOWN"),
+        }
+        if reason:
+            info = {
+                "reason": reason,
+                "domain": "googleapis.com",
+                "metadata": {"service": "logging.googleapis.com"},
+            }
+            error["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", **info}]
+        self.failures.extend([(status, {"error": error})] * times)
+
+    def hang_up(self, times: int = 1) -> None:
+        """Close the connection of the next ``times`` requests without answering."""
+        self.failures.extend([(HANG_UP, {})] * times)
 
     def reset(self) -> None:
         """Forget every entry, request and planned failure; the server keeps serving."""
@@ -54,11 +87,10 @@ class FakeLogging:
         self.entries.append(entry)
 
     def list(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """The response to one ``entries:list`` request body."""
+        """The response to one ``entries:list`` request body; status ``HANG_UP``: none."""
         self.requests.append(body)
         if self.failures:
-            status = self.failures.pop(0)
-            return status, {"error": {"code": status, "message": f"injected HTTP {status}"}}
+            return self.failures.pop(0)
         clauses = body.get("filter", "").split(" AND ")
         matches = [CLAUSE.match(clause) for clause in clauses]
         if not all(matches) or body.get("orderBy") != "timestamp asc":
@@ -99,6 +131,9 @@ def _handler(fake: FakeLogging) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length))
             code, payload = fake.list(body) if self.path == "/v2/entries:list" else (404, {})
+            if code == HANG_UP:
+                self.close_connection = True
+                return
             data = json.dumps(payload).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")

@@ -93,3 +93,18 @@ def test_wait_exits_zero_when_the_job_succeeds(
         "running (JOB_STATE_RUNNING)",
         "succeeded (JOB_STATE_SUCCEEDED)",
     ]
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_cancel_of_an_ended_job_says_so_in_one_line_and_fails(
+    run: Callable[..., Result], run_cli: Callable[..., Result], fake_vertex: FakeJobService
+) -> None:
+    # regression: cancelling a finished job advised enabling the Vertex AI API
+    job_id = run("submit", EXAMPLE, "--provider", "vertex").out.strip()
+    fake_vertex.set_state(job_id, "JOB_STATE_SUCCEEDED")
+    result = run_cli("cancel", job_id)
+    assert result.code == 1
+    assert result.err.splitlines() == [
+        f"Error: Could not cancel {job_id}: it already ended, succeeded (JOB_STATE_SUCCEEDED). "
+        "There is nothing to cancel."
+    ]

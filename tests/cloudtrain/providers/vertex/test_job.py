@@ -3,6 +3,7 @@ loopback, and real uploads to gcp-storage-emulator."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +25,12 @@ from cloudtrain.providers.vertex.clients import ATTEMPTS
 REPO = Path(__file__).resolve().parents[4]
 EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"
 PARENT = "projects/my-project/locations/us-central1"
+# Google's words for a rate limit, and for a training quota (reference/vertex.md §4.4).
+RATE_LIMIT = (
+    "Quota exceeded for quota metric 'Resource management requests' and limit 'Resource management "
+    "requests per minute per region' of service 'aiplatform.googleapis.com'."
+)
+T4_QUOTA = "The following quota metrics exceed quota limits: aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus"
 
 
 @pytest.fixture
@@ -117,16 +124,64 @@ def test_create_retries_unavailable_with_exponential_backoff(
 
 
 @pytest.mark.usefixtures("fake_gcs")
+@pytest.mark.parametrize(
+    ("message", "creates", "advice"),
+    [
+        (  # a rate limit clears within seconds: retried
+            "",
+            ATTEMPTS,
+            f"Too many requests to Vertex AI; retried {ATTEMPTS - 1} times. Try again later.",
+        ),
+        (  # a training quota lasts until jobs end: not retried
+            T4_QUOTA,
+            1,
+            "Project my-project has no custom_model_training_nvidia_t4_gpus quota left in us-central1: ",
+        ),
+    ],
+    ids=["rate-limit", "quota"],
+)
 def test_create_gives_up_after_bounded_attempts_with_one_clear_line(
-    fake_vertex: FakeJobService, clients: vertex.VertexClients, sleeps: list[float]
+    fake_vertex: FakeJobService,
+    clients: vertex.VertexClients,
+    sleeps: list[float],
+    message: str,
+    creates: int,
+    advice: str,
 ) -> None:
-    fake_vertex.fail("CreateCustomJob", grpc.StatusCode.RESOURCE_EXHAUSTED, times=ATTEMPTS)
+    fake_vertex.fail("CreateCustomJob", grpc.StatusCode.RESOURCE_EXHAUSTED, times=ATTEMPTS, message=message)
     with pytest.raises(ProviderError) as error:
         submit(clients)
-    assert str(error.value).startswith(f"Could not create a custom job in {PARENT}: injected failure")
-    assert "out of quota" in str(error.value)
-    assert len(sleeps) == ATTEMPTS - 1
+    assert str(error.value).startswith(f"Could not create a custom job in {PARENT}: ")
+    assert advice in str(error.value)
+    assert len(fake_vertex.calls("CreateCustomJob")) == creates
+    assert len(sleeps) == creates - 1
     assert fake_vertex.jobs == {}
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_a_rate_limited_lookup_is_retried_then_submits(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients, sleeps: list[float]
+) -> None:
+    fake_vertex.fail("ListCustomJobs", grpc.StatusCode.RESOURCE_EXHAUSTED, times=2, message=RATE_LIMIT)
+    job = submit(clients)
+    assert list(fake_vertex.jobs) == [job.id]
+    assert sleeps == [1.0, 2.0]
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_a_lookup_rate_limited_every_time_says_so_not_quota(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients, sleeps: list[float]
+) -> None:
+    # regression: a 429 on ListCustomJobs advised "out of quota for this machine"
+    fake_vertex.fail("ListCustomJobs", grpc.StatusCode.RESOURCE_EXHAUSTED, times=ATTEMPTS, message=RATE_LIMIT)
+    with pytest.raises(ProviderError) as error:
+        submit(clients)
+    assert str(error.value) == (
+        f"Could not list custom jobs in {PARENT}: {RATE_LIMIT.rstrip('.')} (ResourceExhausted). "
+        f"Too many requests to Vertex AI; retried {ATTEMPTS - 1} times. Try again later."
+    )
+    assert len(sleeps) == ATTEMPTS - 1
+    assert fake_vertex.calls("CreateCustomJob") == []
 
 
 @pytest.mark.usefixtures("fake_gcs")
@@ -143,12 +198,18 @@ def test_a_create_whose_response_was_lost_is_found_not_sent_again(
 
 @pytest.mark.usefixtures("fake_gcs")
 @pytest.mark.parametrize(
-    ("code", "error", "fix"),
+    ("code", "reason", "error", "fix"),
     [
-        (grpc.StatusCode.PERMISSION_DENIED, ProviderError, "roles/aiplatform.user"),
-        (grpc.StatusCode.INVALID_ARGUMENT, ProviderError, "cloudtrain render JOB --provider vertex"),
-        (grpc.StatusCode.UNAUTHENTICATED, CredentialsError, "gcloud auth application-default login"),
-        (grpc.StatusCode.FAILED_PRECONDITION, ProviderError, "gcloud services enable aiplatform"),
+        (grpc.StatusCode.PERMISSION_DENIED, "", ProviderError, "roles/aiplatform.user on project my-project"),
+        (  # a disabled API is PERMISSION_DENIED with reason SERVICE_DISABLED, not a missing role
+            grpc.StatusCode.PERMISSION_DENIED,
+            "SERVICE_DISABLED",
+            ProviderError,
+            "gcloud services enable aiplatform.googleapis.com --project my-project",
+        ),
+        (grpc.StatusCode.INVALID_ARGUMENT, "", ProviderError, "cloudtrain render JOB --provider vertex"),
+        (grpc.StatusCode.UNAUTHENTICATED, "", CredentialsError, "gcloud auth application-default login"),
+        (grpc.StatusCode.FAILED_PRECONDITION, "", ProviderError, "The project is not ready for this job"),
     ],
 )
 def test_permanent_errors_fail_at_once_and_say_what_to_do(
@@ -156,11 +217,12 @@ def test_permanent_errors_fail_at_once_and_say_what_to_do(
     clients: vertex.VertexClients,
     sleeps: list[float],
     code: grpc.StatusCode,
+    reason: str,
     error: type[Exception],
     fix: str,
 ) -> None:
-    fake_vertex.fail("CreateCustomJob", code)
-    with pytest.raises(error, match=fix):
+    fake_vertex.fail("CreateCustomJob", code, reason=reason)
+    with pytest.raises(error, match=re.escape(fix)):
         submit(clients)
     assert sleeps == []
     assert len(fake_vertex.calls("CreateCustomJob")) == 1
@@ -208,10 +270,7 @@ def test_failed_job_status_carries_the_error_message(
     fake_vertex: FakeJobService, clients: vertex.VertexClients
 ) -> None:
     fake_vertex.states = ("JOB_STATE_RUNNING", "JOB_STATE_FAILED")
-    created = clients.job_service("us-central1").create_custom_job(
-        parent=PARENT, custom_job=api_custom_job(rendered_request())
-    )
-    job = vertex.attach(created.name, clients)
+    job = vertex.attach(create_directly(clients), clients)
     assert job.status().state == "failed"
     assert "exited with a non-zero status" in job.status().detail
 
@@ -221,12 +280,22 @@ def rendered_request() -> dict:
     return vertex.render(planned)
 
 
+def create_directly(clients: vertex.VertexClients) -> str:
+    """A job made in the fake service through the client, without an upload; its name."""
+    created = clients.job_service("us-central1").create_custom_job(
+        parent=PARENT, custom_job=api_custom_job(rendered_request())
+    )
+    return str(created.name)
+
+
 @pytest.mark.parametrize(
-    ("code", "retried"),
+    ("code", "message", "retried"),
     [
-        (grpc.StatusCode.UNAVAILABLE, True),  # transient everywhere
-        (grpc.StatusCode.DEADLINE_EXCEEDED, True),  # transient everywhere
-        (grpc.StatusCode.RESOURCE_EXHAUSTED, False),  # retried on create only
+        (grpc.StatusCode.UNAVAILABLE, "", True),  # transient everywhere
+        (grpc.StatusCode.DEADLINE_EXCEEDED, "", True),  # transient everywhere
+        (grpc.StatusCode.INTERNAL, "", True),  # a server error; get is safe to repeat
+        (grpc.StatusCode.RESOURCE_EXHAUSTED, RATE_LIMIT, True),  # a rate limit, on any call
+        (grpc.StatusCode.PERMISSION_DENIED, "", False),  # permanent
     ],
 )
 def test_status_retries_only_transient_errors(
@@ -234,20 +303,52 @@ def test_status_retries_only_transient_errors(
     clients: vertex.VertexClients,
     sleeps: list[float],
     code: grpc.StatusCode,
+    message: str,
     retried: bool,
 ) -> None:
-    created = clients.job_service("us-central1").create_custom_job(
-        parent=PARENT, custom_job=api_custom_job(rendered_request())
-    )
-    fake_vertex.fail("GetCustomJob", code)
-    job = vertex.attach(created.name, clients)
+    job = vertex.attach(create_directly(clients), clients)
+    fake_vertex.fail("GetCustomJob", code, message=message)
     if retried:
         assert job.status().state == "queued"
         assert sleeps == [1.0]
     else:
-        with pytest.raises(ProviderError, match=r"\(ResourceExhausted\)"):
+        with pytest.raises(ProviderError, match=r"\(PermissionDenied\)"):
             job.status()
         assert sleeps == []
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        "JOB_STATE_SUCCEEDED",
+        "JOB_STATE_FAILED",
+        "JOB_STATE_CANCELLED",
+        "JOB_STATE_EXPIRED",  # a job that waited past max_wait_duration
+    ],
+)
+def test_cancelling_an_ended_job_says_it_ended_and_in_which_state(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients, state: str
+) -> None:
+    # regression: FAILED_PRECONDITION on cancel advised enabling the Vertex AI API
+    job_id = create_directly(clients)
+    fake_vertex.set_state(job_id, state)
+    with pytest.raises(ProviderError) as error:
+        vertex.attach(job_id, clients).cancel()
+    neutral = vertex.job.STATES[state]
+    assert str(error.value) == (
+        f"Could not cancel {job_id}: it already ended, {neutral} ({state}). There is nothing to cancel."
+    )
+
+
+def test_a_refused_cancel_of_a_job_still_running_keeps_vertexs_reason(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients
+) -> None:
+    job = vertex.attach(create_directly(clients), clients)
+    fake_vertex.fail("CancelCustomJob", grpc.StatusCode.FAILED_PRECONDITION, message="Job is being updated.")
+    with pytest.raises(
+        ProviderError, match=r"Job is being updated \(FailedPrecondition\)\. .*cloudtrain status"
+    ):
+        job.cancel()
 
 
 def test_status_of_an_unknown_job_names_it(
@@ -263,6 +364,10 @@ def test_status_of_an_unknown_job_names_it(
     [
         ("projects/p/locations/us-central1/customJobs/123", True),  # the resource name Vertex returns
         ("projects/p/locations/us-central1/customJobs/abc", False),  # IDs are numbers
+        ("projects/p/locations/us-central1/customJobs/1\n", False),  # regression: $ let a newline in
+        ("projects/p/locations/us-central1/customJobs/\u0661\u0662", False),  # \d: Arabic-Indic digits
+        ("projects/p q/locations/us-central1/customJobs/1", False),  # no spaces in a project ID
+        ("projects/p/locations/us-central1/customJobs/1/operations/2", False),  # a sub-resource
         ("projects/p/locations/us-central1/trainingPipelines/1", False),  # another resource
         ("arn:aws:sagemaker:us-east-1:123456789012:training-job/x", False),  # SageMaker
         ("binary-classifier-20261202", False),  # a local run
@@ -272,9 +377,11 @@ def test_owns_recognises_custom_job_resource_names(job_id: str, owned: bool) -> 
     assert vertex.owns(job_id) is owned
 
 
-def test_attach_refuses_an_id_that_is_not_a_custom_job() -> None:
-    with pytest.raises(ProviderError, match="projects/PROJECT/locations/REGION/customJobs/NUMBER"):
-        vertex.attach("123")
+@pytest.mark.parametrize("job_id", ["123", f"{PARENT}/customJobs/1\n"])
+def test_attach_refuses_an_id_that_is_not_a_custom_job(job_id: str) -> None:
+    with pytest.raises(ProviderError, match="projects/PROJECT/locations/REGION/customJobs/NUMBER") as error:
+        vertex.attach(job_id)
+    assert "\n" not in str(error.value)
 
 
 @pytest.mark.usefixtures("no_google_credentials")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import socket
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -9,12 +12,15 @@ from fakes.vertex_jobservice import FakeJobService
 from fakes.vertex_logging import FakeLogging
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
+from tests.conftest import Result
 
 from cloudtrain import api
-from cloudtrain.errors import ProviderError
+from cloudtrain.errors import CredentialsError, ProviderError
 from cloudtrain.planning import plan
 from cloudtrain.providers import vertex
+from cloudtrain.providers.vertex import clients as vertex_clients
 from cloudtrain.providers.vertex import logs as vertex_logs
+from cloudtrain.providers.vertex.clients import ATTEMPTS
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"
 PARENT = "projects/my-project/locations/us-central1"
@@ -116,3 +122,120 @@ def test_logs_retry_unavailable_and_explain_forbidden(
         ProviderError, match=r"read the logs of job \d+: .*\(Forbidden\).*roles/logging.viewer"
     ):
         list(job.logs())
+
+
+@pytest.fixture
+def closed_port() -> str:
+    """``127.0.0.1:PORT`` where nothing listens: bound, then closed."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{probe.getsockname()[1]}"
+
+
+@pytest.mark.usefixtures("fake_logging")
+def test_an_unreachable_logging_endpoint_is_retried_then_one_line(
+    job: vertex.VertexJob, sleeps: list[float], closed_port: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # regression: a refused connection escaped as a requests traceback
+    monkeypatch.setenv("CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT", closed_port)
+    with pytest.raises(ProviderError) as error:
+        list(job.logs())
+    assert str(error.value) == (
+        f"Could not read the logs of job {number(job)}: no connection to "
+        f"http://{closed_port}/v2/entries:list: Connection refused (ConnectionError). "
+        f"Could not reach Cloud Logging in {ATTEMPTS} attempts; check the network, then try again."
+    )
+    assert sleeps == [1.0, 2.0, 4.0, 8.0]
+
+
+@pytest.mark.usefixtures("fake_gcs", "fake_vertex")
+def test_the_logs_command_of_an_unreachable_endpoint_prints_one_error_line(
+    run_cli: Callable[..., Result],
+    fake_logging: FakeLogging,
+    closed_port: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    job_id = run_cli("submit", str(EXAMPLE), "--provider", "vertex").out.strip()
+    monkeypatch.setenv("CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT", closed_port)
+    monkeypatch.setattr(vertex_clients, "ATTEMPTS", 2)  # the CLI waits with time.sleep: 1 s
+    result = run_cli("logs", job_id)
+    assert result.code == 1
+    assert "Traceback" not in result.err
+    assert result.errors == [
+        f"Could not read the logs of job {job_id.rsplit('/', 1)[1]}: no connection to "
+        f"http://{closed_port}/v2/entries:list: Connection refused (ConnectionError). "
+        "Could not reach Cloud Logging in 2 attempts; check the network, then try again."
+    ]
+    assert fake_logging.requests == []
+
+
+@pytest.mark.parametrize(
+    ("fail", "waits"),
+    [
+        (lambda fake: fake.fail(429, times=2), [1.0, 2.0]),  # rate limited twice
+        (lambda fake: fake.fail(503), [1.0]),  # unavailable once
+        (lambda fake: fake.fail(500, times=2), [1.0, 2.0]),  # a server error
+        (lambda fake: fake.hang_up(), [1.0]),  # the connection closed without an answer
+    ],
+    ids=["429", "503", "500", "hang-up"],
+)
+def test_transient_logging_failures_are_retried_with_backoff(
+    fake_logging: FakeLogging,
+    job: vertex.VertexJob,
+    sleeps: list[float],
+    fail: Callable[[FakeLogging], None],
+    waits: list[float],
+) -> None:
+    fail(fake_logging)
+    fake_logging.write("my-project", number(job), "workerpool0-0", "epoch 1/3")
+    assert list(job.logs()) == ["[chief-0] epoch 1/3"]
+    assert sleeps == waits
+
+
+def test_a_server_error_every_time_is_retried_then_one_line(
+    fake_logging: FakeLogging, job: vertex.VertexJob, sleeps: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vertex_clients, "ATTEMPTS", 3)
+    fake_logging.fail(500, times=3)
+    address = os.environ["CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT"]
+    with pytest.raises(ProviderError) as error:
+        list(job.logs())
+    assert str(error.value) == (
+        f"Could not read the logs of job {number(job)}: POST http://{address}/v2/entries:list: "
+        "injected HTTP 500 (InternalServerError). Cloud Logging failed with an internal error 3 times; "
+        "try again later."
+    )
+    assert sleeps == [1.0, 2.0]
+    assert len(fake_logging.requests) == 3
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "error", "fix"),
+    [
+        (403, "", ProviderError, "(Forbidden). Grant the caller roles/logging.viewer on project my-project."),
+        (
+            403,
+            "SERVICE_DISABLED",
+            ProviderError,
+            "(Forbidden). Enable the API (it takes a few minutes): "
+            "gcloud services enable logging.googleapis.com --project my-project",
+        ),
+        (401, "", CredentialsError, "$ gcloud auth application-default login"),
+        (404, "", ProviderError, "(NotFound). Check vertex.project (my-project)."),
+    ],
+)
+def test_permanent_logging_errors_fail_at_once_with_the_fix(
+    fake_logging: FakeLogging,
+    job: vertex.VertexJob,
+    sleeps: list[float],
+    status: int,
+    reason: str,
+    error: type[Exception],
+    fix: str,
+) -> None:
+    fake_logging.fail(status, reason=reason)
+    with pytest.raises(error) as raised:
+        list(job.logs())
+    assert str(raised.value).startswith(f"Could not read the logs of job {number(job)}: ")
+    assert str(raised.value).endswith(fix)
+    assert sleeps == []
