@@ -99,6 +99,27 @@ def prepare(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | N
     return Submission(planned, packed, target, target.render(planned))
 
 
+# The bundle name a request is checked against before the code is packed.
+PLACEHOLDER_BUNDLE = "0" * 16 + ".tar.gz"
+
+
+def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> Plan:
+    """Every check ``submit`` makes before it contacts anything, without packing the code.
+
+    The spec, the provider's rules, and the limits only its request shows (Vertex's 100
+    environment variables and 64 labels, SageMaker's tag, hyperparameter and channel
+    limits): the request is rendered against a placeholder bundle name and thrown away.
+
+    Raises:
+        SpecError: one message per problem.
+    """
+    spec = as_spec(spec)
+    target = provider_for(provider, spec)
+    planned = target.plan(spec)
+    target.render(planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}"))
+    return planned
+
+
 def render(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> dict[str, Any]:
     """The exact request ``submit`` would send, without contacting anything.
 

@@ -19,7 +19,8 @@ def validate(job: str, provider: str | None, overrides: tuple[str, ...], as_json
     """Check JOB (a job.yaml) and that it can run on the provider.
 
     Every problem is printed on its own line with the field, the value and the fix;
-    the exit code is 2 when there is any. With --json the answer is always JSON:
+    the exit code is 2 when there is any. The provider's request is rendered too (and
+    thrown away), so its limits are checked as submit would check them. With --json the answer is always JSON:
     {"valid": true, ...} or {"valid": false, "errors": [{"field", "message", "fix"}]}.
     Nothing is contacted over the network.
 
@@ -28,8 +29,10 @@ def validate(job: str, provider: str | None, overrides: tuple[str, ...], as_json
       cloudtrain validate job.yaml
       cloudtrain validate job.yaml --provider sagemaker --set resources.hosts=4
     """
+    from cloudtrain import api
+
     try:
-        planned = plan(load_spec(job, overrides), provider)
+        planned = api.validate(load_spec(job, overrides), provider)
     except SpecError as err:
         if not as_json:
             raise

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 
 def test_validate_reports_the_resolved_shape(run_cli, example_job) -> None:
     result = run_cli("validate", str(example_job), "--provider", "vertex")
@@ -75,3 +77,30 @@ def test_usage_errors_exit_2(run_cli, example_job) -> None:
     result = run_cli("plan", str(example_job), "--provider", "azure")
     assert result.code == 2
     assert "Invalid value for '--provider'" in result.err
+
+
+@pytest.mark.parametrize(
+    ("provider", "overrides", "error"),
+    [
+        # 101 user variables: Vertex accepts at most 100 per container (checked at render)
+        (
+            "vertex",
+            [f"env.V{i}=x" for i in range(101)],
+            "env: Vertex AI accepts at most 100 environment variables",
+        ),
+        # a 600-character value: SageMaker caps Environment values at 512
+        (
+            "sagemaker",
+            ["env.LONG=" + "x" * 600],
+            "env.LONG: the value has 600 characters; SageMaker allows at most 512",
+        ),
+    ],
+)
+def test_validate_checks_the_request_limits_submit_would_hit(
+    run_cli, example_job, provider: str, overrides: list[str], error: str
+) -> None:
+    args = [arg for override in overrides for arg in ("--set", override)]
+    result = run_cli("validate", str(example_job), "--provider", provider, *args)
+    assert result.code == 2
+    assert len(result.errors) == 1
+    assert result.errors[0].startswith(error)
