@@ -13,9 +13,8 @@ Environment it reads:
   under: ``/gcs/...``, ``/opt/ml/...``, ``/tmp/cloudtrain/...``. The local provider sets it
   to stand in for Vertex's FUSE mount and SageMaker's tree; nothing else tells the
   runtime that it is emulated.
-- ``CLOUDTRAIN_BUNDLE``: the code bundle's path in the container (under the root);
-  ``CLOUDTRAIN_CODE_DIR`` when the bootstrap already unpacked it. Neither: the code is
-  in the current folder.
+- ``CLOUDTRAIN_BUNDLE``: the code bundle's path in the container (under the root),
+  checked and unpacked by the runtime. Without it, the code is in the current folder.
 - ``TF_CONFIG``, ``CLUSTER_SPEC``, ``AIP_MODEL_DIR``, ``AIP_CHECKPOINT_DIR``,
   ``AIP_TENSORBOARD_LOG_DIR`` (Vertex); ``/opt/ml/input/config/resourceconfig.json``
   (SageMaker). See ``cluster``, ``locations`` and ``providers``.

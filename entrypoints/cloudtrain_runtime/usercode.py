@@ -1,11 +1,11 @@
 """The user's code: unpack the bundle, import the module or run the script, name its file in errors.
 
 ``CLOUDTRAIN_BUNDLE`` is the bundle's path in the container, resolved under
-``CLOUDTRAIN_ROOT``. When ``CLOUDTRAIN_CODE_DIR`` is set, the ``image: auto`` bootstrap
-already unpacked it there. Otherwise the runtime checks it against its name's SHA-256
-and unpacks it into a fresh folder under ``<root>/tmp/cloudtrain`` within size and file
-limits (``cloudtrain_runtime.bundle``). With neither variable, the code is in the current
-folder (a bare machine, or an image with the code baked in).
+``CLOUDTRAIN_ROOT``. The runtime checks it against its name's SHA-256 and unpacks it
+into a fresh folder under ``<root>/tmp/cloudtrain`` within size and file limits
+(``cloudtrain_runtime.bundle``); the ``image: auto`` bootstrap takes only the runtime
+package out of it first. Without the variable, the code is in the current folder (a
+bare machine, or an image with the code baked in).
 """
 
 from __future__ import annotations
@@ -23,13 +23,8 @@ from cloudtrain_runtime import bundle
 from cloudtrain_runtime.errors import UserCodeError
 from cloudtrain_runtime.paths import scratch_dir, under_root
 
-CODE_DIR_ENV = "CLOUDTRAIN_CODE_DIR"
-
-
 def code_dir(env: Mapping[str, str], root: str) -> Path:
     """The folder holding the user's code, unpacking the bundle when needed."""
-    if env.get(CODE_DIR_ENV):
-        return Path(env[CODE_DIR_ENV])
     if env.get(bundle.BUNDLE_ENV):
         return bundle.unpack(under_root(root, env[bundle.BUNDLE_ENV]), scratch_dir(root))
     return Path.cwd()

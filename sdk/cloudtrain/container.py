@@ -33,18 +33,24 @@ ROOT_ENV = "CLOUDTRAIN_ROOT"
 CONFIG_HYPERPARAMETER = "cloudtrain_config"
 HYPERPARAMETER_VALUE_MAX = 256
 
-# Runs in a stock TensorFlow image: stdlib only; safe extraction (no absolute paths,
-# no "..", no links out of the target: tarfile's "data" filter, Python >= 3.11.4).
+# Runs in a stock TensorFlow image: stdlib only. The bundle is checked against the
+# SHA-256 in its name before anything in it runs; only the runtime package is taken out
+# here (tarfile's "data" filter: no absolute paths, no "..", no links out), and the
+# runtime then unpacks the whole bundle with its own limits (cloudtrain_runtime.bundle).
 BOOTSTRAP = """\
-import os, sys, tarfile
+import hashlib, os, sys, tarfile
 root = os.environ.get("CLOUDTRAIN_ROOT", "/")
 bundle = os.path.join(root, os.environ["CLOUDTRAIN_BUNDLE"].lstrip("/"))
-dest = os.path.join(root, "tmp/cloudtrain/code")
-os.makedirs(dest, exist_ok=True)
+digest = hashlib.sha256()
+with open(bundle, "rb") as packed:
+    for chunk in iter(lambda: packed.read(1 << 20), b""):
+        digest.update(chunk)
+if not digest.hexdigest().startswith(os.path.basename(bundle).split(".")[0]):
+    sys.exit(f"cloudtrain: {bundle} does not match the SHA-256 in its name: the upload is damaged. Submit again.")
+dest = os.path.join(root, "tmp/cloudtrain/runtime")
 with tarfile.open(bundle) as tar:
-    tar.extractall(dest, filter="data")
+    tar.extractall(dest, [m for m in tar if m.name.startswith(".cloudtrain-runtime/")], filter="data")
 sys.path.insert(0, os.path.join(dest, ".cloudtrain-runtime"))
-os.environ["CLOUDTRAIN_CODE_DIR"] = dest
 from cloudtrain_runtime.main import main
 main(sys.argv[1:])
 """
