@@ -23,6 +23,7 @@ from cloudtrain_runtime import bundle
 from cloudtrain_runtime.errors import UserCodeError
 from cloudtrain_runtime.paths import scratch_dir, under_root
 
+
 def code_dir(env: Mapping[str, str], root: str) -> Path:
     """The folder holding the user's code, unpacking the bundle when needed."""
     if env.get(bundle.BUNDLE_ENV):
