@@ -48,8 +48,9 @@ class Emulable(Protocol):
         """The local replicas (and anything to collect after success) that run ``request``.
 
         Returns:
-            ``{"replicas": [...]}`` plus optional ``"collect"``, in the local request's
-            format (see ``cloudtrain.providers.local``).
+            ``{"replicas": [...]}`` plus optional ``"cluster"`` (what every replica
+            shares, written once) and ``"collect"``, in the local request's format (see
+            ``cloudtrain.providers.local.render``).
         """
         ...
 

@@ -14,6 +14,7 @@ from tests.conftest import Result
 from cloudtrain.errors import SpecError
 from cloudtrain.planning import plan
 from cloudtrain.providers import local, sagemaker, vertex
+from cloudtrain.providers.local.launcher import expand, replica_env
 from cloudtrain.specfile import load_spec
 
 BUNDLES = {
@@ -29,7 +30,8 @@ def _render(example_job: Path, provider: str, hosts: int = 2) -> dict[str, Any]:
 
 
 def _env(request: dict[str, Any], name: str) -> dict[str, str]:
-    return next(r["env"] for r in request["replicas"] if r["name"] == name)
+    """The variables the launcher gives replica ``name``, from the request's shared cluster and its own part."""
+    return replica_env(request, name)
 
 
 @pytest.mark.parametrize("provider", ["local", "vertex", "sagemaker"])
@@ -124,12 +126,13 @@ def test_vertex_emulation_of_one_replica_has_cluster_spec_but_no_tf_config(examp
 def test_sagemaker_emulation_builds_an_opt_ml_tree_per_host_and_no_tf_config(example_job: Path) -> None:
     request = _render(example_job, "sagemaker")
     cloud = sagemaker.render(plan(load_spec(example_job), "sagemaker").with_bundle(BUNDLES["sagemaker"]))
-    algo2 = request["replicas"][1]
+    algo2 = expand(request["cluster"], request["replicas"][1])
     assert algo2["name"] == "algo-2"
     assert "TF_CONFIG" not in algo2["env"]
     assert algo2["env"]["CLOUDTRAIN_HOSTS"] == "algo-1=127.0.0.1:<port:0>,algo-2=127.0.0.1:<port:1>"
     assert algo2["env"]["TRAINING_JOB_NAME"] == cloud["TrainingJobName"]
     assert algo2["env"]["CLOUDTRAIN_BUNDLE"] == cloud["Environment"]["CLOUDTRAIN_BUNDLE"]
+    assert algo2["env"] == _env(request, "algo-2")
     config = {path.rsplit("/", 1)[1]: json.loads(text) for path, text in algo2["files"].items()}
     assert config["resourceconfig.json"]["current_host"] == "algo-2"
     assert config["resourceconfig.json"]["hosts"] == ["algo-1", "algo-2"]

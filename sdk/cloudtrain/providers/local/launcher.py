@@ -19,11 +19,16 @@ killer): the whole set starts again on fresh ports and fresh host folders, as Ve
 ``max_restarts``, and training resumes from the backup in the (persistent) stand-in
 bucket. A replica that exits non-zero is an error in the job, which neither provider
 retries, so the run fails at once instead of failing the same way four times.
+
+Before each attempt the launcher completes every replica from the request's shared
+``cluster`` description (``expand``), so the request holds the cluster once, not once
+per replica; ``replica_env`` shows the variables one replica gets.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -129,7 +134,7 @@ class Launcher:
 
     def _attempt(self, attempt: int, limit: int) -> Outcome:
         self.files.set_status("running", f"RUNNING (attempt {attempt + 1} of {limit + 1})")
-        replicas = resolve_ports(self.request["replicas"])
+        replicas = resolve_ports(self.request)
         for replica in replicas:
             hosts.prepare(replica)
         procs = {r["name"]: self._start(r, attempt) for r in replicas}
@@ -221,10 +226,50 @@ def first_failure(procs: dict[str, subprocess.Popen[bytes]]) -> tuple[int, str]:
     return min((rc, name) for name, rc in codes.items() if rc is not None and rc != 0)
 
 
-def resolve_ports(replicas: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Replace every ``<port:N>`` placeholder (one per replica) with a fresh free loopback port."""
-    ports = free_ports(len(replicas))
-    return substitute(replicas, {f"<port:{i}>": str(port) for i, port in enumerate(ports)})
+def resolve_ports(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request's replicas, complete (``expand``), each ``<port:N>`` (one per replica) a fresh free port."""
+    ports = free_ports(len(request["replicas"]))
+    placeholders = {f"<port:{i}>": str(port) for i, port in enumerate(ports)}
+    cluster = substitute(request.get("cluster", {}), placeholders)
+    return [expand(cluster, substitute(replica, placeholders)) for replica in request["replicas"]]
+
+
+def expand(cluster: dict[str, Any], replica: dict[str, Any]) -> dict[str, Any]:
+    """``replica`` with every entry of the shared ``cluster`` description added to its ``env`` and ``files``.
+
+    A shared string is given as is; a shared object is completed with the replica's own
+    keys from its ``cluster`` marker (filling the ``null`` slots in place) and given as
+    JSON, exactly as ``json.dumps`` writes it.
+
+    Example:
+    >>> cluster = {"env": {"TF_CONFIG": {"cluster": {"worker": ["a:1", "b:1"]}, "task": None}}}
+    >>> replica = {"name": "worker-1", "env": {}, "cluster": {"env": {"TF_CONFIG": {"task": {"index": 1}}}}}
+    >>> expand(cluster, replica)["env"]["TF_CONFIG"]
+    '{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"index": 1}}'
+    """
+    complete = {key: value for key, value in replica.items() if key != "cluster"}
+    for kind, shared in cluster.items():
+        own = replica.get("cluster", {}).get(kind, {})
+        complete[kind] = {**replica.get(kind, {})}
+        for key, value in shared.items():
+            complete[kind][key] = (
+                value if isinstance(value, str) else json.dumps({**value, **own.get(key, {})})
+            )
+    return complete
+
+
+def replica_env(request: dict[str, Any], name: str) -> dict[str, str]:
+    """The variables ``request`` gives replica ``name``: its own ``env`` and its part of the cluster.
+
+    Example:
+    >>> request = {"cluster": {"env": {"CLOUDTRAIN_HOSTS": "algo-1=127.0.0.1:<port:0>"}},
+    ...            "replicas": [{"name": "algo-1", "env": {"CLOUDTRAIN_ROOT": "<run>/hosts/algo-1"}}]}
+    >>> replica_env(request, "algo-1")
+    {'CLOUDTRAIN_ROOT': '<run>/hosts/algo-1', 'CLOUDTRAIN_HOSTS': 'algo-1=127.0.0.1:<port:0>'}
+    """
+    replica = next(replica for replica in request["replicas"] if replica["name"] == name)
+    env: dict[str, str] = expand(request.get("cluster", {}), replica)["env"]
+    return env
 
 
 def substitute(value: Any, placeholders: dict[str, str]) -> Any:

@@ -15,6 +15,24 @@ are placeholders that ``submit`` fills in:
 - ``<port:N>``: free loopback ports, chosen by the launcher for every attempt (a
   restarted set never reuses a port still held by a dying process).
 
+What every replica shares is written once, in the request's ``cluster`` entry, and
+each replica names only its own part in its ``cluster`` marker; the launcher completes
+each replica's ``env`` and ``files`` from the two before it starts it
+(``launcher.expand``), so the request grows with the hosts, not with their square. A
+shared string is given to every replica as is; a shared object gets the replica's own
+keys (its ``null`` slots filled in place) and is given as JSON. Three hosts::
+
+    "cluster": {"env": {"TF_CONFIG": {"cluster": {"chief": ["127.0.0.1:<port:0>"],
+                        "worker": ["127.0.0.1:<port:1>", "127.0.0.1:<port:2>"]}, "task": null}}},
+    "replicas": [..., {"name": "worker-1", "env": {...},
+                       "cluster": {"env": {"TF_CONFIG": {"task": {"type": "worker", "index": 1}}}}}]
+
+gives ``worker-1`` the ``TF_CONFIG`` ``{"cluster": {...}, "task": {"type": "worker",
+"index": 1}}``. An emulated Vertex job shares ``TF_CONFIG`` and ``CLUSTER_SPEC`` (with
+the job) the same way, an emulated SageMaker job ``CLOUDTRAIN_HOSTS`` and
+``resourceconfig.json`` (each host fills in ``current_host``).
+``launcher.replica_env(request, name)`` shows the variables one replica gets.
+
 ``$CLOUDTRAIN_LOCAL_HOME`` defaults to ``$XDG_CACHE_HOME/cloudtrain/local`` (``~/.cache``
 without XDG). A local ``storage.root`` is used as it is (``./outputs`` next to
 job.yaml); ``gs://`` and ``s3://`` roots land in the stand-in buckets.
@@ -41,7 +59,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -72,12 +89,14 @@ def render(plan: Plan) -> dict[str, Any]:
     processes, _ = process_layout(plan)
     tasks = task_names(processes)
     addresses = [f"127.0.0.1:<port:{i}>" for i in range(processes)]
+    cluster = {"chief": addresses[:1], "worker": addresses[1:]}
     return {
         "name": plan.name,
         "emulates": None,
         "max_restarts": MAX_RESTARTS,
         "upload": {"bundle": bundle, "target": bucket_path(bundle)},
-        "replicas": [_replica(plan, task, addresses) for task in tasks],
+        "cluster": {"env": {"TF_CONFIG": {"cluster": cluster, "task": None}}} if processes > 1 else {},
+        "replicas": [_replica(plan, task, distributed=processes > 1) for task in tasks],
     }
 
 
@@ -106,22 +125,22 @@ def task_names(hosts: int) -> list[tuple[str, int]]:
     return [("chief", 0)] + [("worker", i) for i in range(hosts - 1)]
 
 
-def _replica(plan: Plan, task: tuple[str, int], addresses: list[str]) -> dict[str, Any]:
+def _replica(plan: Plan, task: tuple[str, int], *, distributed: bool) -> dict[str, Any]:
     name = f"{task[0]}-{task[1]}"
     assert plan.bundle is not None  # render checked it
     env = container.environment(plan, container_path(os.path.abspath(plan.bundle)))
     env[container.ROOT_ENV] = f"<run>/hosts/{name}"
     env[CPU_DEVICES_ENV] = str(process_layout(plan)[1])
-    if len(addresses) > 1:
-        cluster = {"chief": addresses[:1], "worker": addresses[1:]}
-        env["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": {"type": task[0], "index": task[1]}})
-    return {
+    replica = {
         "name": name,
         "argv": [sys.executable, *RUNTIME_ENTRYPOINT],
         "env": env,
         "root": f"<run>/hosts/{name}",
         "links": _mounts(plan.bundle),
     }
+    if distributed:
+        replica["cluster"] = {"env": {"TF_CONFIG": {"task": {"type": task[0], "index": task[1]}}}}
+    return replica
 
 
 def _mounts(bundle: str) -> dict[str, str]:

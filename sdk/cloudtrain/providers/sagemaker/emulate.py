@@ -9,7 +9,9 @@ every input channel copied from the stand-in S3 folder into ``input/data/<channe
 ``Environment`` plus ``TRAINING_JOB_NAME``/``TRAINING_JOB_ARN``; the image is run as
 ``docker run IMAGE train`` would, or with ``ContainerEntrypoint``/``ContainerArguments``.
 ``CLOUDTRAIN_HOSTS`` maps the ``algo-N`` names, which do not resolve on one machine, to
-loopback ports.
+loopback ports. ``CLOUDTRAIN_HOSTS`` and the config files are shared by the hosts (the
+request's ``cluster`` entry, see ``cloudtrain.providers.local.render``); each host
+names only its ``current_host``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from cloudtrain.providers.emulation import (
 )
 
 OPT_ML_CONFIG = "opt/ml/input/config"
+RESOURCE_CONFIG = f"{OPT_ML_CONFIG}/resourceconfig.json"
 DEFAULT_CHECKPOINT_PATH = "/opt/ml/checkpoints"
 # Folders SageMaker creates empty on every host (reference/sagemaker.md §3).
 OPT_ML_DIRS = ["opt/ml/model", "opt/ml/output/data", "opt/ml/code"]
@@ -40,10 +43,10 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     resolver = ",".join(f"{name}=127.0.0.1:<port:{i}>" for i, name in enumerate(names))
     # resourceconfig.json lists hosts "sorted lexicographically" (reference/sagemaker.md §3)
     host_env = {"TRAINING_JOB_NAME": cloud["TrainingJobName"], "TRAINING_JOB_ARN": _job_arn(cloud, region)}
-    host_env["CLOUDTRAIN_HOSTS"] = resolver
-    replicas = [_replica(cloud, name, sorted(names), host_env) for name in names]
+    replicas = [_replica(cloud, name, host_env) for name in names]
     output = f"{cloud['OutputDataConfig']['S3OutputPath'].rstrip('/')}/{cloud['TrainingJobName']}/output"
     return {
+        "cluster": {"env": {"CLOUDTRAIN_HOSTS": resolver}, "files": _config(cloud, sorted(names))},
         "replicas": replicas,
         "collect": [
             {
@@ -55,7 +58,7 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     }
 
 
-def _replica(cloud: dict[str, Any], name: str, hosts: list[str], host_env: dict[str, str]) -> dict[str, Any]:
+def _replica(cloud: dict[str, Any], name: str, host_env: dict[str, str]) -> dict[str, Any]:
     root = f"<run>/hosts/{name}"
     env = {**cloud.get("Environment", {}), **host_env, ROOT_ENV: root}
     env[CPU_DEVICES_ENV] = str(_devices(cloud["ResourceConfig"]["InstanceType"]))
@@ -66,7 +69,7 @@ def _replica(cloud: dict[str, Any], name: str, hosts: list[str], host_env: dict[
         "root": root,
         "cwd": root,
         "dirs": OPT_ML_DIRS,
-        "files": _config(cloud, name, hosts),
+        "cluster": {"files": {RESOURCE_CONFIG: {"current_host": name}}},
         "copy_in": [
             {
                 "source": bucket_path(channel["DataSource"]["S3DataSource"]["S3Uri"]),
@@ -91,11 +94,11 @@ def _argv(algorithm: dict[str, Any]) -> list[str]:
     return [sys.executable, *RUNTIME_ENTRYPOINT, "train"]
 
 
-def _config(cloud: dict[str, Any], name: str, hosts: list[str]) -> dict[str, str]:
-    """The ``/opt/ml/input/config`` files SageMaker writes on every host."""
+def _config(cloud: dict[str, Any], hosts: list[str]) -> dict[str, Any]:
+    """The ``/opt/ml/input/config`` files SageMaker writes on every host, each filling in ``current_host``."""
     instance_type = cloud["ResourceConfig"]["InstanceType"]
     resource = {
-        "current_host": name,
+        "current_host": None,
         "current_instance_type": instance_type,
         "current_group_name": "homogeneousCluster",
         "hosts": hosts,
@@ -104,8 +107,8 @@ def _config(cloud: dict[str, Any], name: str, hosts: list[str]) -> dict[str, str
         ],
         "network_interface_name": "eth0",
     }
-    files = {
-        f"{OPT_ML_CONFIG}/resourceconfig.json": json.dumps(resource),
+    files: dict[str, Any] = {
+        RESOURCE_CONFIG: resource,
         f"{OPT_ML_CONFIG}/hyperparameters.json": json.dumps(cloud.get("HyperParameters", {})),
         f"{OPT_ML_CONFIG}/inputdataconfig.json": json.dumps(_input_data_config(cloud)),
     }

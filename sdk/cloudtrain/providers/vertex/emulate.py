@@ -6,12 +6,13 @@ Each replica gets what Vertex gives one (reference/vertex.md §2-3): ``TF_CONFIG
 ``baseOutputDirectory``, the container's ``env``, and ``/gcs`` linked to the stand-in
 Cloud Storage folder. The container's ``command`` runs with this machine's Python;
 without one, the image's ENTRYPOINT equivalent ``python -m cloudtrain_runtime`` runs
-with the ``args``.
+with the ``args``. ``TF_CONFIG`` and ``CLUSTER_SPEC`` are shared by the replicas
+(the request's ``cluster`` entry, see ``cloudtrain.providers.local.render``), each
+replica naming only its own task.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -29,8 +30,14 @@ def replicas(cloud: dict[str, Any]) -> dict[str, Any]:
     ]
     addresses = {task: f"127.0.0.1:<port:{n}>" for n, task in enumerate(tasks)}
     clusters = _clusters(tasks, addresses)
-    replicas = [_replica(job, task, clusters, len(tasks)) for task in tasks]
-    return {"replicas": replicas}
+    shared = {"CLUSTER_SPEC": clusters["cluster_spec"]}
+    if len(tasks) > 1:  # "Vertex does not set TF_CONFIG for single-replica training jobs"
+        shared["TF_CONFIG"] = clusters["tf_config"]
+    cluster = {
+        variable: {"cluster": value, "environment": "cloud", "job": job, "task": None}
+        for variable, value in shared.items()
+    }
+    return {"cluster": {"env": cluster}, "replicas": [_replica(job, task, shared) for task in tasks]}
 
 
 def _clusters(
@@ -46,20 +53,15 @@ def _clusters(
     return {"tf_config": tf_config, "cluster_spec": cluster_spec}
 
 
-def _replica(
-    job: dict[str, Any], task: tuple[int, int], clusters: dict[str, Any], total: int
-) -> dict[str, Any]:
+def _replica(job: dict[str, Any], task: tuple[int, int], shared: dict[str, Any]) -> dict[str, Any]:
     pool, index = task
     spec = job["workerPoolSpecs"][pool]
     name = f"{POOL_TASK_TYPES[pool]}-{index}"
     container = spec["containerSpec"]
     env = {item["name"]: item["value"] for item in container.get("env", [])}
     env.update(_aip_dirs(job))
-    cluster_spec = {"cluster": clusters["cluster_spec"], "environment": "cloud", "job": job}
-    env["CLUSTER_SPEC"] = json.dumps({**cluster_spec, "task": {"type": f"workerpool{pool}", "index": index}})
-    if total > 1:  # "Vertex does not set TF_CONFIG for single-replica training jobs"
-        tf_config = {"cluster": clusters["tf_config"], "environment": "cloud", "job": job}
-        env["TF_CONFIG"] = json.dumps({**tf_config, "task": {"type": POOL_TASK_TYPES[pool], "index": index}})
+    task_types = {"CLUSTER_SPEC": f"workerpool{pool}", "TF_CONFIG": POOL_TASK_TYPES[pool]}
+    own = {variable: {"task": {"type": task_types[variable], "index": index}} for variable in shared}
     env[ROOT_ENV] = f"<run>/hosts/{name}"
     env[CPU_DEVICES_ENV] = str(spec["machineSpec"].get("acceleratorCount") or 1)
     command = (
@@ -74,6 +76,7 @@ def _replica(
         "root": f"<run>/hosts/{name}",
         "cwd": f"<run>/hosts/{name}",
         "links": {"gcs": "<buckets>/gcs"},
+        "cluster": {"env": own},
     }
 
 
