@@ -25,8 +25,9 @@ from cloudtrain import api
 from cloudtrain.errors import ProviderError
 from cloudtrain.planning import plan
 from cloudtrain.providers import local
-from cloudtrain.providers.local.job import LocalJob, is_running
+from cloudtrain.providers.local.job import LocalJob
 from cloudtrain.providers.local.launcher import first_failure
+from cloudtrain.providers.local.processes import is_running
 from cloudtrain.spec import JobSpec
 
 pytestmark = pytest.mark.timeout(120)

@@ -28,7 +28,9 @@ from tests.conftest import Result
 from cloudtrain.errors import ProviderError
 from cloudtrain.providers import local
 from cloudtrain.providers.local import run
-from cloudtrain.providers.local.job import LocalJob, ProcessRecord, identify, run_dir_for, write_record
+from cloudtrain.providers.local.job import LocalJob, run_dir_for
+from cloudtrain.providers.local.processes import ProcessRecord, identify
+from cloudtrain.providers.local.records import write_record
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -41,17 +41,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from cloudtrain.providers.local import hosts
-from cloudtrain.providers.local.job import (
-    LAUNCHER_FILE,
-    REPLICAS_FILE,
-    REQUEST_FILE,
-    STATUS_FILE,
-    ProcessRecord,
-    parse_request,
-    read_record,
-    untrusted,
-    write_record,
-)
+from cloudtrain.providers.local.job import LAUNCHER_FILE, REPLICAS_FILE, REQUEST_FILE, STATUS_FILE
+from cloudtrain.providers.local.processes import ProcessRecord
+from cloudtrain.providers.local.records import parse_request, read_record, untrusted, write_record
 
 POLL_S = 0.1
 # Seconds the survivors of a failure get before SIGKILL (see ``stop``); TF itself would

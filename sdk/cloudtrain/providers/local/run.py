@@ -20,17 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.providers import transfer
-from cloudtrain.providers.local.job import (
-    REQUEST_FILE,
-    LocalJob,
-    local_home,
-    parse_request,
-    read_record,
-    run_dir_for,
-    write_atomically,
-    write_record,
-)
+from cloudtrain.providers.local.job import REQUEST_FILE, LocalJob, local_home, run_dir_for
 from cloudtrain.providers.local.launcher import substitute
+from cloudtrain.providers.local.records import parse_request, read_record, write_atomically, write_record
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle

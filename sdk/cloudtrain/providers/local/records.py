@@ -1,0 +1,123 @@
+"""A local run's records: one reader that trusts nothing, one atomic writer.
+
+The files of a run folder (``request.json``, ``status.json``, ``launcher.pid``,
+``replicas.pid``) outlive the processes they describe and may be truncated or edited
+by hand, so every one is read through ``read_record``: a corrupt file becomes one
+``ProviderError`` that names it and the way out, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import reprlib
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from cloudtrain.errors import ProviderError
+from cloudtrain.providers import TERMINAL_STATES, JobStatus
+
+STATES = ("pending", "running", *TERMINAL_STATES)
+# The largest pid Linux hands out (PID_MAX_LIMIT, include/linux/threads.h); macOS stops at 99999.
+PID_MAX = 4 * 1024 * 1024
+
+T = TypeVar("T")
+
+
+def read_record(path: Path, parse: Callable[[Any], T]) -> T | None:
+    """Read one of a run's JSON records through ``parse``; None if the file does not exist.
+
+    ``parse`` gets the decoded JSON and raises ValueError naming what is wrong with it.
+
+    Raises:
+        ProviderError: the file cannot be read, is not UTF-8 JSON, holds NUL bytes, or
+            ``parse`` refused it. The message names the file and what to do.
+    """
+    try:
+        raw = path.read_bytes()
+        if b"\0" in raw:
+            raise ValueError("it contains NUL bytes")
+        return parse(json.loads(raw.decode("utf-8")))
+    except FileNotFoundError:
+        return None
+    # JSONDecodeError and UnicodeDecodeError are ValueErrors; deep nesting is a RecursionError.
+    except (OSError, ValueError, RecursionError) as exc:
+        raise untrusted(path, str(exc) or type(exc).__name__) from exc
+
+
+def untrusted(path: Path, problem: str) -> ProviderError:
+    """The error for a record that cannot be believed, with the way out."""
+    return ProviderError(
+        f"cloudtrain cannot trust {path}: {problem}. Check that no process of this run still runs "
+        f"(its launcher's command line names the run folder), then remove the run folder {path.parent}."
+    )
+
+
+def write_record(path: Path, data: Any) -> None:
+    """Write a JSON record atomically (see ``write_atomically``)."""
+    text = json.dumps(data, indent=2)
+    write_atomically(path, lambda file: file.write(text.encode("utf-8")))
+
+
+def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
+    """Fill a temp file of its own beside ``path`` with ``write``, then rename it over ``path``.
+
+    A reader sees the old file or the new one, never half of one, even after a crash
+    (the data is synced before the rename), and two writers never share a temp file.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            write(file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def parse_status(data: Any) -> JobStatus:
+    """``status.json``: the run's state, the provider's word for it and a detail line."""
+    state = field(data, "state", str)
+    if state not in STATES:
+        raise ValueError(f"'state' must be one of {', '.join(STATES)}, got {state!r}")
+    return JobStatus(state, field(data, "provider_state", str), field(data, "detail", str))
+
+
+def parse_request(data: Any) -> dict[str, Any]:
+    """``request.json``: the rendered request, with its replicas and restart limit."""
+    replicas = field(data, "replicas", list)
+    if not replicas or not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in replicas):
+        raise ValueError("'replicas' must be a non-empty list of objects, each with a 'name'")
+    if field(data, "max_restarts", int) < 0:
+        raise ValueError(f"'max_restarts' must be >= 0, got {data['max_restarts']}")
+    return dict(data)
+
+
+def field(data: Any, key: str, kind: type[T]) -> T:
+    """``data[key]``, which must have exactly the type ``kind`` (``True`` is no pid)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    value = data.get(key)
+    if type(value) is not kind:
+        raise ValueError(f"{key!r} must be {kind.__name__}, got {reprlib.repr(value)}")
+    return value
+
+
+def pid_field(data: Any, key: str) -> int:
+    value = field(data, key, int)
+    if not 1 < value <= PID_MAX:
+        raise ValueError(f"{key!r} must be a pid from 2 to {PID_MAX}, got {value}")
+    return value
+
+
+def token_field(data: Any, key: str) -> str:
+    value = field(data, key, str)
+    if not (0 < len(value) <= 100 and value.isprintable()):
+        raise ValueError(f"{key!r} must be 1 to 100 printable characters, got {reprlib.repr(value)}")
+    return value
