@@ -7,7 +7,8 @@ base class of whichever Keras runs (Keras 3, or tf_keras under
 Fault injection (used by the local provider's tests and demos):
 ``CLOUDTRAIN_FAULT=<task_type>:<index>@epoch:<n>`` makes that task SIGKILL itself at
 the end of epoch n (1-based, after that epoch's backup was written);
-``...@step:<n>`` after global step n. The launcher sets it on the first attempt only.
+``...@step:<n>`` after global step n; ``...@export`` once the export is written, before
+it is checked (the backup is still there). The launcher sets it on the first attempt only.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
+    from cloudtrain_runtime.backups import Backups
+
     # The mixins below meet their Keras base class (Callback, BackupAndRestore) only at run
     # time, in ``keras_callback`` and ``chief_writes_backup``; checked here against Any.
     _KerasBase = Any
@@ -34,12 +37,12 @@ else:
 
 FAULT_ENV = "CLOUDTRAIN_FAULT"
 WARMUP_STEPS = 50
-_FAULT = re.compile(r"^(chief|master|worker):(\d+)@(epoch|step):(\d+)$")
+_FAULT = re.compile(r"^(chief|master|worker):(\d+)@(?:(epoch|step):(\d+)|(export))$")
 
 
 @dataclass(frozen=True)
 class Fault:
-    """A planned SIGKILL: which task, and at which epoch end or global step."""
+    """A planned SIGKILL: which task, and at which epoch end, global step or ``export`` (at 0)."""
 
     task_type: str
     task_index: int
@@ -53,16 +56,19 @@ def parse_fault(text: str) -> Fault | None:
     Example:
     >>> parse_fault("worker:1@epoch:2")
     Fault(task_type='worker', task_index=1, unit='epoch', at=2)
+    >>> parse_fault("chief:0@export")
+    Fault(task_type='chief', task_index=0, unit='export', at=0)
     """
     if not text:
         return None
     match = _FAULT.match(text.strip())
     if not match:
         raise ConfigError(
-            f"{FAULT_ENV} must look like worker:1@epoch:2 or chief:0@step:10. Received: {text!r}"
+            f"{FAULT_ENV} must look like worker:1@epoch:2, chief:0@step:10 or chief:0@export. "
+            f"Received: {text!r}"
         )
-    task_type, index, unit, at = match.groups()
-    return Fault(task_type, int(index), unit, int(at))
+    task_type, index, unit, at, export = match.groups()
+    return Fault(task_type, int(index), unit or export, int(at or 0))
 
 
 def kill_self() -> None:
@@ -101,6 +107,10 @@ class Progress:
     def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
         if self.resumed_from_epoch is None:
             self.resumed_from_epoch = epoch
+
+    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        if self.resumed_from_epoch is None:  # restored after the last epoch: nothing left to train
+            self.resumed_from_epoch = self.epochs
 
     def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
         values = {name: float(value) for name, value in (logs or {}).items() if _is_number(value)}
@@ -155,7 +165,24 @@ class Throughput:
         }
 
 
-class ChiefWritesBackup(_KerasBase):
+class StampedBackup(_KerasBase):
+    """A BackupAndRestore that restores only this run's backup and keeps it after training.
+
+    ``backups.begin`` decides, when training begins, whether the folder's backup is this
+    run's (see ``cloudtrain_runtime.backups``). The backup outlives ``fit``: the chief
+    empties it only once the export is written, reloaded and checked, so a kill during
+    the export restarts at the export, not at epoch 1. tf_keras sets up its training
+    state in ``on_train_begin``, so it always runs; Keras 3's only restores (below).
+    """
+
+    backups: Backups
+
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self.backups.begin(self.model)
+        super().on_train_begin(logs)
+
+
+class ChiefWritesBackup(StampedBackup):
     """BackupAndRestore for several workers on Keras 3: the chief writes, every task restores.
 
     Keras 3's callback has no multi-worker logic: every task would write the same HDF5
@@ -164,15 +191,19 @@ class ChiefWritesBackup(_KerasBase):
     the same epoch (per-task copies can disagree when a kill lands between two tasks'
     writes, and the restarted collective would hang). ``double_checkpoint`` keeps the
     previous copy, which Keras restores when the latest one was cut short by the kill.
-    Only the chief deletes the backup when training completes.
 
     On JAX, saving gathers the sharded weights with a collective every process must
     join, so the other tasks save too, into ``scratch`` (their own folder, never read).
     """
 
     def __init__(self, backup_dir: str, is_chief: bool, scratch: str | None) -> None:
-        super().__init__(backup_dir=backup_dir, double_checkpoint=True, delete_checkpoint=is_chief)
+        super().__init__(backup_dir=backup_dir, double_checkpoint=True, delete_checkpoint=False)
         self.is_chief, self.scratch = is_chief, scratch
+
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        # Another run's backup may still be on disk while the chief moves it aside.
+        if self.backups.begin(self.model):
+            super(StampedBackup, self).on_train_begin(logs)
 
     def _save_model(self) -> None:
         if self.is_chief:
@@ -187,10 +218,22 @@ class ChiefWritesBackup(_KerasBase):
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def chief_writes_backup(keras: ModuleType, backup_dir: str, is_chief: bool, scratch: str | None) -> Any:
+def chief_writes_backup(
+    keras: ModuleType, backup_dir: str, is_chief: bool, scratch: str | None, backups: Backups
+) -> Any:
     """A ``ChiefWritesBackup`` that is also this Keras's ``BackupAndRestore``."""
     cls = type("ChiefWritesBackup", (ChiefWritesBackup, keras.callbacks.BackupAndRestore), {})
-    return cls(backup_dir, is_chief, scratch)
+    callback = cls(backup_dir, is_chief, scratch)
+    callback.backups = backups
+    return callback
+
+
+def stamped_backup(keras: ModuleType, backup_dir: str, backups: Backups) -> Any:
+    """tf_keras's own multi-worker ``BackupAndRestore``, stamped and kept after ``fit``."""
+    cls = type("BackupAndRestore", (StampedBackup, keras.callbacks.BackupAndRestore), {})
+    callback = cls(backup_dir=backup_dir, delete_checkpoint=False)
+    callback.backups = backups
+    return callback
 
 
 def keras_callback(keras: ModuleType, mixin: type, *args: Any) -> Any:

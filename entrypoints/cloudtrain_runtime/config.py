@@ -94,6 +94,8 @@ class RuntimeConfig:
     layout_map: Mapping[str, tuple[str | None, ...]] = field(default_factory=dict)
     model_parallel: int = 1
     data: Mapping[str, str] = field(default_factory=dict)
+    strategy_requested: str | None = None
+    """``training.strategy`` as the spec wrote it (``auto`` or a name); None from older SDKs."""
 
     @property
     def global_batch(self) -> int:

@@ -29,3 +29,9 @@ class UserCodeError(RuntimeFailure):
     """The user's module or script broke the contract or raised; the message names the file."""
 
     exit_code = 1
+
+
+class PeerLost(RuntimeFailure):
+    """Another replica of the job died or stopped answering; the job must restart."""
+
+    exit_code = 1

@@ -39,7 +39,12 @@ def export(
 ) -> Path | None:
     """Every task calls this; the chief's export lands at ``target`` and is returned."""
     if is_chief:
-        save(tf, model, target, legacy=legacy)
+        # A restart after a kill here exports again: the old folder is replaced whole.
+        partial = target.with_name(f"{target.name}.partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        save(tf, model, partial, legacy=legacy)
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
         return target
     temp = Path(tempfile.mkdtemp(prefix="export-", dir=scratch))
     try:

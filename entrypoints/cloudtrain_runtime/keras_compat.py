@@ -7,7 +7,7 @@ tensorflow/tensorflow#72388) through two defects in
 1. ``_maybe_symbolic_build`` reduces the first *nested* batch with
    ``strategy.reduce``, which the collective path cannot do ("Attempt to convert a
    value (PerReplica...) to a Tensor"). Only shapes and dtypes matter there, so the
-   fix takes replica 0's local batch instead.
+   fix builds from the dataset's ``element_spec`` instead.
 2. ``reduce_per_replica`` reduces scalar logs along ``axis=0`` in multi-worker mode
    ("Invalid reduction dimension 0 for input with 0 dimensions"). The fix reduces them
    with ``axis=None``, the mean over replicas, as the single-worker path does.
@@ -18,6 +18,12 @@ a single-process run with the same global batch (tests/cloudtrain_runtime). Each
 defect is detected by a probe that runs the trainer's own function against a
 recording stand-in for the strategy; a Keras release that fixes one is left alone.
 tf_keras (``TF_USE_LEGACY_KERAS=1``) has neither defect and is never touched.
+
+Under any strategy (MirroredStrategy too) that same ``_maybe_symbolic_build`` draws one
+batch from a fresh iterator before training; the one-device path does not. A dataset
+shuffled with ``reshuffle_each_iteration=True`` then trains epoch k on epoch k+1's
+order, so one device and N replicas part ways. ``build_without_drawing`` installs the
+element-spec build on every Keras 3 path, so no path draws.
 """
 
 from __future__ import annotations
@@ -67,6 +73,8 @@ def _probe_strategy(tf: ModuleType, calls: list[tuple[Any, Any]]) -> Any:
 def reduces_nested_batch(tf: ModuleType) -> bool:
     """Defect 1: does ``_maybe_symbolic_build`` hand a nested batch to ``strategy.reduce``?"""
     trainer = _trainer_module()
+    if getattr(trainer.TensorFlowTrainer._maybe_symbolic_build, "builds_from_spec", False):
+        return False
     calls: list[tuple[Any, Any]] = []
     strategy = _probe_strategy(tf, calls)
     model = type("Model", (), {"_distribute_strategy": strategy, "distribute_strategy": strategy})()
@@ -90,34 +98,41 @@ def fix_multi_worker_fit(tf: ModuleType) -> list[str]:
     """Patch the defects this Keras has; returns the names of the fixes applied."""
     trainer, applied = _trainer_module(), []
     if reduces_nested_batch(tf):
-        trainer.TensorFlowTrainer._maybe_symbolic_build = _symbolic_build_from_local_batch(tf, trainer)
-        applied.append("symbolic-build-from-local-batch")
+        applied += build_without_drawing()
     if reduces_scalars_on_axis_0(tf):
         trainer.reduce_per_replica = _reduce_scalars_as_mean(trainer, trainer.reduce_per_replica)
         applied.append("mean-of-scalar-logs")
     return applied
 
 
-def _local_value(tf: ModuleType, strategy: Any, value: Any) -> Any:
-    if isinstance(value, tf.distribute.DistributedValues):
-        return strategy.experimental_local_results(value)[0]
-    return value
+BUILD_FROM_SPEC = "symbolic-build-from-element-spec"
 
 
-def _symbolic_build_from_local_batch(tf: ModuleType, trainer: ModuleType) -> Any:
-    from keras.src import tree
+def build_without_drawing() -> list[str]:
+    """Build models from the input's ``element_spec``, never from a drawn batch.
 
+    Returns:
+        ``[BUILD_FROM_SPEC]`` when installed now, ``[]`` when it already was.
+    """
+    trainer = _trainer_module()
+    if getattr(trainer.TensorFlowTrainer._maybe_symbolic_build, "builds_from_spec", False):
+        return []
+    trainer.TensorFlowTrainer._maybe_symbolic_build = _symbolic_build_from_spec()
+    return [BUILD_FROM_SPEC]
+
+
+def _symbolic_build_from_spec() -> Any:
     def _maybe_symbolic_build(self: Any, iterator: Any = None, data_batch: Any = None) -> None:
         if self._distribute_strategy is None:
             return
-        strategy = self.distribute_strategy
         if iterator is not None:
-            for _, _, it in iterator:
-                data_batch = tree.map_structure(lambda v: _local_value(tf, strategy, v), next(it))
-                break
-        with strategy.scope():
+            # Only shapes and dtypes are read (Trainer._symbolic_build makes KerasTensors),
+            # and a TensorSpec has both: no iterator is created, so no reshuffle is spent.
+            data_batch = iterator.data_adapter.get_tf_dataset().element_spec
+        with self.distribute_strategy.scope():
             self._symbolic_build(data_batch=data_batch)
 
+    _maybe_symbolic_build.builds_from_spec = True  # type: ignore[attr-defined]
     return _maybe_symbolic_build
 
 

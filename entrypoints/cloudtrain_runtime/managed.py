@@ -21,15 +21,26 @@ Example: examples/binary_classifier/trainer/task.py.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from cloudtrain_runtime import data, usercode
+from cloudtrain_runtime import data, peers, usercode
 from cloudtrain_runtime.errors import RuntimeFailure, UserCodeError
 from cloudtrain_runtime.session import Session
 
 REQUIRED = ("build_model", "make_dataset")
+# The user contract: each function the runtime calls and the one argument it passes.
+# The README's "Your training code" section states exactly these (tests/cloudtrain_runtime).
+SIGNATURES = {
+    "build_model": "config",
+    "make_dataset": "context",
+    "make_validation_dataset": "context",
+    "compile_args": "config",
+    "make_optimizer": "learning_rate",
+}
 
 
 def run(session: Session, module_name: str, directory: Path) -> Path | None:
@@ -41,7 +52,7 @@ def run(session: Session, module_name: str, directory: Path) -> Path | None:
     steps = session.config.steps_per_epoch or _cardinality(session, train)
     with session.scope():
         model = user.model(session, steps)
-    try:
+    with _failures(session, "model.fit()", directory):
         model.fit(
             train,
             validation_data=validation,
@@ -51,11 +62,22 @@ def run(session: Session, module_name: str, directory: Path) -> Path | None:
             shuffle=False,  # the user's dataset shuffles, with the seed every host shares
             verbose=0,
         )
+    if validation is not None:
+        with _failures(session, "model.evaluate()", directory):
+            session.evaluate(model, validation)
+    return session.export(model)
+
+
+@contextlib.contextmanager
+def _failures(session: Session, doing: str, directory: Path) -> Iterator[None]:
+    """A dead peer becomes ``PeerLost`` naming it; anything else names the user's code."""
+    try:
+        yield
     except RuntimeFailure:
         raise
     except Exception as err:
-        raise usercode.user_error(err, "model.fit()", directory) from None
-    return session.export(model)
+        lost = peers.lost_peer(err, session.cluster, doing)
+        raise (lost or usercode.user_error(err, doing, directory)) from None
 
 
 class _User:
@@ -72,6 +94,7 @@ class _User:
             )
 
     def call(self, name: str, *args: Any) -> Any:
+        assert name in SIGNATURES, name  # every call is part of the documented contract
         return usercode.call(getattr(self.module, name), *args, directory=self.directory)
 
     def dataset(self, session: Session, name: str, split: str) -> Any:

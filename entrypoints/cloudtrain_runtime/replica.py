@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 RESULT_FILE = "cloudtrain-result.json"
 THROUGHPUT_FILE = "cloudtrain-throughput.json"
+COMPLETE_FILE = "cloudtrain-complete.json"
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,11 @@ class Locations:
     @property
     def throughput_file(self) -> Path:
         return self.results / THROUGHPUT_FILE
+
+    @property
+    def completion_file(self) -> Path:
+        """The completion marker, next to the export (``cloudtrain_runtime.backups``)."""
+        return self.export.parent / COMPLETE_FILE
 
     @classmethod
     def from_uris(

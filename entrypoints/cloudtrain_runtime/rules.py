@@ -50,6 +50,10 @@ _ONE_SLICE = "Set resources.hosts: 1 and choose the slice size with resources.pe
 REASONS = {
     "requested": Words(
         "training.strategy: {strategy} set in the spec",
+        "{shape}: {cls}, set in the spec (training.strategy: {strategy})",
+    ),
+    "planned": Words(
+        "training.strategy: {strategy} as planned",
         "{shape}: {cls}, as planned (training.strategy: {strategy})",
     ),
     "keras-layout-map": Words(

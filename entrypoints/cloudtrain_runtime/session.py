@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from cloudtrain_runtime import backups as backups_lib
 from cloudtrain_runtime import callbacks as cb
 from cloudtrain_runtime import data, devices, export, keras_compat, schedule, strategy
 from cloudtrain_runtime.cluster import ClusterInfo
@@ -61,6 +62,7 @@ class Session:
     say: Callable[[str], None]
     fixes: list[str] = field(default_factory=list)
     result: dict[str, Any] | None = None
+    final_scores: dict[str, float] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return (
@@ -115,10 +117,29 @@ class Session:
         found = [self.backup_callback(), self.progress, self.throughput]
         if self.is_chief and self._tensorboard_installed():
             found.append(self.keras.callbacks.TensorBoard(log_dir=str(self.locations.tensorboard)))
-        fault = cb.parse_fault(os.environ.get(cb.FAULT_ENV, ""))
-        if fault and (fault.task_type, fault.task_index) == (self.cluster.task_type, self.cluster.task_index):
-            found.append(cb.keras_callback(self.keras, cb.FaultInjector, fault))
+        if self.fault and self.fault.unit != "export":
+            found.append(cb.keras_callback(self.keras, cb.FaultInjector, self.fault))
         return found
+
+    @functools.cached_property
+    def fault(self) -> cb.Fault | None:
+        """The fault planned for this task (``CLOUDTRAIN_FAULT``), if any."""
+        fault = cb.parse_fault(os.environ.get(cb.FAULT_ENV, ""))
+        mine = fault and (fault.task_type, fault.task_index) == (
+            self.cluster.task_type,
+            self.cluster.task_index,
+        )
+        return fault if mine else None
+
+    @functools.cached_property
+    def backups(self) -> backups_lib.Backups:
+        """This job's backup folder: which run it belongs to, and the completion marker."""
+        mine = backups_lib.Stamp(
+            run=backups_lib.run_id(os.environ), config=backups_lib.config_fingerprint(self.config), model=""
+        )
+        return backups_lib.Backups(
+            self.locations.backup, self.locations.completion_file, mine, self.is_chief, self.say
+        )
 
     def _tensorboard_installed(self) -> bool:
         # Stock TensorFlow images ship tensorboard; tensorflow-cpu wheels do not require it.
@@ -138,9 +159,11 @@ class Session:
         """
         base = self.locations.backup
         if self.legacy:
-            return self.keras.callbacks.BackupAndRestore(backup_dir=str(base))
+            return cb.stamped_backup(self.keras, str(base), self.backups)
         scratch = str(scratch_dir(self.root) / "backup") if self.on_jax else None
-        return cb.chief_writes_backup(self.keras, str(base / "chief"), self.cluster.is_chief, scratch)
+        return cb.chief_writes_backup(
+            self.keras, str(base / "chief"), self.cluster.is_chief, scratch, self.backups
+        )
 
     def context(self, split: str) -> data.DataContext:
         """The DataContext handed to the user's dataset functions."""
@@ -198,8 +221,22 @@ class Session:
         variable = weight if isinstance(weight, self.tf.Variable) else weight.value
         return self.strategy.extended.variable_created_in_scope(variable)
 
+    def evaluate(self, model: Any, validation: Any) -> None:
+        """Score the final weights, the ones exported, on the validation data (every task).
+
+        The ``val_`` values ``fit`` logs for the last epoch can differ from what the
+        export gives (BatchNorm statistics, metrics averaged over replicas), and a run
+        resumed after its last epoch logs none; these scores are the export's.
+        """
+        scores = model.evaluate(validation, verbose=0, return_dict=True)
+        self.final_scores = {f"val_{name}": float(value) for name, value in scores.items()}
+
     def export(self, model: Any) -> Path | None:
-        """Export (every task), check the chief's export answers, write the results."""
+        """Export (every task), check the chief's export answers, write the results.
+
+        Only then the chief records the completion marker and empties the backup, so a
+        kill before that restarts at the export, with every epoch kept.
+        """
         path = export.export(
             self.tf,
             model,
@@ -208,8 +245,11 @@ class Session:
             scratch=scratch_dir(self.root),
             legacy=self.legacy,
         )
+        if self.fault and self.fault.unit == "export":
+            cb.kill_self()
         if path is not None:
             self.result = self._results(model, path, export.serve_once(self.tf, path))
+            self.backups.complete(path)
             self._report(self.result)
         return path
 
@@ -226,6 +266,7 @@ class Session:
             "precision_policy": self.keras.mixed_precision.global_policy().name,
             "multi_worker_fixes": self.fixes,
             "history": progress.history,
+            "final_validation": self.final_scores or _last_validation(progress.history),
             "epochs_run": progress.epochs_run,
             "resumed_from_epoch": progress.resumed_from_epoch,
             "throughput": {
@@ -249,14 +290,17 @@ class Session:
         self.locations.throughput_file.write_text(json.dumps(result["throughput"], indent=2) + "\n")
         self.say(f"replicas={result['replicas']}")
         self.say(f"global_batch={result['global_batch']}")
-        for name, values in result["history"].items():
-            if name.startswith("val_") and values:
-                self.say(f"final_{name}={values[-1]:.4f}")
+        for name, value in result["final_validation"].items():
+            self.say(f"final_{name}={value:.4f}")
         self.say(f"export={result['export']}")
         self.say(
             f"serving_default({_shapes(result['serving_default'])}) -> {result['serving_default']['outputs']}"
         )
         self.say(f"result={self.locations.result_file}")
+
+
+def _last_validation(history: Mapping[str, list[float]]) -> dict[str, float]:
+    return {name: values[-1] for name, values in history.items() if name.startswith("val_") and values}
 
 
 def _shapes(serving: Mapping[str, Any]) -> str:
@@ -276,7 +320,7 @@ def start(
     session = starter(config, cluster, locations, root, say if cluster.is_chief else _quiet)
     session.say(f"strategy={session.choice.name}: {session.choice.reason}")
     if session.fixes:
-        session.say(f"keras multi-worker fit fixes applied: {', '.join(session.fixes)}")
+        session.say(f"keras fit fixes applied: {', '.join(session.fixes)}")
     precision = _PRECISION.get(config.mixed_precision)
     if precision:
         session.keras.mixed_precision.set_global_policy(precision)
@@ -311,6 +355,7 @@ def _choose(
         devices_per_host=count,
         device_kind=kind,
         layout_map=bool(config.layout_map),
+        spec=config.strategy_requested,
     )
     return cluster, choice
 
@@ -322,7 +367,9 @@ def _tensorflow_keras(tf: ModuleType, choice: strategy.Choice) -> tuple[ModuleTy
         return tf_keras, []
     import keras
 
-    fixes = keras_compat.fix_multi_worker_fit(tf) if choice.name == "multi-worker" else []
+    fixes = keras_compat.build_without_drawing()
+    if choice.name == "multi-worker":
+        fixes += keras_compat.fix_multi_worker_fit(tf)
     return keras, fixes
 
 

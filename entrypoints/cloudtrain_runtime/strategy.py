@@ -18,6 +18,7 @@ Choice(name='multi-worker', reason='2 hosts × 1 cpu: MultiWorkerMirroredStrateg
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -46,26 +47,34 @@ def decide(
     devices_per_host: int,
     device_kind: str,
     layout_map: bool = False,
+    spec: str | None = None,
 ) -> Choice:
     """The strategy for this cluster: ``requested`` when possible, else derived from the hardware.
+
+    ``requested`` is the plan's strategy and ``spec`` what the spec asked for. The reason
+    says where the choice came from: the rule that resolves ``auto`` when the spec said
+    ``auto``, "set in the spec" for an explicit one, "as planned" when ``spec`` is unknown.
 
     Raises:
         ConfigError: when ``requested`` cannot run on this backend or hardware.
     """
-    verdict = rules.decide(
-        rules.Setup(
-            requested,
-            keras_backend=keras_backend,
-            hosts=num_hosts,
-            devices_per_host=devices_per_host,
-            kind=device_kind,
-            layout_map=layout_map,
-        )
+    setup = rules.Setup(
+        requested,
+        keras_backend=keras_backend,
+        hosts=num_hosts,
+        devices_per_host=devices_per_host,
+        kind=device_kind,
+        layout_map=layout_map,
     )
+    verdict = rules.decide(setup)
     if verdict.broken:
         raise ConfigError(verdict.text("cluster"))
     assert verdict.strategy is not None  # every fact is known here
-    return Choice(verdict.strategy, verdict.text("cluster"))
+    if verdict.rule == "requested" and spec != requested:
+        resolved = rules.decide(dataclasses.replace(setup, strategy="auto"))
+        auto_agrees = spec == "auto" and resolved.strategy == verdict.strategy
+        verdict = resolved if auto_agrees else dataclasses.replace(verdict, rule="planned")
+    return Choice(verdict.strategy or requested, verdict.text("cluster"))
 
 
 def check_replicas(config: RuntimeConfig, replicas: int, cluster: ClusterInfo) -> None:

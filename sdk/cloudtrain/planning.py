@@ -109,6 +109,7 @@ class Plan:
             "warmup_epochs": training.learning_rate.warmup_epochs,
             "mixed_precision": self.mixed_precision,
             "strategy": self.strategy,
+            "strategy_requested": training.strategy,
             "keras_backend": training.keras_backend,
             "layout_map": training.layout_map,
             "model_parallel": training.model_parallel,

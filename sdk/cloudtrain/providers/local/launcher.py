@@ -55,8 +55,18 @@ CANCEL_GRACE_S = 5.0
 # replicas' stdout in the pipe and progress lines arrive only at exit.
 STREAMING_ENV = {"PYTHONUNBUFFERED": "1"}
 # Variables of the submitting shell that would confuse a replica about who it is.
-SCRUBBED_ENV = ("TF_CONFIG", "CLUSTER_SPEC", "CLOUDTRAIN_FAULT", "CLOUDTRAIN_HOSTS", "CLOUDTRAIN_ROOT")
+SCRUBBED_ENV = (
+    "TF_CONFIG",
+    "CLUSTER_SPEC",
+    "CLOUDTRAIN_FAULT",
+    "CLOUDTRAIN_HOSTS",
+    "CLOUDTRAIN_ROOT",
+    "CLOUDTRAIN_RUN_ID",
+)
 FAULT_ENV = "CLOUDTRAIN_FAULT"
+# The run a backup belongs to (cloudtrain_runtime.backups): every attempt of one plain local
+# run shares it, as every attempt of a cloud job shares the job's id; a new run starts fresh.
+RUN_ID_ENV = "CLOUDTRAIN_RUN_ID"
 
 
 @dataclass
@@ -147,6 +157,8 @@ class Launcher:
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
         env.update(STREAMING_ENV)
         env.update(replica["env"])
+        if not self.request.get("emulates"):  # an emulated cloud names its job in its own variables
+            env.setdefault(RUN_ID_ENV, self.files.dir.name)
         if attempt == 0 and self.request.get("fault"):
             env[FAULT_ENV] = self.request["fault"]
         return subprocess.Popen(
