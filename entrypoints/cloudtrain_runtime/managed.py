@@ -28,19 +28,9 @@ from types import ModuleType
 from typing import Any
 
 from cloudtrain_runtime import data, peers, usercode
+from cloudtrain_runtime.contract import REQUIRED, SIGNATURES
 from cloudtrain_runtime.errors import RuntimeFailure, UserCodeError
 from cloudtrain_runtime.session import Session
-
-REQUIRED = ("build_model", "make_dataset")
-# The user contract: each function the runtime calls and the one argument it passes.
-# The README's "Your training code" section states exactly these (tests/cloudtrain_runtime).
-SIGNATURES = {
-    "build_model": "config",
-    "make_dataset": "context",
-    "make_validation_dataset": "context",
-    "compile_args": "config",
-    "make_optimizer": "learning_rate",
-}
 
 
 def run(session: Session, module_name: str, directory: Path) -> Path | None:

@@ -29,15 +29,11 @@ from typing import TYPE_CHECKING
 
 from cloudtrain import bundle
 from cloudtrain.errors import SpecError, did_you_mean
+from cloudtrain_runtime.contract import OPTIONAL, REQUIRED
 
 if TYPE_CHECKING:
     from cloudtrain.spec import Code
 
-# The managed-mode contract of cloudtrain_runtime.managed (its REQUIRED, and the optional
-# hooks it looks up with getattr). The runtime module imports numpy, so the names are
-# repeated here; a test checks they match.
-REQUIRED = {"build_model": "config", "make_dataset": "context"}
-OPTIONAL = ("make_validation_dataset", "compile_args", "make_optimizer")
 # Beyond this many candidates, only a close match is offered, never the whole list.
 _MAX_LISTED = 12
 

@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from cloudtrain_runtime import managed
+from cloudtrain_runtime import contract, managed
 
 REPO = Path(__file__).resolve().parents[2]
 CALL = re.compile(r"`(\w+)\((\w*)\)`")
@@ -34,10 +34,10 @@ def _called_names() -> set[str]:
 
 def test_readme_contract_line_matches_the_signatures_the_runtime_calls() -> None:
     documented = dict(CALL.findall(_contract_paragraph()))
-    assert documented == managed.SIGNATURES
+    assert documented == contract.SIGNATURES
 
 
 def test_every_user_function_called_is_in_the_signatures() -> None:
     # regression: the README promised make_optimizer(config); the runtime passes the rate
     called = _called_names() | {"make_dataset", "make_validation_dataset"}  # called by name in _User.dataset
-    assert called == set(managed.SIGNATURES)
+    assert called == set(contract.SIGNATURES)
