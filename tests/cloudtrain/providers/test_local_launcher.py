@@ -51,6 +51,18 @@ if os.environ.get("MODE") == "fail":
     sys.exit(3)
 if os.environ.get("MODE") == "crash" and me == "worker:0":
     os.kill(os.getpid(), signal.SIGKILL)
+if os.environ.get("MODE") == "exported":  # the chief records a verified export, then a worker dies
+    export = pathlib.Path(json.loads(os.environ["CLOUDTRAIN_CONFIG"])["export_dir"])
+    marker = export.parent / "cloudtrain-complete.json"
+    if me == "chief:0":
+        export.mkdir(parents=True, exist_ok=True)
+        (export / "saved_model.pb").write_bytes(b"")
+        run = os.environ.get("MARKER_RUN", os.environ["CLOUDTRAIN_RUN_ID"])
+        marker.write_text(json.dumps({"run": run, "export": str(export)}))
+    else:
+        while not marker.exists():
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGKILL)
 print("done", me)
 """
 
@@ -122,6 +134,28 @@ def test_a_dead_replica_stops_the_others_and_the_set_restarts_once(tmp_path: Pat
     assert lines.count("[chief-0] done chief:0") == 1
     assert lines.count("[worker-0] done worker:0") == 1
     assert lines[-1] == "[cloudtrain] Job succeeded after 1 restart. All 2 replicas exited 0."
+
+
+def test_a_replica_lost_after_the_chiefs_verified_export_does_not_restart_the_run(
+    tmp_path: Path, home: Path
+) -> None:
+    job = _submit(tmp_path, env={"MODE": "exported"})
+    final = job.wait(poll_s=0.2)
+    lines = list(job.logs())
+    assert final.state == "succeeded", lines
+    assert not any("Restarting" in line for line in lines)
+    assert (
+        "[cloudtrain] The chief's export is complete and verified; replica worker-0 died afterwards "
+        "(killed by SIGKILL). Not restarting."
+    ) in lines
+
+
+def test_another_runs_completion_marker_does_not_stop_a_restart(tmp_path: Path, home: Path) -> None:
+    job = _submit(tmp_path, env={"MODE": "exported", "MARKER_RUN": "an-earlier-run"}, max_restarts=1)
+    final = job.wait(poll_s=0.2)
+    lines = list(job.logs())
+    assert final.state == "failed", lines
+    assert "[cloudtrain] Restarting all replicas (restart 1 of 1)." in lines
 
 
 def test_a_replica_killed_on_every_attempt_fails_the_job_at_the_restart_limit(

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from cloudtrain.container import CONFIG_ENV
+from cloudtrain.providers.emulation import bucket_path
 from cloudtrain.providers.local import hosts
 from cloudtrain.providers.local.job import LAUNCHER_FILE, REPLICAS_FILE, REQUEST_FILE, STATUS_FILE
 from cloudtrain.providers.local.processes import ProcessRecord
@@ -67,6 +69,8 @@ FAULT_ENV = "CLOUDTRAIN_FAULT"
 # The run a backup belongs to (cloudtrain_runtime.backups): every attempt of one plain local
 # run shares it, as every attempt of a cloud job shares the job's id; a new run starts fresh.
 RUN_ID_ENV = "CLOUDTRAIN_RUN_ID"
+# What the chief's runtime writes beside a verified export (cloudtrain_runtime.replica).
+COMPLETE_FILE = "cloudtrain-complete.json"
 
 
 @dataclass
@@ -190,7 +194,8 @@ class Launcher:
                 # A killed replica's peers can fail within milliseconds of it (connection
                 # reset): look once more, so the kill is blamed and the set restarted.
                 time.sleep(POLL_S)
-                outcome = self._failure(*first_failure(procs))
+                failed = first_failure(procs)
+                outcome = self._after_export(*failed) or self._failure(*failed)
                 stop(procs.values(), grace_s=FAILURE_GRACE_S)
                 return outcome
             if all(rc == 0 for rc in codes.values()):
@@ -198,6 +203,29 @@ class Launcher:
             time.sleep(POLL_S)
         stop(procs.values(), grace_s=CANCEL_GRACE_S, first=signal.SIGTERM)
         return Outcome(ok=False, detail="Cancelled by the user.", cancelled=True)
+
+    def _after_export(self, rc: int, name: str) -> Outcome | None:
+        """Success, if the chief's export of this run is complete and verified: nothing to redo.
+
+        The runtime records ``cloudtrain-complete.json`` beside the export only after the
+        export was written, reloaded and answered; a replica that dies afterwards loses
+        nothing, so the run is not restarted. Only plain local runs: an emulated cloud
+        restarts as that provider would.
+        """
+        if self.request.get("emulates"):
+            return None
+        marker = completion_marker(self.request, self.files.dir)
+        record = read_record(marker, dict) if marker else None
+        export = Path(str((record or {}).get("export", "")))
+        if (
+            not record
+            or record.get("run") != self.files.dir.name
+            or not (export / "saved_model.pb").is_file()
+        ):
+            return None
+        detail = f"The chief's export is complete and verified; replica {name} died afterwards ({describe_exit(rc)})."
+        self.files.say("cloudtrain", f"{detail} Not restarting.")
+        return Outcome(ok=True, detail=detail)
 
     def _failure(self, rc: int, name: str) -> Outcome:
         """A replica killed by a signal is a lost host: restart. One that exits non-zero is a bug."""
@@ -260,6 +288,21 @@ def expand(cluster: dict[str, Any], replica: dict[str, Any]) -> dict[str, Any]:
                 value if isinstance(value, str) else json.dumps({**value, **own.get(key, {})})
             )
     return complete
+
+
+def completion_marker(request: dict[str, Any], run_dir: Path) -> Path | None:
+    """Where the chief's runtime records a verified export (beside the export), or None.
+
+    The export folder comes from the chief's runtime configuration; a bucket URI lives in
+    the stand-in buckets (``$CLOUDTRAIN_LOCAL_HOME/buckets``), a local path as it is.
+    """
+    chief = request["replicas"][0]["name"]
+    config = replica_env(request, chief).get(CONFIG_ENV)
+    if config is None:
+        return None
+    export = json.loads(config).get("export_dir", "")
+    buckets = str(run_dir.parent.parent / "buckets")
+    return Path(bucket_path(export).replace("<buckets>", buckets)).parent / COMPLETE_FILE
 
 
 def replica_env(request: dict[str, Any], name: str) -> dict[str, str]:
