@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from cloudtrain.container import ROOT_ENV
 
 if TYPE_CHECKING:
+    from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
 
 __all__ = [
@@ -30,6 +31,8 @@ __all__ = [
     "bucket_path",
     "container_path",
     "host_python",
+    "restart",
+    "stand_in",
 ]
 
 CPU_DEVICES_ENV = "CLOUDTRAIN_CPU_DEVICES"
@@ -48,9 +51,12 @@ class Emulable(Protocol):
         """The local replicas (and anything to collect after success) that run ``request``.
 
         Returns:
-            ``{"replicas": [...]}`` plus optional ``"cluster"`` (what every replica
-            shares, written once) and ``"collect"``, in the local request's format (see
-            ``cloudtrain.providers.local.render``).
+            ``{"replicas": [...], "restarts": {...}}`` plus optional ``"cluster"`` (what
+            every replica shares, written once), ``"collect"`` and ``"job"`` (the name
+            the provider would give the job), in the local request's format (see
+            ``cloudtrain.providers.local.render``). ``restarts`` says, from the request's
+            own fields, how often the provider restarts the job after a lost host
+            (``"host"``) and after a spot interruption (``"spot"``): ``restart``.
         """
         ...
 
@@ -84,3 +90,23 @@ def host_python(argv: list[str]) -> list[str]:
     if argv and argv[0] in ("python", "python3"):
         return [sys.executable, *argv[1:]]
     return list(argv)
+
+
+def restart(limit: int, rule: str) -> dict[str, Any]:
+    """One entry of a local request's ``restarts``: how many restarts, and the rule that says so.
+
+    Example:
+    >>> restart(0, "the request has no RetryStrategy")
+    {'limit': 0, 'rule': 'the request has no RetryStrategy'}
+    """
+    return {"limit": limit, "rule": rule}
+
+
+def stand_in(outputs: Outputs) -> dict[str, str]:
+    """Where each of ``outputs`` is once a job has run on this machine.
+
+    Cloud URIs are in the stand-in buckets, local paths stay as they are, and the logs
+    are the run's ``output.log`` (``<run>`` until the run folder exists).
+    """
+    located = {name: bucket_path(uri) for name, uri in outputs.to_dict().items()}
+    return {**located, "logs": "<run>/output.log"}

@@ -4,13 +4,15 @@
 What every provider promises (``cloudtrain.providers.base.Provider``): a pure, deterministic
 render; a render without a code bundle is a ``ProviderError``; submit -> status -> logs ->
 wait reaches a terminal state; attach by ID and ``owns`` agree, and no other provider claims
-the ID; cancel ends a job that has not finished; submitting the same request again is the
+the ID; a job's outputs are the plan's with the real name filled in, the same when attached;
+cancel ends a job that has not finished; submitting the same request again is the
 same job; an ID the provider never issued is a typed error.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import sys
 from collections.abc import Iterator
@@ -22,6 +24,7 @@ import pytest
 
 from cloudtrain import api
 from cloudtrain.errors import CloudtrainError, ProviderError
+from cloudtrain.outputs import JOB, Outputs
 from cloudtrain.providers import Job, JobStatus, Provider, registry
 from cloudtrain.specfile import load_spec
 
@@ -53,7 +56,7 @@ class Harness:
         return submission
 
     def submit(self, *, seconds: float = 0.0) -> Job:
-        return self.submission(seconds=seconds).send()
+        return self.submission(seconds=seconds).submit()
 
 
 @pytest.fixture(params=["local", "vertex", "sagemaker", "toycloud"])
@@ -120,6 +123,25 @@ def test_attach_and_owns_agree_and_no_other_provider_claims_the_id(harness: Harn
     job.wait(poll_s=0.05)
 
 
+def test_outputs_of_the_plan_the_submitted_job_and_the_attached_job_agree(harness: Harness) -> None:
+    submission = harness.submission()
+    promised = submission.plan.outputs
+    job = submission.submit()
+    found, attached = job.outputs, harness.provider.attach(job.id).outputs
+    assert found == attached  # read back from the provider, the same places
+    assert set(found.to_dict()) == set(Outputs.names())
+    assert not [uri for uri in found.to_dict().values() if JOB in uri]  # the real name is filled in
+    for name, template in promised.to_dict().items():
+        assert _fills(template, found.to_dict()[name]), (name, template, found)
+    job.wait(poll_s=0.05)
+
+
+def _fills(template: str, uri: str) -> bool:
+    """Whether ``uri`` is ``template`` with ``{job}`` replaced by one name (no '/')."""
+    pattern = re.escape(template).replace(re.escape(JOB), "[^/]+")
+    return re.fullmatch(pattern, uri) is not None
+
+
 def test_cancel_ends_a_job_that_has_not_finished(harness: Harness) -> None:
     job = harness.submit(seconds=60)
     job.cancel()
@@ -131,7 +153,7 @@ def test_submitting_the_same_request_again_is_the_same_job(harness: Harness) -> 
     if harness.provider.name == "local":
         pytest.skip("every local submit is a new run on this machine: nothing is billed twice")
     submission = harness.submission()
-    first, again = submission.send(), submission.send()
+    first, again = submission.submit(), submission.submit()
     assert again.id == first.id
 
 

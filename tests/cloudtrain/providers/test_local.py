@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -140,7 +141,11 @@ def test_sagemaker_emulation_builds_an_opt_ml_tree_per_host_and_no_tf_config(exa
     assert config["inputdataconfig.json"]["code"]["TrainingInputMode"] == "File"
     checkpoints = "<buckets>/s3/my-bucket/binary-classifier/checkpoints/"
     assert {"source": checkpoints, "target": "opt/ml/checkpoints"} in algo2["copy_in"]
-    assert algo2["sync_out"] == [{"source": "opt/ml/checkpoints", "target": checkpoints}]
+    assert algo2["sync_out"] == [
+        {"source": "opt/ml/checkpoints", "target": checkpoints},
+        {"source": "opt/ml/output/tensorboard", "target": "<buckets>/s3/my-bucket/binary-classifier/logs"},
+    ]
+    assert request["restarts"]["host"] == {"limit": 0, "rule": "the request has no RetryStrategy"}
     targets = [item["target"] for item in request["collect"]]
     output = f"<buckets>/s3/my-bucket/binary-classifier/output/{cloud['TrainingJobName']}/output"
     assert targets == [f"{output}/model.tar.gz", f"{output}/output.tar.gz"]
@@ -200,3 +205,19 @@ def test_submit_with_emulate_on_a_cloud_provider_is_refused_with_the_fix(
         "Error: --emulate runs the job on this machine, so it needs --provider local (got 'vertex'). "
         "Use: cloudtrain submit JOB --provider local --emulate vertex\n"
     )
+
+
+def test_unmet_requirements_stop_a_local_submit_before_any_process_starts(
+    example_job: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., Result]
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(example_job.parent, project, ignore=shutil.ignore_patterns("outputs"))
+    (project / "requirements.txt").write_text("surely-not-installed-pkg>=2\n")
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+    result = run_cli("submit", str(project / "job.yaml"))
+    assert result.code != 0
+    [error] = result.errors
+    assert error.startswith(f"{project / 'requirements.txt'}: this Python ({sys.executable}) lacks ")
+    assert "surely-not-installed-pkg>=2 (not installed)" in error
+    assert error.endswith(f"Run: {sys.executable} -m pip install -r {project / 'requirements.txt'}")
+    assert not (tmp_path / "home" / "runs").exists()  # nothing started, nothing installed

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.conftest import Result
@@ -42,7 +43,7 @@ me = f"{task['type']}:{task['index']}"
 root = pathlib.Path(os.environ["CLOUDTRAIN_ROOT"])
 print("hello from", me, "pid", os.getpid(), "gcs linked", (root / "gcs").is_symlink())
 fault = os.environ.get("CLOUDTRAIN_FAULT", "")
-if fault.startswith(me + "@"):
+if fault.startswith((me + "@", "spot@")):
     print("dying", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 if fault or os.environ.get("MODE") == "hang":
@@ -83,7 +84,12 @@ def stop_runs(home: Path) -> None:
 
 
 def _submit(
-    tmp_path: Path, *, fault: str | None = None, env: dict[str, str] | None = None, max_restarts: int = 3
+    tmp_path: Path,
+    *,
+    fault: str | None = None,
+    env: dict[str, str] | None = None,
+    max_restarts: int = 3,
+    restarts: dict[str, Any] | None = None,
 ) -> LocalJob:
     """Submit a 2-host plain local job whose replicas run REPLICA_SCRIPT."""
     project = tmp_path / "project"
@@ -100,7 +106,8 @@ def _submit(
     for replica in request["replicas"]:
         replica["argv"] = [sys.executable, str(project / "replica.py")]
         replica["env"].update(env or {})
-    request["max_restarts"] = max_restarts
+    request["restarts"]["host"]["limit"] = max_restarts
+    request["restarts"].update(restarts or {})
     return local.provider.submit(planned, request, packed)
 
 
@@ -129,7 +136,10 @@ def test_a_dead_replica_stops_the_others_and_the_set_restarts_once(tmp_path: Pat
     assert final.state == "succeeded", lines
     assert "[worker-0] dying" in lines
     assert "[cloudtrain] Replica worker-0 died (killed by SIGKILL). Stopping the other replicas." in lines
-    assert "[cloudtrain] Restarting all replicas (restart 1 of 3)." in lines
+    assert (
+        "[cloudtrain] Restarting all replicas (host restart 1 of 3: the local provider restarts the set "
+        "up to 3 times)." in lines
+    )
     # the fault is injected on the first attempt only: each replica finishes exactly once
     assert lines.count("[chief-0] done chief:0") == 1
     assert lines.count("[worker-0] done worker:0") == 1
@@ -155,7 +165,9 @@ def test_another_runs_completion_marker_does_not_stop_a_restart(tmp_path: Path, 
     final = job.wait(poll_s=0.2)
     lines = list(job.logs())
     assert final.state == "failed", lines
-    assert "[cloudtrain] Restarting all replicas (restart 1 of 1)." in lines
+    assert any(
+        line.startswith("[cloudtrain] Restarting all replicas (host restart 1 of 1:") for line in lines
+    )
 
 
 def test_a_replica_killed_on_every_attempt_fails_the_job_at_the_restart_limit(
@@ -167,6 +179,34 @@ def test_a_replica_killed_on_every_attempt_fails_the_job_at_the_restart_limit(
     assert final.state == "failed"
     assert final.detail == "Replica worker-0 died (killed by SIGKILL). Gave up after 1 restart."
     assert sum("hello from worker:0" in line for line in lines) == 2
+
+
+def test_a_lost_host_is_not_restarted_where_the_request_allows_no_restart(tmp_path: Path, home: Path) -> None:
+    # what an emulated SageMaker request without RetryStrategy says (sagemaker.emulate.restarts)
+    rule = {"limit": 0, "rule": "the request has no RetryStrategy"}
+    job = _submit(tmp_path, fault="worker:0@epoch:1", restarts={"host": rule})
+    final = job.wait(poll_s=0.2)
+    lines = list(job.logs())
+    assert final.state == "failed", lines
+    assert "[cloudtrain] Not restarting: the request has no RetryStrategy." in lines
+    assert not any("Restarting" in line for line in lines)
+
+
+def test_a_spot_interruption_kills_every_replica_and_restarts_by_the_spot_rule(
+    tmp_path: Path, home: Path
+) -> None:
+    no_host_restart = {"limit": 0, "rule": "the request has no RetryStrategy"}
+    spot = {"limit": 10, "rule": "managed spot training resumes until MaxWaitTimeInSeconds"}
+    job = _submit(tmp_path, fault="spot@epoch:1", restarts={"host": no_host_restart, "spot": spot})
+    final = job.wait(poll_s=0.2)
+    lines = list(job.logs())
+    assert final.state == "succeeded", lines
+    assert sum(line.endswith("] dying") for line in lines) == 2  # the chief and the worker
+    assert any(", spot interruption). Stopping the other replicas." in line for line in lines)
+    assert (
+        "[cloudtrain] Restarting all replicas (spot restart 1 of 10: managed spot training resumes "
+        "until MaxWaitTimeInSeconds)." in lines
+    )
 
 
 def test_a_replica_that_exits_with_an_error_fails_the_job_without_a_restart(

@@ -26,6 +26,7 @@ import pytest
 from tests.conftest import Result
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.outputs import Outputs
 from cloudtrain.providers import local
 from cloudtrain.providers.local import run
 from cloudtrain.providers.local.job import LocalJob, run_dir_for
@@ -36,7 +37,9 @@ pytestmark = pytest.mark.timeout(60)
 
 RUN = "demo-20260101-120000-0a1b"
 JOB_ID = f"local:{RUN}"
-REQUEST = {"replicas": [{"name": "chief-0"}], "max_restarts": 0}
+OUTPUTS = dict.fromkeys(Outputs.names(), "/nowhere")
+NO_RESTART = {"limit": 0, "rule": "none allowed"}
+REQUEST = {"replicas": [{"name": "chief-0"}], "outputs": OUTPUTS, "restarts": {"host": NO_RESTART}}
 RUNNING = {"state": "running", "provider_state": "RUNNING (attempt 1 of 1)", "detail": ""}
 TICK_S = 0.01
 # Long enough for a signal, had one been sent, to have ended the process.
@@ -259,7 +262,13 @@ CORRUPTIONS = [
     ("request.json", b'{"replicas": [', "status", "Expecting value"),  # truncated
     ("request.json", _json(REQUEST, replicas="chief-0"), "status", "'replicas' must be list"),  # wrong type
     ("request.json", _json(REQUEST, replicas=[]), "status", "must be a non-empty list"),  # no replica
-    ("request.json", _json(REQUEST, max_restarts=-1), "status", "'max_restarts' must be >= 0"),  # negative
+    (
+        "request.json",
+        _json(REQUEST, restarts={"host": {"limit": -1, "rule": "r"}}),
+        "status",
+        "'restarts.host' must have a 'limit' >= 0",
+    ),  # negative
+    ("request.json", _json(REQUEST, outputs={"model": 1}), "status", "'outputs' must map model"),  # not paths
     # launcher.pid, read by status while the run is not over
     ("launcher.pid", b"12345", "status", "expected a JSON object, got int"),  # a bare pid proves nothing
     ("launcher.pid", _json(_pid_record(-1)), "status", "'pid' must be a pid from 2 to 4194304"),  # negative

@@ -3,9 +3,10 @@
 One run per shape keeps the suite short on a 2-core machine (each process imports
 TensorFlow): the README's main job through the CLI (2 hosts, plain); 2 hosts × 2
 devices (4 worker processes, 4 replicas); Vertex emulation
-with 3 hosts and a worker killed after epoch 1; SageMaker emulation with 2 hosts and
-a host killed after epoch 2 (spot-style: the restarted hosts get a fresh /opt/ml and
-their checkpoints back from the stand-in bucket).
+with 3 hosts and a worker killed after epoch 1; SageMaker emulation of a spot job with
+2 hosts, interrupted after epoch 2 (the restarted hosts get a fresh /opt/ml and their
+checkpoints back from the stand-in bucket). Both emulations end with every artifact of
+the plan's ``outputs`` at its stand-in place.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import pytest
 from test_local_launcher import RUN_RECORDS, stop_runs
 
 from cloudtrain import api
+from cloudtrain.outputs import JOB
 from cloudtrain.providers import local
 from cloudtrain.providers.local.job import LocalJob
 
@@ -73,7 +75,10 @@ def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(p
     lines = list(job.logs())
     assert final.state == "succeeded", "\n".join(lines[-40:])
     assert "[cloudtrain] Replica worker-1 died (killed by SIGKILL). Stopping the other replicas." in lines
-    assert "[cloudtrain] Restarting all replicas (restart 1 of 3)." in lines
+    assert (
+        "[cloudtrain] Restarting all replicas (host restart 1 of 5: Vertex restarts a lost worker, "
+        "and with it the whole job)." in lines
+    )
     base = project.parent / "home" / "buckets" / "gcs" / "my-bucket" / "binary-classifier"
     result = json.loads((base / "cloudtrain-result.json").read_text())
     assert result["replicas"] == 3
@@ -82,6 +87,7 @@ def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(p
     assert result["history"]["val_binary_accuracy"][-1] >= MIN_VAL_ACCURACY
     assert _saved_models(base) == [base / "model"]  # AIP_MODEL_DIR
     assert (base / "code").is_dir()  # the bundle was "uploaded" to the stand-in bucket
+    _assert_every_output_arrived(job, spec)
     _assert_nothing_left_behind(project.parent, job)
 
 
@@ -98,14 +104,15 @@ def test_two_hosts_with_two_devices_each_really_run_four_replicas(project: Path)
     _assert_nothing_left_behind(project.parent, job)
 
 
-def test_sagemaker_emulation_restores_checkpoints_from_the_bucket_after_a_spot_style_kill(
+def test_sagemaker_emulation_restores_checkpoints_from_the_bucket_after_a_spot_interruption(
     project: Path,
 ) -> None:
-    job = api.submit(project / "job.yaml", local.Local(emulate="sagemaker", fault="worker:1@epoch:2"))
+    spec = api.as_spec(project / "job.yaml", ("resources.spot=true",))
+    job = api.submit(spec, local.Local(emulate="sagemaker", fault="spot@epoch:2"))
     final = job.wait(poll_s=1.0)
     lines = list(job.logs())
     assert final.state == "succeeded", "\n".join(lines[-40:])
-    assert "[cloudtrain] Replica algo-2 died (killed by SIGKILL). Stopping the other replicas." in lines
+    assert any(line.startswith("[cloudtrain] Restarting all replicas (spot restart 1 of") for line in lines)
     assert any(line.startswith("[algo-1] epoch 3/3 ") for line in lines)
     output = _sagemaker_output(project.parent / "home", job.request)
     result = json.loads(_read_member(output / "output.tar.gz", "cloudtrain-result.json"))
@@ -115,7 +122,29 @@ def test_sagemaker_emulation_restores_checkpoints_from_the_bucket_after_a_spot_s
     with tarfile.open(output / "model.tar.gz") as tar:
         models = [m.name for m in tar.getmembers() if m.name.endswith("saved_model.pb")]
     assert models == ["binary-classifier/1/saved_model.pb"]  # numeric version folder, for TF Serving
+    _assert_every_output_arrived(job, spec)
     _assert_nothing_left_behind(project.parent, job)
+
+
+def _assert_every_output_arrived(job: LocalJob, spec: Any) -> None:
+    """Each artifact the plan promised is at its stand-in place, put there from the request alone.
+
+    The emulator decides uploads from the rendered request's fields only, so an artifact
+    the request forgets to deliver is missing here exactly as it would be on the cloud.
+    """
+    promised = api.prepare(spec, local.Local(emulate=job.request["emulates"])).plan.outputs.to_dict()
+    found = job.outputs.to_dict()
+    assert list(found) == list(promised)
+    for name, place in found.items():
+        if name != "logs":  # the stand-in for bucket B's path P ends in B/P
+            tail = re.escape(promised[name].split("://", 1)[1]).replace(re.escape(JOB), "[^/]+")
+            assert re.search(f"/{tail}$", place), (name, promised[name], place)
+        path, _, member = place.partition("#")
+        assert Path(path).exists(), f"{name}: nothing at {place}"
+        if member:
+            assert _read_member(Path(path), member), f"{name}: {member} is empty"
+    tensorboard = Path(found["tensorboard"])
+    assert list(tensorboard.rglob("events.out.tfevents.*")), f"no TensorBoard event files under {tensorboard}"
 
 
 def _saved_models(folder: Path) -> list[Path]:

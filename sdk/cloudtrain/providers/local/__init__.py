@@ -15,22 +15,25 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import planning
-from cloudtrain.errors import SpecError, require_all
+from cloudtrain.errors import MissingDependencyError, SpecError, require_all
+from cloudtrain.outputs import JOB, Outputs, standard
 from cloudtrain.providers.local import run
 from cloudtrain.providers.local.emulate import emulator
-from cloudtrain.providers.local.job import LocalJob
+from cloudtrain.providers.local.job import LocalJob, local_home
 from cloudtrain.providers.local.render import MAX_RESTARTS, render, with_fault
+from cloudtrain_runtime import requirements
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from cloudtrain.bundle import Bundle
     from cloudtrain.planning import Plan
+    from cloudtrain.progress import OnProgress
     from cloudtrain.providers.base import Provider
     from cloudtrain.spec import JobSpec
 
@@ -90,10 +93,33 @@ class Local:
     def render(self, plan: Plan) -> dict[str, Any]:
         return with_fault(render(plan), self.fault)
 
-    def submit(self, plan: Plan, request: dict[str, Any], bundle: Bundle, *, clients: Any = None) -> LocalJob:
+    def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        """Under the storage root, as the runtime writes them; the logs in the run folder (``{job}``).
+
+        A rendered request (an emulated cloud's included) says where they land on this machine.
+        """
+        if request is not None:
+            return Outputs(**request["outputs"])
+        return standard(plan.storage.root, logs=str(local_home() / "runs" / JOB / "output.log"))
+
+    def upload(
+        self, plan: Plan, bundle: Bundle, *, clients: Any = None, progress: OnProgress | None = None
+    ) -> None:
+        """Nothing to do ahead: a local run copies its bundle when it starts (``run.submit``)."""
+
+    def submit(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> LocalJob:
         """Start the replicas here, once this Python can import what they train with."""
         require_runtime(plan.spec.training.keras_backend)
-        return run.submit(plan, request, bundle)
+        require_requirements(Path(plan.spec.code.source_dir))
+        return run.submit(plan, request, bundle, progress)
 
     def attach(self, job_id: str, *, clients: Any = None) -> LocalJob:
         return run.attach(job_id)
@@ -113,6 +139,22 @@ def require_runtime(keras_backend: str) -> None:
     """
     modules, extra = RUNTIME_STACK[keras_backend]
     require_all(modules, extra, needed_for=f"training on this machine with keras_backend {keras_backend}")
+
+
+def require_requirements(source_dir: Path) -> None:
+    """Raise MissingDependencyError when this Python lacks what the code's requirements.txt asks for.
+
+    The replicas run with this interpreter, which cloudtrain never installs into: the
+    user installs, once, with the command in the message (a cloud container installs
+    the file itself, ``cloudtrain_runtime.requirements``).
+    """
+    path = source_dir / requirements.FILE
+    missing = requirements.unmet(requirements.read(path)) if path.is_file() else []
+    if missing:
+        raise MissingDependencyError(
+            f"{path}: this Python ({sys.executable}) lacks {', '.join(missing)}, which the replicas "
+            f"would import. Run: {sys.executable} -m pip install -r {path}"
+        )
 
 
 def check_options(name: str, *, emulate: str | None, fault: str | None) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import SpecError
 from cloudtrain.providers import registry
-from cloudtrain.providers.emulation import Emulable, bucket_path
+from cloudtrain.providers.emulation import Emulable, bucket_path, stand_in
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -36,18 +36,24 @@ def emulator(name: str) -> Emulable:
     return provider
 
 
-def render(plan: Plan, *, max_restarts: int) -> dict[str, Any]:
-    """The local request that runs ``plan``'s cloud request as that provider would."""
+def render(plan: Plan) -> dict[str, Any]:
+    """The local request that runs ``plan``'s cloud request as that provider would.
+
+    What is uploaded where, and how often the job restarts, come from the cloud request
+    alone (the provider's ``emulate``); ``outputs`` is what the plan promises, so a run
+    shows whether the request really delivers every artifact there.
+    """
     assert plan.bundle is not None  # local.render checked it
     _check_emulable(plan)
-    provider = emulator(plan.provider)
     cloud = registry.get(plan.provider).render(plan)
+    emulated = emulator(plan.provider).emulate(plan, cloud)
+    job = emulated.pop("job", plan.name)
     return {
         "name": plan.name,
         "emulates": plan.provider,
-        "max_restarts": max_restarts,
+        "outputs": stand_in(plan.outputs.for_job(job)),
         "upload": {"bundle": plan.bundle, "target": bucket_path(plan.bundle)},
-        **provider.emulate(plan, cloud),
+        **emulated,
     }
 
 

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.outputs import Outputs
 from cloudtrain.providers import JobStatus, poll_until_done
 from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.local.processes import ProcessRecord, parse_replicas
-from cloudtrain.providers.local.records import parse_status, read_record
+from cloudtrain.providers.local.records import parse_request, parse_status, read_record
 
 HOME_ENV = "CLOUDTRAIN_LOCAL_HOME"
 LAUNCHER_GONE = "LAUNCHER_GONE"
@@ -73,6 +74,14 @@ class LocalJob:
         self.id = job_id
         self.request = request
         self.run_dir = run_dir_for(job_id)
+
+    @property
+    def outputs(self) -> Outputs:
+        """Where this run's artifacts are on this machine (an emulated cloud's: in the stand-in buckets)."""
+        request = self.request or read_record(self.run_dir / REQUEST_FILE, parse_request)
+        if request is None:
+            raise ProviderError(f"{self.id} has no readable {REQUEST_FILE}; its outputs are unknown.")
+        return Outputs(**request["outputs"])
 
     def status(self) -> JobStatus:
         """The state the launcher recorded; ``failed`` if the launcher is gone without recording an end.

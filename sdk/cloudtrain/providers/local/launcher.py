@@ -15,10 +15,11 @@ A replica that ends with an error makes the launcher SIGKILL the others after a 
 grace for in-flight backup writes (TF would only notice after a ~10 s heartbeat
 timeout, reference/tf-distribution-on-cpu.md §3). A replica killed by a signal is a lost host (preemption, maintenance, the OOM
 killer): the whole set starts again on fresh ports and fresh host folders, as Vertex's
-``restart_job_on_worker_restart`` and SageMaker's spot restarts do, up to
-``max_restarts``, and training resumes from the backup in the (persistent) stand-in
-bucket. A replica that exits non-zero is an error in the job, which neither provider
-retries, so the run fails at once instead of failing the same way four times.
+``restart_job_on_worker_restart`` and SageMaker's spot restarts do, as often as the
+request's ``restarts`` allow for that kind of loss (``host``; ``spot`` when a spot fault
+reclaimed the hosts), and training resumes from the backup in the (persistent)
+stand-in bucket. A replica that exits non-zero is an error in the job, which cloudtrain
+treats as permanent, so the run fails at once instead of failing the same way again.
 
 Before each attempt the launcher completes every replica from the request's shared
 ``cluster`` description (``expand``), so the request holds the cluster once, not once
@@ -80,7 +81,8 @@ class Outcome:
     ok: bool
     detail: str
     cancelled: bool = False
-    restartable: bool = False
+    loss: str | None = None
+    """What a restart would recover from: ``"host"`` (one lost) or ``"spot"`` (all reclaimed)."""
 
 
 class RunFiles:
@@ -129,17 +131,37 @@ class Launcher:
         self.cancelled = cancelled or threading.Event()
 
     def run(self) -> None:
-        """Attempt the run until it succeeds, is cancelled, or has used up its restarts."""
-        limit = int(self.request["max_restarts"])
-        for attempt in range(limit + 1):
-            outcome = self._attempt(attempt, limit)
-            if not outcome.restartable or self.cancelled.is_set() or attempt == limit:
+        """Attempt the run until it succeeds, fails for good, or is cancelled.
+
+        Each kind of loss restarts the set as often as the request's ``restarts`` say
+        (``{"host": {"limit": 3, "rule": ...}, "spot": ...}``), and no more.
+        """
+        used: dict[str, int] = {}
+        attempt = 0
+        while True:
+            outcome = self._attempt(attempt)
+            if outcome.loss is None or self.cancelled.is_set() or not self._may_restart(outcome.loss, used):
                 break
-            self.files.say("cloudtrain", f"Restarting all replicas (restart {attempt + 1} of {limit}).")
+            attempt += 1
         self._finish(outcome, attempt)
 
-    def _attempt(self, attempt: int, limit: int) -> Outcome:
-        self.files.set_status("running", f"RUNNING (attempt {attempt + 1} of {limit + 1})")
+    def _may_restart(self, loss: str, used: dict[str, int]) -> bool:
+        """Count one restart after ``loss`` if the request allows another, saying which rule decided."""
+        policy = self.request["restarts"].get(
+            loss, {"limit": 0, "rule": f"the request allows no {loss} restart"}
+        )
+        if used.get(loss, 0) >= policy["limit"]:
+            self.files.say("cloudtrain", f"Not restarting: {policy['rule']}.")
+            return False
+        used[loss] = used.get(loss, 0) + 1
+        self.files.say(
+            "cloudtrain",
+            f"Restarting all replicas ({loss} restart {used[loss]} of {policy['limit']}: {policy['rule']}).",
+        )
+        return True
+
+    def _attempt(self, attempt: int) -> Outcome:
+        self.files.set_status("running", f"RUNNING (attempt {attempt + 1})")
         replicas = resolve_ports(self.request)
         for replica in replicas:
             hosts.prepare(replica)
@@ -150,7 +172,7 @@ class Launcher:
             stop(procs.values(), grace_s=0)
             raise
         pumps = [self._pump(name, proc) for name, proc in procs.items()]
-        outcome = self._watch(procs)
+        outcome = self._watch(procs, attempt)
         for pump in pumps:
             pump.join()
         for replica in replicas:
@@ -186,7 +208,7 @@ class Launcher:
         thread.start()
         return thread
 
-    def _watch(self, procs: dict[str, subprocess.Popen[bytes]]) -> Outcome:
+    def _watch(self, procs: dict[str, subprocess.Popen[bytes]], attempt: int) -> Outcome:
         """Wait until all replicas succeed, one fails (stop the rest), or the run is cancelled."""
         while not self.cancelled.is_set():
             codes = {name: proc.poll() for name, proc in procs.items()}
@@ -195,7 +217,7 @@ class Launcher:
                 # reset): look once more, so the kill is blamed and the set restarted.
                 time.sleep(POLL_S)
                 failed = first_failure(procs)
-                outcome = self._after_export(*failed) or self._failure(*failed)
+                outcome = self._after_export(*failed) or self._failure(*failed, attempt)
                 stop(procs.values(), grace_s=FAILURE_GRACE_S)
                 return outcome
             if all(rc == 0 for rc in codes.values()):
@@ -227,12 +249,13 @@ class Launcher:
         self.files.say("cloudtrain", f"{detail} Not restarting.")
         return Outcome(ok=True, detail=detail)
 
-    def _failure(self, rc: int, name: str) -> Outcome:
-        """A replica killed by a signal is a lost host: restart. One that exits non-zero is a bug."""
+    def _failure(self, rc: int, name: str, attempt: int) -> Outcome:
+        """A replica killed by a signal is a lost host (or, under a spot fault, reclaimed); one that exits non-zero is a bug."""
         if rc < 0:
-            detail = f"Replica {name} died ({describe_exit(rc)})."
+            spot = attempt == 0 and str(self.request.get("fault", "")).startswith("spot@")
+            detail = f"Replica {name} died ({describe_exit(rc)}{', spot interruption' if spot else ''})."
             self.files.say("cloudtrain", f"{detail} Stopping the other replicas.")
-            return Outcome(ok=False, detail=detail, restartable=True)
+            return Outcome(ok=False, detail=detail, loss="spot" if spot else "host")
         detail = f"Replica {name} failed ({describe_exit(rc)}); see its lines above."
         self.files.say("cloudtrain", f"{detail} Stopping the other replicas; an error exit is not retried.")
         return Outcome(ok=False, detail=detail)

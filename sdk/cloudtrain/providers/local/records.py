@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.outputs import Outputs
 from cloudtrain.providers import TERMINAL_STATES, JobStatus
 
 STATES = ("pending", "running", *TERMINAL_STATES)
@@ -90,12 +91,19 @@ def parse_status(data: Any) -> JobStatus:
 
 
 def parse_request(data: Any) -> dict[str, Any]:
-    """``request.json``: the rendered request, with its replicas and restart limit."""
+    """``request.json``: the rendered request, with its replicas and restart limits."""
     replicas = field(data, "replicas", list)
     if not replicas or not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in replicas):
         raise ValueError("'replicas' must be a non-empty list of objects, each with a 'name'")
-    if field(data, "max_restarts", int) < 0:
-        raise ValueError(f"'max_restarts' must be >= 0, got {data['max_restarts']}")
+    outputs = field(data, "outputs", dict)
+    if sorted(outputs) != sorted(Outputs.names()) or not all(isinstance(v, str) for v in outputs.values()):
+        raise ValueError(f"'outputs' must map {', '.join(Outputs.names())} to paths")
+    restarts = field(data, "restarts", dict)
+    for kind, policy in restarts.items():
+        if field(policy, "limit", int) < 0 or not isinstance(policy.get("rule"), str):
+            raise ValueError(
+                f"'restarts.{kind}' must have a 'limit' >= 0 and a 'rule', got {reprlib.repr(policy)}"
+            )
     return dict(data)
 
 

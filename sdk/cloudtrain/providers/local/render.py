@@ -39,13 +39,17 @@ job.yaml); ``gs://`` and ``s3://`` roots land in the stand-in buckets.
 
 ``submit`` (``run``) copies the code bundle to where the request says (the "upload"),
 writes the run folder and starts the detached launcher (``launcher``), which supervises the
-replicas, restarts the whole set up to ``max_restarts`` times (default 3) when one
-is killed (a lost host; an error exit fails the run at once), and records status and logs in the run folder. ``fault`` (``--fault
-chief:0@epoch:2``) is passed to the runtime as ``CLOUDTRAIN_FAULT`` on the first
-attempt only, so the chosen replica kills itself once and the restart recovers.
+replicas, restarts the whole set as the request's ``restarts`` allow (a lost host:
+up to 3 times here; an emulated cloud restarts exactly as its rendered request says
+that provider would; an error exit fails the run at once), and records status and logs
+in the run folder. ``fault`` (``--fault chief:0@epoch:2``, ``--fault spot@epoch:2``) is
+passed to the runtime as ``CLOUDTRAIN_FAULT`` on the first attempt only, so the chosen
+replica (or, for ``spot``, every replica) kills itself once and the restart recovers.
+``outputs`` says where each artifact will be on this machine (``<run>`` and
+``<buckets>`` filled in by ``submit``).
 The run outlives the shell, as a cloud job does: Ctrl-C on ``cloudtrain submit`` stops
 following it, ``cloudtrain cancel local:<id>`` stops it. To allow more or fewer
-restarts, change the request's ``max_restarts`` before ``submit`` (Python API).
+restarts, change the request's ``restarts`` limits before ``submit`` (Python API).
 
 Example:
 >>> from cloudtrain.spec import JobSpec
@@ -66,7 +70,14 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import container
 from cloudtrain.errors import SpecError
-from cloudtrain.providers.emulation import CPU_DEVICES_ENV, RUNTIME_ENTRYPOINT, bucket_path, container_path
+from cloudtrain.providers.emulation import (
+    CPU_DEVICES_ENV,
+    RUNTIME_ENTRYPOINT,
+    bucket_path,
+    container_path,
+    restart,
+    stand_in,
+)
 from cloudtrain.providers.local import emulate
 from cloudtrain.providers.transfer import bundle_uri
 
@@ -74,7 +85,7 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
 
 MAX_RESTARTS = 3
-_FAULT = re.compile(r"^(chief|master|worker):[0-9]+@(epoch|step):[0-9]+\Z")
+_FAULT = re.compile(r"^((chief|master|worker):[0-9]+|spot)@(epoch|step):[0-9]+\Z")
 
 
 def render(plan: Plan) -> dict[str, Any]:
@@ -85,15 +96,17 @@ def render(plan: Plan) -> dict[str, Any]:
     """
     bundle = bundle_uri(plan)
     if plan.provider != "local":
-        return emulate.render(plan, max_restarts=MAX_RESTARTS)
+        return emulate.render(plan)
     processes, _ = process_layout(plan)
     tasks = task_names(processes)
     addresses = [f"127.0.0.1:<port:{i}>" for i in range(processes)]
     cluster = {"chief": addresses[:1], "worker": addresses[1:]}
+    rule = f"the local provider restarts the set up to {MAX_RESTARTS} times"
     return {
         "name": plan.name,
         "emulates": None,
-        "max_restarts": MAX_RESTARTS,
+        "restarts": {"host": restart(MAX_RESTARTS, rule), "spot": restart(MAX_RESTARTS, rule)},
+        "outputs": stand_in(plan.outputs),
         "upload": {"bundle": bundle, "target": bucket_path(bundle)},
         "cluster": {"env": {"TF_CONFIG": {"cluster": cluster, "task": None}}} if processes > 1 else {},
         "replicas": [_replica(plan, task, distributed=processes > 1) for task in tasks],
@@ -159,8 +172,12 @@ def _mounts(bundle: str) -> dict[str, str]:
 def with_fault(request: dict[str, Any], fault: str | None) -> dict[str, Any]:
     """``request`` with a fault to inject on the first attempt, e.g. ``worker:1@epoch:1``.
 
+    ``<task_type>:<index>@...`` kills that replica, as a lost host; ``spot@...`` kills
+    them all, as a spot interruption reclaims the machines.
+
     Raises:
-        SpecError: if ``fault`` is not ``<task_type>:<index>@epoch:<n>`` or ``@step:<n>``.
+        SpecError: if ``fault`` is not ``<task_type>:<index>@epoch:<n>``, ``@step:<n>``
+            or ``spot@...``, or is a spot interruption of a job that does not use spot.
     """
     if fault is None:
         return request
@@ -168,6 +185,12 @@ def with_fault(request: dict[str, Any], fault: str | None) -> dict[str, Any]:
         raise SpecError(
             f"--fault: {fault!r} is not a fault. Use <task_type>:<index>@epoch:<n> or @step:<n>, "
             "e.g. --fault worker:0@epoch:1 (task types as in TF_CONFIG: chief, worker; "
-            "where the provider sets no TF_CONFIG, host N is worker:N-1)."
+            "where the provider sets no TF_CONFIG, host N is worker:N-1), or spot@epoch:<n> "
+            "for a spot interruption."
+        )
+    spot = request.get("restarts", {}).get("spot", {})
+    if fault.startswith("spot@") and spot.get("limit") == 0:
+        raise SpecError(
+            f"--fault {fault}: the provider would not resume this job after a spot interruption: {spot['rule']}."
         )
     return {**request, "fault": fault}

@@ -27,6 +27,7 @@ from cloudtrain.providers.local.records import parse_request, read_record, write
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
     from cloudtrain.planning import Plan
+    from cloudtrain.progress import Advance, OnProgress
 
 ID_PREFIX = "local:"
 # Not ``-m cloudtrain.providers.local.launcher``: importing cloudtrain imports that
@@ -36,12 +37,14 @@ LAUNCHER_PROGRAM = "import sys; from cloudtrain.providers.local.launcher import 
 ID_ATTEMPTS = 8
 
 
-def submit(plan: Plan, request: dict[str, Any], bundle: Bundle) -> LocalJob:
-    """Upload the bundle, write the run folder and start the detached launcher."""
+def submit(
+    plan: Plan, request: dict[str, Any], bundle: Bundle, progress: OnProgress | None = None
+) -> LocalJob:
+    """Upload the bundle (reporting to ``progress``), write the run folder and start the detached launcher."""
     home = local_home()
     job_id, run_dir = _new_run(plan.name)
     resolved = substitute(request, {"<run>": str(run_dir), "<buckets>": str(home / "buckets")})
-    _upload(bundle.path, Path(resolved["upload"]["target"]))
+    _upload(bundle.path, Path(resolved["upload"]["target"]), progress)
     write_record(run_dir / REQUEST_FILE, resolved)
     _start_launcher(run_dir)
     return LocalJob(job_id, request=resolved)
@@ -67,21 +70,23 @@ def _new_run(name: str) -> tuple[str, Path]:
     )
 
 
-def _upload(source: Path, target: Path) -> None:
+def _upload(source: Path, target: Path, progress: OnProgress | None = None) -> None:
     """Copy the bundle to its target; the name is the content hash, so an existing copy is it.
 
     Each copy goes to a temp file of its own, so submits of the same bundle at the same
     time each write a whole file and the last rename wins with the same content.
     """
 
-    def copy(advance: transfer.Progress) -> None:
+    def copy(advance: Advance) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         with source.open("rb") as raw:
             write_atomically(
                 target, lambda copied: shutil.copyfileobj(transfer.ProgressReader(raw, advance), copied)
             )
 
-    transfer.upload_once(exists=target.exists, upload=copy, name=source.name, size=source.stat().st_size)
+    transfer.upload_once(
+        exists=target.exists, upload=copy, name=source.name, size=source.stat().st_size, progress=progress
+    )
 
 
 def _start_launcher(run_dir: Path) -> None:

@@ -4,8 +4,11 @@ Each host gets an ``/opt/ml`` tree (reference/sagemaker.md §3-4):
 ``input/config/{resourceconfig,hyperparameters,inputdataconfig,checkpointconfig}.json``,
 every input channel copied from the stand-in S3 folder into ``input/data/<channel>``
 (the code channel holds the bundle), ``checkpoints/`` restored from and synced back to
-``CheckpointConfig.S3Uri``, and every host's ``model/`` and ``output/data/`` packed into
-``<S3OutputPath>/<job>/output/{model,output}.tar.gz`` after success. No TF_CONFIG; the
+``CheckpointConfig.S3Uri``, ``TensorBoardOutputConfig.LocalPath`` synced to its
+``S3OutputPath`` (only when the request has that field, as on SageMaker), and every
+host's ``model/`` and ``output/data/`` packed into
+``<S3OutputPath>/<job>/output/{model,output}.tar.gz`` after success. Restarts follow the
+request too (``restarts``). No TF_CONFIG; the
 ``Environment`` plus ``TRAINING_JOB_NAME``/``TRAINING_JOB_ARN``; the image is run as
 ``docker run IMAGE train`` would, or with ``ContainerEntrypoint``/``ContainerArguments``.
 ``CLOUDTRAIN_HOSTS`` maps the ``algo-N`` names, which do not resolve on one machine, to
@@ -27,11 +30,15 @@ from cloudtrain.providers.emulation import (
     RUNTIME_ENTRYPOINT,
     bucket_path,
     host_python,
+    restart,
 )
 
 OPT_ML_CONFIG = "opt/ml/input/config"
 RESOURCE_CONFIG = f"{OPT_ML_CONFIG}/resourceconfig.json"
 DEFAULT_CHECKPOINT_PATH = "/opt/ml/checkpoints"
+DEFAULT_TENSORBOARD_PATH = "/opt/ml/output/tensorboard"  # API_TensorBoardOutputConfig
+# Spot restarts emulated; SageMaker's own bound is MaxWaitTimeInSeconds, not a count.
+SPOT_RESTARTS = 10
 # Folders SageMaker creates empty on every host (reference/sagemaker.md §3).
 OPT_ML_DIRS = ["opt/ml/model", "opt/ml/output/data", "opt/ml/code"]
 
@@ -46,6 +53,8 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     replicas = [_replica(cloud, name, host_env) for name in names]
     output = f"{cloud['OutputDataConfig']['S3OutputPath'].rstrip('/')}/{cloud['TrainingJobName']}/output"
     return {
+        "job": cloud["TrainingJobName"],
+        "restarts": restarts(cloud),
         "cluster": {"env": {"CLOUDTRAIN_HOSTS": resolver}, "files": _config(cloud, sorted(names))},
         "replicas": replicas,
         "collect": [
@@ -56,6 +65,25 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
             for folder, tarball in (("model", "model.tar.gz"), ("output/data", "output.tar.gz"))
         ],
     }
+
+
+def restarts(cloud: dict[str, Any]) -> dict[str, Any]:
+    """How SageMaker restarts the job ``cloud`` (reference/sagemaker.md §4, Retries).
+
+    A lost instance surfaces as an internal error, which only ``RetryStrategy`` retries;
+    a managed spot interruption restarts the job with its checkpoints restored, as long
+    as ``MaxWaitTimeInSeconds`` allows (bounded here by ``SPOT_RESTARTS``). An error
+    exit of the job is never retried.
+    """
+    retries = cloud.get("RetryStrategy", {}).get("MaximumRetryAttempts", 0)
+    host = (
+        f"RetryStrategy.MaximumRetryAttempts is {retries}" if retries else "the request has no RetryStrategy"
+    )
+    if cloud.get("EnableManagedSpotTraining"):
+        spot = restart(SPOT_RESTARTS, "managed spot training resumes until MaxWaitTimeInSeconds")
+    else:
+        spot = restart(0, "the request does not set EnableManagedSpotTraining (resources.spot: false)")
+    return {"host": restart(retries, host), "spot": spot}
 
 
 def _replica(cloud: dict[str, Any], name: str, host_env: dict[str, str]) -> dict[str, Any]:
@@ -79,10 +107,15 @@ def _replica(cloud: dict[str, Any], name: str, host_env: dict[str, str]) -> dict
         ],
     }
     checkpoint = cloud.get("CheckpointConfig")
+    replica["sync_out"] = []
     if checkpoint:
         local = checkpoint.get("LocalPath", DEFAULT_CHECKPOINT_PATH).lstrip("/")
         replica["copy_in"].append({"source": bucket_path(checkpoint["S3Uri"]), "target": local})
-        replica["sync_out"] = [{"source": local, "target": bucket_path(checkpoint["S3Uri"])}]
+        replica["sync_out"].append({"source": local, "target": bucket_path(checkpoint["S3Uri"])})
+    tensorboard = cloud.get("TensorBoardOutputConfig")
+    if tensorboard:  # without it SageMaker uploads no event files, and neither does this
+        local = tensorboard.get("LocalPath", DEFAULT_TENSORBOARD_PATH).lstrip("/")
+        replica["sync_out"].append({"source": local, "target": bucket_path(tensorboard["S3OutputPath"])})
     return replica
 
 

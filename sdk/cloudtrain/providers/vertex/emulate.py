@@ -6,7 +6,8 @@ Each replica gets what Vertex gives one (reference/vertex.md §2-3): ``TF_CONFIG
 ``baseOutputDirectory``, the container's ``env``, and ``/gcs`` linked to the stand-in
 Cloud Storage folder. The container's ``command`` runs with this machine's Python;
 without one, the image's ENTRYPOINT equivalent ``python -m cloudtrain_runtime`` runs
-with the ``args``. ``TF_CONFIG`` and ``CLUSTER_SPEC`` are shared by the replicas
+with the ``args``. Restarts follow the request's ``scheduling`` (``restarts``).
+``TF_CONFIG`` and ``CLUSTER_SPEC`` are shared by the replicas
 (the request's ``cluster`` entry, see ``cloudtrain.providers.local.render``), each
 replica naming only its own task.
 """
@@ -16,10 +17,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from cloudtrain.providers.emulation import CPU_DEVICES_ENV, ROOT_ENV, RUNTIME_ENTRYPOINT, host_python
+from cloudtrain.providers.emulation import CPU_DEVICES_ENV, ROOT_ENV, RUNTIME_ENTRYPOINT, host_python, restart
 
 # Vertex maps worker pool i to a TF_CONFIG task type (reference/vertex.md §2.2).
 POOL_TASK_TYPES = ("chief", "worker", "ps", "evaluator")
+# Restarts per worker after a lost VM, and job retries after a Spot preemption
+# (understanding-training-service, use-spot-vms: reference/vertex.md).
+WORKER_RESTARTS = 5
+SPOT_RETRIES = 6
 
 
 def replicas(cloud: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +42,37 @@ def replicas(cloud: dict[str, Any]) -> dict[str, Any]:
         variable: {"cluster": value, "environment": "cloud", "job": job, "task": None}
         for variable, value in shared.items()
     }
-    return {"cluster": {"env": cluster}, "replicas": [_replica(job, task, shared) for task in tasks]}
+    return {
+        "restarts": restarts(job, replicas=len(tasks)),
+        "cluster": {"env": cluster},
+        "replicas": [_replica(job, task, shared) for task in tasks],
+    }
+
+
+def restarts(job: dict[str, Any], *, replicas: int) -> dict[str, Any]:
+    """How Vertex restarts the job ``job`` (reference/vertex.md, Restarts and preemption).
+
+    A lost VM's worker restarts (up to 5 times per worker); the other workers of a
+    MultiWorkerMirroredStrategy job cannot take it back, so only a job with
+    ``restartJobOnWorkerRestart`` (or a single replica) recovers, by restarting whole.
+    A Spot VM preemption retries the job, up to 6 times. ``disableRetries`` turns
+    both off.
+    """
+    scheduling = job.get("scheduling", {})
+    if scheduling.get("disableRetries"):
+        off = restart(0, "scheduling.disableRetries is set")
+        return {"host": off, "spot": off}
+    if replicas == 1 or scheduling.get("restartJobOnWorkerRestart"):
+        host = restart(WORKER_RESTARTS, "Vertex restarts a lost worker, and with it the whole job")
+    else:
+        host = restart(
+            0, "scheduling.restartJobOnWorkerRestart is not set, so only the lost worker would restart"
+        )
+    if scheduling.get("strategy") == "SPOT":
+        spot = restart(SPOT_RETRIES, "Vertex retries a preempted Spot job")
+    else:
+        spot = restart(0, "scheduling.strategy is not SPOT (resources.spot: false)")
+    return {"host": host, "spot": spot}
 
 
 def _clusters(

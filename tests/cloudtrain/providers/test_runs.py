@@ -1,0 +1,64 @@
+"""Run ids and ``stage``: the idempotency key is (request, run id), on the real clients and the fakes.
+
+Submitting the same spec and code attaches to the job it created, so a scheduled retrain
+of unchanged code would silently train nothing; a run id tells the runs apart. ``stage``
+uploads the code and renders the request for another orchestrator, creating no job.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import boto3
+import pytest
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
+
+import cloudtrain
+from cloudtrain.errors import SpecError
+
+
+@pytest.mark.usefixtures("fake_gcs", "fake_logging")
+def test_vertex_a_new_run_id_is_a_new_job_and_the_same_one_attaches(
+    example_job: Path, fake_vertex: FakeJobService
+) -> None:
+    monday = cloudtrain.submit(example_job, "vertex", run_id="monday")
+    tuesday = cloudtrain.submit(example_job, "vertex", run_id="tuesday")
+    retried = cloudtrain.submit(example_job, "vertex", run_id="monday")
+    assert monday.id != tuesday.id
+    assert retried.id == monday.id
+    assert len(fake_vertex.jobs) == 2
+    labels = {job.labels["cloudtrain_run"] for job in fake_vertex.jobs.values()}
+    assert labels == {"monday", "tuesday"}
+
+
+def test_sagemaker_a_new_run_id_is_a_new_job_and_the_same_one_attaches(
+    example_job: Path, aws: LoopbackAws
+) -> None:
+    monday = cloudtrain.submit(example_job, "sagemaker", run_id="monday")
+    tuesday = cloudtrain.submit(example_job, "sagemaker", run_id="tuesday")
+    retried = cloudtrain.submit(example_job, "sagemaker", run_id="monday")
+    assert monday.id != tuesday.id
+    assert retried.id == monday.id
+    assert len(aws.sagemaker.jobs) == 2
+    assert monday.outputs.model != tuesday.outputs.model  # each run has its own model.tar.gz
+
+
+def test_stage_uploads_the_code_renders_the_request_and_creates_no_job(
+    example_job: Path, aws: LoopbackAws
+) -> None:
+    staged = cloudtrain.stage(example_job, "sagemaker", run_id="nightly-1")
+    bucket, key = staged.plan.bundle.removeprefix("s3://").split("/", 1)  # type: ignore[union-attr]
+    s3 = boto3.client("s3", region_name="us-east-1")
+    assert s3.head_object(Bucket=bucket, Key=key)["ContentLength"] == staged.bundle.size
+    assert aws.sagemaker.jobs == {}
+    assert {"Key": "cloudtrain:run", "Value": "nightly-1"} in staged.request["Tags"]
+    assert staged.outputs.model.endswith(f"/{staged.request['TrainingJobName']}/output/model.tar.gz")
+    job = staged.submit()
+    assert job.id.endswith(f"/{staged.request['TrainingJobName'].lower()}")
+
+
+@pytest.mark.parametrize("run_id", ["Monday", "", "a/b", "x" * 64, "-leading"])
+def test_a_bad_run_id_is_a_spec_error_before_anything_is_contacted(example_job: Path, run_id: str) -> None:
+    with pytest.raises(SpecError, match=r"^run_id: .* is not a run id\. Use 1-63 lowercase letters"):
+        cloudtrain.stage(example_job, "sagemaker", run_id=run_id)
