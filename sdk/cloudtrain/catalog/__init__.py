@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from cloudtrain.errors import SpecError
+from cloudtrain.errors import SpecError, did_you_mean
 from cloudtrain.providers import registry
 
 HERE = Path(__file__).parent
@@ -149,6 +149,71 @@ def accelerators() -> dict[str, Accelerator]:
 def images() -> tuple[Row, ...]:
     """Rows of ``images.csv``: the maintained image per provider and hardware kind."""
     return rows("images.csv")
+
+
+@dataclass(frozen=True)
+class ImageRegistry:
+    """Where a provider's maintained images live in one region: a row of ``image_registries.csv``.
+
+    SageMaker's Deep Learning Containers sit in a different AWS account in some regions
+    (opt-in regions such as af-south-1 or il-central-1), and China's regions answer on
+    ``amazonaws.com.cn``: one account for every region renders URIs that do not exist.
+    """
+
+    provider: str
+    region: str
+    account: str
+    domain: str
+    source: str
+
+
+@cached
+def image_registries(provider: str) -> dict[str, ImageRegistry]:
+    """Every region with a registry of ``provider``'s maintained images, by region name."""
+    return {
+        row["region"]: ImageRegistry(**row)
+        for row in rows("image_registries.csv")
+        if row["provider"] == provider
+    }
+
+
+def image_registry(provider: str, region: str) -> ImageRegistry:
+    """The registry of ``provider``'s maintained images in ``region``.
+
+    Raises:
+        SpecError: naming ``<provider>.region`` and the regions that have one.
+
+    Example:
+    >>> image_registry("sagemaker", "il-central-1").account
+    '780543022126'
+    """
+    known = image_registries(provider)
+    if region in known:
+        return known[region]
+    raise SpecError(
+        f"{provider}.region: {region!r} has no registry of the image: auto TensorFlow image."
+        f"{did_you_mean(region, known, noun='regions')} Or set image: to an image URI that region can pull."
+    )
+
+
+def image_uri(row: Row, region: str) -> str:
+    """The URI of an ``images.csv`` row in ``region``.
+
+    ``{region}`` is filled in; ``{account}`` and ``{domain}``, when the URI has them,
+    come from ``image_registries.csv`` (which raises for a region without a registry).
+
+    Example:
+    >>> row = {"provider": "sagemaker", "uri": "{account}.dkr.ecr.{region}.{domain}/tensorflow-training:2.21.0"}
+    >>> image_uri(row, "af-south-1")
+    '626614931356.dkr.ecr.af-south-1.amazonaws.com/tensorflow-training:2.21.0'
+    >>> image_uri({"provider": "vertex", "uri": "tensorflow/tensorflow:2.21.0"}, "us-central1")
+    'tensorflow/tensorflow:2.21.0'
+    """
+    fields = {"region": region}
+    if "{account}" in row["uri"] or "{domain}" in row["uri"]:
+        found = image_registry(row["provider"], region)
+        fields |= {"account": found.account, "domain": found.domain}
+    return row["uri"].format(**fields)
 
 
 def accelerator_names() -> list[str]:
