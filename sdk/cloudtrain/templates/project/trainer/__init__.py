@@ -1,0 +1,1 @@
+"""The training code of ${name} (see task.py)."""

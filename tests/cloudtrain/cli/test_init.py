@@ -1,0 +1,163 @@
+"""``cloudtrain init``: a new project that validates, and trains, at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cloudtrain.newproject import template_files
+from tests.conftest import Result
+
+FILES = [".cloudtrainignore", "job.yaml", "trainer/__init__.py", "trainer/task.py"]
+
+
+def test_a_new_project_validates_at_once(run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    project = tmp_path / "churn-model"
+    created = run_cli("init", str(project))
+    assert created.code == 0, created.err
+    assert created.out.splitlines()[: len(FILES) + 1] == [
+        f"Created in {project}:",
+        *(f"  {f}" for f in FILES),
+    ]
+    result = run_cli("validate", str(project / "job.yaml"))
+    assert (result.code, result.err) == (0, "")
+    assert result.out == (
+        f"{project / 'job.yaml'} is valid for local: 1 × local (1 CPU device(s)), 1 replicas, "
+        "global batch 32, strategy one-device\n"
+    )
+
+
+def test_the_name_comes_from_the_folder_or_from_name(run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    run_cli("init", str(tmp_path / "My Model_2"))
+    run_cli("init", str(tmp_path / "other"), "--name", "fraud-detector")
+    assert "\nname: my-model-2\n" in (tmp_path / "My Model_2" / "job.yaml").read_text()
+    assert "\nname: fraud-detector\n" in (tmp_path / "other" / "job.yaml").read_text()
+
+
+def test_init_into_the_current_folder(
+    run_cli: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("init", "--name", "here-job")
+    assert result.code == 0, result.err
+    assert "  cd " not in result.out  # already there
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == FILES
+
+
+def test_existing_files_are_refused_and_left_alone(run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text("mine\n")
+    (tmp_path / "trainer").mkdir()
+    (tmp_path / "trainer" / "task.py").write_text("# mine\n")
+    result = run_cli("init", str(tmp_path))
+    assert (result.code, result.errors) == (
+        2,
+        [
+            f"{tmp_path} already has job.yaml, trainer/task.py. Nothing was written. "
+            "Pass --force to overwrite them, or choose another folder."
+        ],
+    )
+    assert (tmp_path / "job.yaml").read_text() == "mine\n"
+    assert not (tmp_path / ".cloudtrainignore").exists()
+
+
+def test_force_overwrites(run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text("mine\n")
+    result = run_cli("init", str(tmp_path), "--name", "forced-job", "--force")
+    assert result.code == 0, result.err
+    assert "\nname: forced-job\n" in (tmp_path / "job.yaml").read_text()
+
+
+def test_force_writes_a_file_in_place_of_a_link_not_through_it(
+    run_cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text("keep me\n")
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "job.yaml").symlink_to(elsewhere)
+    assert run_cli("init", str(tmp_path / "project"), "--force").code == 0
+    assert elsewhere.read_text() == "keep me\n"
+    assert not (tmp_path / "project" / "job.yaml").is_symlink()
+
+
+def test_a_folder_in_the_way_is_refused_even_with_force(
+    run_cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    (tmp_path / "job.yaml").mkdir()
+    result = run_cli("init", str(tmp_path), "--force")
+    assert (result.code, result.errors) == (
+        2,
+        [f"Cannot write the project: job.yaml in {tmp_path} is in the way. Move it away."],
+    )
+
+
+def test_an_invalid_name_is_refused_with_a_valid_one(run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    result = run_cli("init", str(tmp_path), "--name", "Churn_Model")
+    assert (result.code, result.errors) == (
+        2,
+        [
+            "--name 'Churn_Model' is not a valid job name: use 2-63 lowercase letters, digits and '-', "
+            "starting with a letter, e.g. --name churn-model."
+        ],
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_template_is_package_data_with_every_file(repo: Path) -> None:
+    assert sorted(template_files()) == FILES
+    pyproject = (repo / "pyproject.toml").read_text()
+    for pattern in (
+        "templates/project/*",
+        "templates/project/.cloudtrainignore",
+        "templates/project/trainer/*.py",
+    ):
+        assert f'"{pattern}"' in pyproject  # shipped in the wheel, dotfile included
+
+
+def test_a_new_project_takes_the_cloud_settings_from_profile_and_environment(
+    run_cli: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "cloudtrain" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text("profiles:\n  default:\n    vertex: {storage_root: gs://my-bucket/jobs}\n")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "my-project")
+    run_cli("init", str(tmp_path / "proj"))
+    result = run_cli("validate", str(tmp_path / "proj" / "job.yaml"), "--provider", "vertex", "--json")
+    assert result.code == 0, result.out
+    assert json.loads(result.out)["valid"] is True
+
+
+@pytest.mark.multiprocess
+@pytest.mark.timeout(600)
+def test_a_new_project_trains_here_and_exports_a_model(
+    run_cli: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "first-model"
+    assert run_cli("init", str(project)).code == 0
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cloudtrain",
+            "submit",
+            str(project / "job.yaml"),
+            "--set",
+            "training.epochs=1",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=540,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert "[cloudtrain] Job succeeded. All 1 replicas exited 0." in done.stdout
+    assert f"[chief-0] export={project / 'outputs' / 'model'}\n" in done.stdout
+    assert (project / "outputs" / "model" / "saved_model.pb").is_file()
