@@ -1,4 +1,4 @@
-"""Fault specs, progress lines and the throughput measurement, driven through their hooks."""
+"""Fault specs and progress lines, driven through their hooks."""
 
 from __future__ import annotations
 
@@ -39,28 +39,3 @@ def test_progress_prints_one_line_per_epoch_and_records_the_resumed_epoch() -> N
     assert progress.resumed_from_epoch == 2
     assert progress.epochs_run == [3, 4]
     assert progress.history == {"loss": [0.5, 0.25], "val_binary_accuracy": [0.9375, 0.9375]}
-
-
-def _drive(throughput: callbacks.Throughput, steps_per_epoch: list[int]) -> None:
-    for epoch, steps in enumerate(steps_per_epoch):
-        throughput.on_epoch_begin(epoch)
-        for batch in range(steps):
-            throughput.on_train_batch_begin(batch)
-            throughput.on_train_batch_end(batch)
-
-
-def test_throughput_skips_the_first_epoch_and_fifty_steps() -> None:
-    throughput = callbacks.Throughput(global_batch=32)
-    _drive(throughput, [30, 30, 30])
-    result = throughput.result()
-    # Measuring starts once the first epoch is over and 50 steps are done: step 51 here.
-    assert result["warmup_steps"] == 50 and result["measured_steps"] == 40
-    assert result["examples_per_sec"] > 0 and result["note"] is None
-
-
-def test_throughput_of_a_short_run_says_why_it_is_missing() -> None:
-    throughput = callbacks.Throughput(global_batch=32)
-    _drive(throughput, [16, 16, 16])
-    result = throughput.result()
-    assert result["examples_per_sec"] is None and result["measured_steps"] == 0
-    assert "50 steps" in result["note"]

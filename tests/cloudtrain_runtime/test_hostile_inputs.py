@@ -210,6 +210,7 @@ WRONG_TYPES = {
 CONFIG_TYPE_ROWS = [
     (name, value, f"key {name!r} must be {config.describe(hint)}")
     for name, hint in typing.get_type_hints(config.RuntimeConfig).items()
+    if name not in config.SWITCH_DOCS  # the switches say which values they take (below)
     for value in WRONG_TYPES[config.describe(hint)]
 ]
 CONFIG_VALUE_ROWS = [
@@ -226,6 +227,11 @@ CONFIG_VALUE_ROWS = [
     ("name", ".hidden", "a folder name"),  # starts with a dot
     ("data", {"../x": "gs://b/x"}, "keys are channel names"),  # channel climbs out
     ("layout_map", {"k": "model"}, "an object of lists of strings or nulls"),  # not split
+    *[
+        (switch, value, f"key {switch!r} must be {config.switch_problem(switch, 'fast')}")
+        for switch in config.SWITCH_DOCS
+        for value in (2.5, None, [1], "fast", 0)  # each switch names the values it takes
+    ],
 ]
 
 
@@ -268,9 +274,8 @@ def test_float_fields_still_take_integers(tmp_path: Path) -> None:
 def test_there_are_enough_rows() -> None:
     rows = [TF_CONFIG_ROWS, RESOURCE_CONFIG_ROWS, HOSTS_ROWS, HYPERPARAMETER_ROWS, CONFIG_TYPE_ROWS]
     assert sum(map(len, rows)) >= 40
-    assert {name for name, _, _ in CONFIG_TYPE_ROWS} == {
-        f.name for f in dataclasses.fields(config.RuntimeConfig)
-    }
+    checked = {name for name, _, _ in CONFIG_TYPE_ROWS + CONFIG_VALUE_ROWS}
+    assert checked >= {f.name for f in dataclasses.fields(config.RuntimeConfig)}  # every key
 
 
 @pytest.mark.parametrize(
