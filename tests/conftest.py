@@ -22,6 +22,25 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
 
 
+@pytest.fixture(autouse=True)
+def _no_user_defaults(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No profile, gcloud or AWS setting of the developer's reaches a test (cloudtrain.defaults).
+
+    Every variable the providers' discovery reads is cleared, and the config files are
+    looked for in empty folders; a test that wants a default sets one.
+    """
+    from cloudtrain.defaults import PROFILE_VARIABLE
+    from cloudtrain.providers.sagemaker import discover as aws
+    from cloudtrain.providers.vertex import discover as google
+
+    names = (PROFILE_VARIABLE, *google.PROJECT_VARIABLES, *google.REGION_VARIABLES)
+    for name in (*names, "CLOUDSDK_ACTIVE_CONFIG_NAME", *aws.REGION_VARIABLES, *aws.PROFILE_VARIABLES):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path_factory.mktemp("gcloud")))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path_factory.mktemp("aws") / "config"))
+
+
 @pytest.fixture
 def repo() -> Path:
     return REPO

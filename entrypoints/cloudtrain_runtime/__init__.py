@@ -22,7 +22,8 @@ Environment it reads:
   SageMaker hosts on one machine.
 - ``CLOUDTRAIN_CPU_DEVICES=N``: emulate N devices per host on the CPU (local provider).
 - ``CLOUDTRAIN_FAULT=<task_type>:<index>@epoch:<n>`` or ``@step:<n>``: that task SIGKILLs
-  itself at the end of epoch n (after its backup) or after global step n.
+  itself at the end of epoch n (after its backup) or after global step n; ``spot@...``:
+  every task does, as when a spot interruption reclaims the machines.
 - ``TF_USE_LEGACY_KERAS=1``: run the user's code on tf_keras (Keras 2).
 - ``CLOUDTRAIN_DEBUG=1``: print tracebacks with errors.
 

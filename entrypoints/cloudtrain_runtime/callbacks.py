@@ -8,7 +8,8 @@ Fault injection (used by the local provider's tests and demos):
 ``CLOUDTRAIN_FAULT=<task_type>:<index>@epoch:<n>`` makes that task SIGKILL itself at
 the end of epoch n (1-based, after that epoch's backup was written);
 ``...@step:<n>`` after global step n; ``...@export`` once the export is written, before
-it is checked (the backup is still there). The launcher sets it on the first attempt only.
+it is checked (the backup is still there); ``spot@...`` kills every task at that point,
+as a spot interruption does. The launcher sets it on the first attempt only.
 """
 
 from __future__ import annotations
@@ -37,17 +38,25 @@ else:
 
 FAULT_ENV = "CLOUDTRAIN_FAULT"
 WARMUP_STEPS = 50
-_FAULT = re.compile(r"^(chief|master|worker):(\d+)@(?:(epoch|step):(\d+)|(export))$")
+_FAULT = re.compile(r"^(?:(chief|master|worker):(\d+)|(spot))@(?:(epoch|step):(\d+)|(export))$")
 
 
 @dataclass(frozen=True)
 class Fault:
-    """A planned SIGKILL: which task, and at which epoch end, global step or ``export`` (at 0)."""
+    """A planned SIGKILL: which task, and at which epoch end, global step or ``export`` (at 0).
 
-    task_type: str
+    ``spot`` (task type ``None``) is every task at once: the provider reclaimed the
+    machines, as a spot interruption does.
+    """
+
+    task_type: str | None
     task_index: int
     unit: str
     at: int
+
+    def hits(self, task_type: str, task_index: int) -> bool:
+        """Whether this fault kills the task ``task_type:task_index``."""
+        return self.task_type is None or (self.task_type, self.task_index) == (task_type, task_index)
 
 
 def parse_fault(text: str) -> Fault | None:
@@ -58,17 +67,19 @@ def parse_fault(text: str) -> Fault | None:
     Fault(task_type='worker', task_index=1, unit='epoch', at=2)
     >>> parse_fault("chief:0@export")
     Fault(task_type='chief', task_index=0, unit='export', at=0)
+    >>> parse_fault("spot@epoch:1")
+    Fault(task_type=None, task_index=0, unit='epoch', at=1)
     """
     if not text:
         return None
     match = _FAULT.match(text.strip())
     if not match:
         raise ConfigError(
-            f"{FAULT_ENV} must look like worker:1@epoch:2, chief:0@step:10 or chief:0@export. "
-            f"Received: {text!r}"
+            f"{FAULT_ENV} must look like worker:1@epoch:2, chief:0@step:10, chief:0@export "
+            f"or spot@epoch:2. Received: {text!r}"
         )
-    task_type, index, unit, at, export = match.groups()
-    return Fault(task_type, int(index), unit or export, int(at or 0))
+    task_type, index, _spot, unit, at, export = match.groups()
+    return Fault(task_type, int(index or 0), unit or export, int(at or 0))
 
 
 def kill_self() -> None:
@@ -79,7 +90,11 @@ def kill_self() -> None:
 
 
 class FaultInjector(_KerasBase):
-    """SIGKILLs this task at the planned epoch end or global step."""
+    """SIGKILLs this task at the planned epoch end or global step.
+
+    With several steps per execution the step hooks run once per execution, so a step
+    fault fires at the end of the execution that reaches the planned step.
+    """
 
     def __init__(self, fault: Fault) -> None:
         super().__init__()
@@ -122,47 +137,109 @@ class Progress:
             self.say(f"epoch {epoch + 1}/{self.epochs} {metrics}")
 
 
-class Throughput:
-    """Examples per second, measured after a warm-up of the first epoch and >= 50 steps.
+class Throughput(_KerasBase):
+    """Examples per second over whole epochs, once the first epoch and 50 steps are done.
 
     The first epoch traces and compiles the step functions, and input pipelines fill
     their buffers, so those steps would understate steady-state speed.
+
+    Steps are the optimizer's own count (``optimizer.iterations``), read when an epoch
+    begins and when its training ends (``on_test_begin`` before validation, else
+    ``on_epoch_end``): with ``steps_per_execution`` above 1 Keras calls the batch hooks
+    once per execution, and its last execution may run fewer steps than it announces,
+    so counting hook calls would be wrong. Reading the variable waits for the step that
+    wrote it, so the time is the device's too. No batch hook: nothing runs per step.
+    A step the fp16 loss scaler skips (non-finite gradients) is not counted.
     """
 
-    def __init__(self, global_batch: int) -> None:
+    def __init__(self, global_batch: int, warmup_steps: int = WARMUP_STEPS) -> None:
         super().__init__()
-        self.global_batch = global_batch
+        self.global_batch, self.warmup = global_batch, warmup_steps
         self.steps = 0
         self.measured = 0
-        self.started: float | None = None
         self.seconds = 0.0
         self.first_epoch: int | None = None
-        self.epoch = 0
+        self._epoch: tuple[int, int, float] | None = None  # epoch, optimizer step, time at its start
 
     def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-        self.epoch = epoch
         self.first_epoch = epoch if self.first_epoch is None else self.first_epoch
+        self._epoch = (epoch, self._optimizer_steps(), time.perf_counter())
 
-    def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        if self.started is None and self.epoch > (self.first_epoch or 0) and self.steps >= WARMUP_STEPS:
-            self.started = time.perf_counter()
+    def on_test_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self._training_ended()
 
-    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self.steps += 1
-        if self.started is not None:
-            self.measured += 1
-            self.seconds = time.perf_counter() - self.started
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self._training_ended()
+
+    def _training_ended(self) -> None:
+        if self._epoch is None:  # validation already ended this epoch's training, or evaluate() alone
+            return
+        (epoch, start_steps, started), self._epoch = self._epoch, None
+        ran = self._optimizer_steps() - start_steps
+        if epoch > (self.first_epoch or 0) and self.steps >= self.warmup:
+            self.measured += ran
+            self.seconds += time.perf_counter() - started
+        self.steps += ran
+
+    def _optimizer_steps(self) -> int:
+        return int(self.model.optimizer.iterations.numpy())
 
     def result(self) -> dict[str, Any]:
         """The measurement as JSON-ready data; ``examples_per_sec`` is None when too short."""
-        rate = self.measured * self.global_batch / self.seconds if self.measured and self.seconds else None
+        examples = self.measured * self.global_batch
+        rate = examples / self.seconds if self.measured and self.seconds else None
         return {
             "examples_per_sec": rate,
             "measured_steps": self.measured,
+            "measured_examples": examples,
+            "measured_seconds": self.seconds,
             "warmup_steps": self.steps - self.measured,
             "global_batch": self.global_batch,
-            "note": None if rate else f"needs > {WARMUP_STEPS} steps and a second epoch to measure",
+            "note": None
+            if rate
+            else f"needs an epoch that starts after the first one and {self.warmup} steps",
         }
+
+
+class EpochSummaries(_KerasBase):
+    """Keras 3's TensorBoard, doing per-step work only at the ``update_freq`` asked for.
+
+    Keras 3.15 calls ``tf.summary.scalar`` for every metric after every step even with
+    ``update_freq="epoch"``, where no writer records them (about 35 us a call, 8% of a
+    small model's step on CPU). Here the batch hooks run only for a step that writes
+    (every ``update_freq`` steps), a profiled step or ``write_steps_per_second``; the
+    train graph is written at the first epoch's end instead of the first step's.
+    """
+
+    _should_write_train_graph: bool  # set by Keras's TensorBoard.set_model
+
+    def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        if self.update_freq != "epoch" or self._should_trace or self.write_steps_per_second:
+            super().on_train_batch_begin(batch, logs)
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        if self._should_trace or self.write_steps_per_second or self._writes_this_step():
+            super().on_train_batch_end(batch, logs)
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        if self._should_write_train_graph:
+            self._write_keras_model_train_graph()
+            self._should_write_train_graph = False
+        super().on_epoch_end(epoch, logs)
+
+    def _writes_this_step(self) -> bool:
+        return self.update_freq != "epoch" and self._global_train_batch % self.update_freq == 0
+
+
+def tensorboard(keras: ModuleType, log_dir: str, **options: Any) -> Any:
+    """This Keras's TensorBoard callback; on Keras 3 one that skips per-step work (``EpochSummaries``).
+
+    tf_keras already skips its batch hooks when nothing is written per step.
+    """
+    if not hasattr(keras, "ops"):
+        return keras.callbacks.TensorBoard(log_dir=log_dir, **options)
+    cls = type("TensorBoard", (EpochSummaries, keras.callbacks.TensorBoard), {})
+    return cls(log_dir=log_dir, **options)
 
 
 class StampedBackup(_KerasBase):

@@ -61,6 +61,27 @@ COUNTS = (
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
 _PIECE_NUMBER = re.compile(r"0|[1-9][0-9]{0,5}")
 
+# The training speed switches: ``training.<name>`` in the spec, resolved by
+# ``cloudtrain_runtime.tuning``. The figures are examples/s ratios measured on CPU with
+# benchmarks/entrypoint_overhead.py (``--switches``); a switch is on by default only where
+# that measurement shows it pays.
+AUTO = "auto"
+SWITCH_DOCS = {
+    "steps_per_execution": "Training steps per call into the compiled step function. auto: 16 on the "
+    "TensorFlow backend (2.6x the examples/s of 1 for a small model on CPU), fewer when steps_per_epoch "
+    "is not a multiple of 16; 1 on JAX. Set a number to fix it.",
+    "jit_compile": "XLA-compile the training step. auto: Keras decides (on for one GPU, off on CPU and "
+    "under tf.distribute strategies); forcing it on measured 0.9x at 1 step per execution and 0.5x "
+    "at 16 on CPU.",
+    "cache": "Keep the examples in memory after the first epoch. auto: when the dataset is finite, "
+    "gives the same examples in the same order every epoch (no shuffle, no random ops) and fits in a "
+    "quarter of the host's memory (2.7x the examples/s for a map-heavy pipeline on CPU).",
+    "prefetch": "Add prefetch(AUTOTUNE) after batching. Off by default: tf.data already injects one "
+    "after a synchronous last step, and an explicit one measured 1.0x on CPU.",
+    "parallel_map": "Let tf.data run stateless map() calls and batching in parallel where the code "
+    "did not (its map_parallelization and parallel_batch optimizations); false turns them off.",
+}
+
 
 @dataclass(frozen=True)
 class RuntimeConfig:
@@ -96,6 +117,11 @@ class RuntimeConfig:
     data: Mapping[str, str] = field(default_factory=dict)
     strategy_requested: str | None = None
     """``training.strategy`` as the spec wrote it (``auto`` or a name); None from older SDKs."""
+    steps_per_execution: int | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["steps_per_execution"]})
+    jit_compile: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["jit_compile"]})
+    cache: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["cache"]})
+    prefetch: bool = field(default=False, metadata={"doc": SWITCH_DOCS["prefetch"]})
+    parallel_map: bool = field(default=True, metadata={"doc": SWITCH_DOCS["parallel_map"]})
 
     @property
     def global_batch(self) -> int:
@@ -111,6 +137,8 @@ class RuntimeConfig:
 
 
 FIELDS = tuple(f.name for f in dataclasses.fields(RuntimeConfig))
+SWITCH_DEFAULTS = {f.name: f.default for f in dataclasses.fields(RuntimeConfig) if f.name in SWITCH_DOCS}
+"""Each speed switch's default, for the spec's fields (``cloudtrain.spec.Training``)."""
 _REQUIRED = tuple(
     f.name
     for f in dataclasses.fields(RuntimeConfig)
@@ -152,6 +180,10 @@ def from_dict(raw: Mapping[str, Any], source: str) -> RuntimeConfig:
             raise ConfigError(
                 f"{source}: runtime configuration key {name!r} must be {expected}. Received: {name}={shown(value)}"
             )
+    per_execution = raw.get("steps_per_execution", AUTO)
+    problem = steps_per_execution_problem(per_execution, raw.get("steps_per_epoch"))
+    if problem:
+        raise ConfigError(f"{source}: training.steps_per_execution={per_execution} {problem}.")
     values = dict(raw)
     # Float fields stay floats however the number was written (a spec's `base: 1`), so the
     # JSON a config is written back as does not depend on it.
@@ -164,6 +196,8 @@ def from_dict(raw: Mapping[str, Any], source: str) -> RuntimeConfig:
 def _expected(name: str, value: Any) -> str | None:
     """What ``value`` must be for the field ``name``, or None when it is fine."""
     hint = _HINTS[name]
+    if name in SWITCH_DOCS:
+        return switch_problem(name, value)
     if not _conforms(value, hint):
         return describe(hint)
     if _holds_nul(value):
@@ -177,6 +211,49 @@ def _expected(name: str, value: Any) -> str | None:
     if name == "data" and not all(map(_FOLDER_NAME.fullmatch, value)):
         return "an object whose keys are channel names like 'train'"
     return None
+
+
+def switch_problem(name: str, value: Any) -> str | None:
+    """What the speed switch ``name`` must be when ``value`` is not allowed, else None.
+
+    The spec (``cloudtrain.spec``) and the runtime both check with this, so the values
+    allowed are written once.
+
+    Example:
+    >>> switch_problem("steps_per_execution", 16) is None
+    True
+    >>> switch_problem("cache", "yes")
+    "'auto', true or false"
+    """
+    options = typing.get_args(_HINTS[name])
+    takes_auto, counts = str in options, int in options
+    if takes_auto and value == AUTO:
+        return None
+    if (counts and type(value) is int and 1 <= value <= COUNT_MAX) or (not counts and type(value) is bool):
+        return None
+    if counts:
+        return f"'{AUTO}' or a whole number from 1 to {COUNT_MAX}" if takes_auto else "a whole number"
+    return f"'{AUTO}', true or false" if takes_auto else "true or false"
+
+
+def steps_per_execution_problem(steps_per_execution: int | str, steps_per_epoch: int | None) -> str | None:
+    """Why this steps_per_execution cannot run with this steps_per_epoch; None when it can.
+
+    With a fixed steps_per_epoch the data repeats, and Keras runs whole executions: an
+    epoch of 10 steps at 4 per execution would train 12.
+
+    Example:
+    >>> steps_per_execution_problem(4, 10)
+    'does not divide training.steps_per_epoch=10: each epoch would train 12 steps. Set training.steps_per_execution to a divisor of 10, or to auto'
+    """
+    if steps_per_execution == AUTO or not steps_per_epoch or steps_per_epoch % int(steps_per_execution) == 0:
+        return None
+    per_execution = int(steps_per_execution)
+    trained = -(-steps_per_epoch // per_execution) * per_execution
+    return (
+        f"does not divide training.steps_per_epoch={steps_per_epoch}: each epoch would train {trained} "
+        f"steps. Set training.steps_per_execution to a divisor of {steps_per_epoch}, or to {AUTO}"
+    )
 
 
 def _conforms(value: Any, hint: Any) -> bool:
@@ -209,7 +286,12 @@ def describe(hint: Any, *, plural: bool = False) -> str:
         return f"{'lists' if plural else 'a list'} of {describe(args[0], plural=True)}"
     if origin is Mapping:
         return f"{'objects' if plural else 'an object'} of {describe(args[1], plural=True)}"
-    names = {str: ("a string", "strings"), int: ("an integer", "integers"), float: ("a number", "numbers")}
+    names = {
+        str: ("a string", "strings"),
+        int: ("an integer", "integers"),
+        float: ("a number", "numbers"),
+        bool: ("a boolean", "booleans"),
+    }
     return names.get(hint, ("null", "nulls"))[plural]
 
 

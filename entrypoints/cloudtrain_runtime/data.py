@@ -3,7 +3,9 @@
 The user returns a ``tf.data.Dataset`` of single examples; cloudtrain batches it with
 the global batch (``drop_remainder=True``: every replica must step in lockstep, and
 a short last batch would make the all-reduce wait forever), repeats it when
-``steps_per_epoch`` is set, shards it and prefetches with AUTOTUNE.
+``steps_per_epoch`` is set and shards it. For speed (``InputSpeed``, from the
+``training.cache``, ``prefetch`` and ``parallel_map`` switches) it caches the examples in
+memory, lets tf.data parallelise stateless maps and batching, and prefetches.
 
 Sharding across hosts: a dataset that reads files (TFRecord, text lines or
 fixed-length records) is sharded by FILE, so each worker reads only its files. Any
@@ -90,6 +92,15 @@ def check_dataset(tf: ModuleType, dataset: Any, producer: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class InputSpeed:
+    """What ``prepare`` adds for speed (``training.cache``, ``prefetch``, ``parallel_map``, resolved)."""
+
+    cache: bool = False
+    prefetch: bool = False
+    parallel_map: bool = True
+
+
 def prepare(
     tf: ModuleType,
     dataset: Any,
@@ -97,18 +108,40 @@ def prepare(
     context: DataContext,
     shard_by_process: bool,
     log: Callable[[str], None],
+    speed: InputSpeed = InputSpeed(),
 ) -> Any:
-    """Batch, repeat, shard and prefetch a user dataset for this replica (see module docstring)."""
+    """Cache, repeat, batch, shard and prefetch a user dataset for this replica (see module docstring)."""
     batch = context.global_batch
     if shard_by_process:
         dataset = dataset.shard(context.num_input_pipelines, context.input_pipeline_id)
         batch //= context.num_input_pipelines
+    if speed.cache:
+        dataset = dataset.cache()
     if context.steps_per_epoch and context.split == "train":
         dataset = dataset.repeat()
     dataset = dataset.batch(batch, drop_remainder=True)
     if context.num_input_pipelines > 1 and not shard_by_process:
         dataset = dataset.with_options(_shard_options(tf, dataset, context, log))
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    dataset = dataset.with_options(_parallel_options(tf, speed.parallel_map))
+    return dataset.prefetch(tf.data.AUTOTUNE) if speed.prefetch else dataset
+
+
+def sharded_by_file(tf: ModuleType, dataset: Any, context: DataContext, *, shard_by_process: bool) -> bool:
+    """Whether ``prepare`` will shard ``dataset`` by FILE across hosts (see ``_shard_options``)."""
+    several = context.num_input_pipelines > 1 and not shard_by_process
+    return several and context.split == "train" and reads_files(tf, dataset)
+
+
+def _parallel_options(tf: ModuleType, parallel: bool) -> Any:
+    """tf.data's own rewrites that run stateless ``map`` calls and batching on several threads.
+
+    TensorFlow 2.21 turns both on when unset; they are set here so ``parallel_map: false``
+    can turn them off and a TensorFlow that changes its default does not change ours.
+    """
+    options = tf.data.Options()
+    options.experimental_optimization.map_parallelization = parallel
+    options.experimental_optimization.parallel_batch = parallel
+    return options
 
 
 def _shard_options(tf: ModuleType, dataset: Any, context: DataContext, log: Callable[[str], None]) -> Any:

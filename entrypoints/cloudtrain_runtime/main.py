@@ -1,9 +1,14 @@
 """``cloudtrain-runtime [train] [--config FILE]``: the container's entrypoint.
 
-environment → ClusterInfo → strategy → user code (managed or script) → export.
+environment → ClusterInfo → the code's requirements.txt → strategy → user code (managed or
+script) → export.
 SageMaker starts the image as ``docker run IMAGE train``; the ``train`` word is
 accepted and ignored. Exit status 0 only on success; errors are one line on stderr
 (``CLOUDTRAIN_DEBUG=1`` adds the traceback).
+
+``cloudtrain-runtime doctor [--config FILE] [--json]`` checks the devices, versions and
+cluster instead of training (``cloudtrain_runtime.doctor``); its exit status is 1 when
+any check fails.
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ from pathlib import Path
 
 from cloudtrain_runtime import cluster as cluster_lib
 from cloudtrain_runtime import config as config_lib
-from cloudtrain_runtime import devices, locations, usercode
+from cloudtrain_runtime import devices, locations, requirements, usercode
 from cloudtrain_runtime.errors import RuntimeFailure
 from cloudtrain_runtime.paths import root_from
 from cloudtrain_runtime.session import Session, start
 
+DOCTOR = "doctor"  # the first word that runs the checks instead of training
 _ACTIVE: list[Session] = []  # the process's one session, for cloudtrain_runtime.setup()
 
 
@@ -33,7 +39,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     'run.json'
     """
     parser = argparse.ArgumentParser(
-        prog="cloudtrain-runtime", description="Run a cloudtrain training job inside its container."
+        prog="cloudtrain-runtime",
+        description="Run a cloudtrain training job inside its container.",
+        epilog=f"{DOCTOR}: check the devices, versions and cluster instead (cloudtrain-runtime {DOCTOR} --help).",
     )
     parser.add_argument("--config", help="runtime configuration JSON file (else CLOUDTRAIN_CONFIG)")
     args = list(argv)
@@ -58,6 +66,7 @@ def prepare(
     directory = usercode.code_dir(env, root) if enter_code else Path.cwd()
     if enter_code:
         usercode.enter(directory)
+        requirements.satisfy(directory, root)
     session = start(config, cluster, where, root=root, say=say)
     _ACTIVE[:] = [session]
     return session, directory
@@ -83,7 +92,12 @@ def run(config_file: str | None, env: MutableMapping[str, str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: run, then exit 0, or print one error line and exit non-zero."""
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == [DOCTOR]:
+        from cloudtrain_runtime import doctor
+
+        sys.exit(doctor.main(words[1:], os.environ))
+    args = parse_args(words)
     try:
         run(args.config, os.environ)
     except RuntimeFailure as err:

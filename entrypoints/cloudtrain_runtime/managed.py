@@ -6,13 +6,15 @@ The module (``code.module`` in the spec) exposes:
   (or with the keras.distribution installed), after the mixed-precision policy is
   set. ``config`` is the ``RuntimeConfig`` (replicas, global_batch, epochs, ...).
 - ``make_dataset(context) -> tf.data.Dataset``: required. Single ``(features, label)``
-  examples, not batches: cloudtrain batches, shards and prefetches. ``context`` is a
+  examples, not batches: cloudtrain batches, shards and caches or prefetches them. ``context`` is a
   ``DataContext`` (batch sizes, replicas, channel paths, seed, is_chief).
 - ``make_validation_dataset(context)``: optional; the same, for validation.
 - ``compile_args(config) -> dict``: optional; ``model.compile`` keyword arguments
   (``loss``, ``metrics``, ...) except the optimizer. With it, cloudtrain compiles the
   model with its optimizer at the plan's scaled learning rate and warm-up. Without it,
   ``build_model`` must return a compiled model (its own rate is then used as is).
+  Its ``steps_per_execution`` and ``jit_compile`` count where the spec leaves them
+  ``auto`` (``cloudtrain_runtime.tuning``).
 - ``make_optimizer(learning_rate)``: optional; the optimizer for ``compile_args``
   (default Adam). ``learning_rate`` is a float or a Keras schedule.
 
@@ -35,16 +37,26 @@ from cloudtrain_runtime.session import Session
 
 def run(session: Session, module_name: str, directory: Path) -> Path | None:
     """Import, build, compile, fit, back up and export; returns the chief's export path."""
+    model, validation = train(session, module_name, directory)
+    if validation is not None:
+        with _failures(session, "model.evaluate()", directory):
+            session.evaluate(model, validation)
+    return session.export(model)
+
+
+def train(session: Session, module_name: str, directory: Path) -> tuple[Any, Any]:
+    """Import, build, compile and fit (with backups); returns the model and the validation data."""
     module = usercode.import_module(module_name, directory)
     user = _User(module, directory)
-    train = user.dataset(session, "make_dataset", "train")
+    examples = user.dataset(session, "make_dataset", "train")
     validation = user.dataset(session, "make_validation_dataset", "validation")
-    steps = session.config.steps_per_epoch or _cardinality(session, train)
+    steps = session.config.steps_per_epoch or _cardinality(session, examples)
     with session.scope():
         model = user.model(session, steps)
+    session.log_speed(model)
     with _failures(session, "model.fit()", directory):
         model.fit(
-            train,
+            examples,
             validation_data=validation,
             epochs=session.config.epochs,
             steps_per_epoch=session.config.steps_per_epoch,
@@ -52,10 +64,7 @@ def run(session: Session, module_name: str, directory: Path) -> Path | None:
             shuffle=False,  # the user's dataset shuffles, with the seed every host shares
             verbose=0,
         )
-    if validation is not None:
-        with _failures(session, "model.evaluate()", directory):
-            session.evaluate(model, validation)
-    return session.export(model)
+    return model, validation
 
 
 @contextlib.contextmanager
@@ -98,7 +107,9 @@ class _User:
         model = self.call("build_model", session.config)
         session.check_model(model, f"{self.file}: build_model()")
         if callable(getattr(self.module, "compile_args", None)):
-            model.compile(optimizer=self.optimizer(session, steps_per_epoch), **self.compile_args(session))
+            args = self.compile_args(session)
+            args.update(session.compile_options(args))
+            model.compile(optimizer=self.optimizer(session, steps_per_epoch), **args)
         elif not _compiled(model):
             raise UserCodeError(
                 f"{self.file}: build_model() returned an uncompiled model and the module has no "

@@ -21,9 +21,9 @@ from typing import Any
 
 from cloudtrain_runtime import backups as backups_lib
 from cloudtrain_runtime import callbacks as cb
-from cloudtrain_runtime import data, devices, export, keras_compat, schedule, strategy
+from cloudtrain_runtime import data, devices, export, keras_compat, schedule, strategy, tuning
 from cloudtrain_runtime.cluster import ClusterInfo
-from cloudtrain_runtime.config import RuntimeConfig
+from cloudtrain_runtime.config import AUTO, RuntimeConfig
 from cloudtrain_runtime.errors import UserCodeError
 from cloudtrain_runtime.locations import Locations
 from cloudtrain_runtime.paths import scratch_dir
@@ -49,6 +49,7 @@ class Session:
         choice: the strategy's name and why.
         say: prints one line, on the chief only.
         fixes: multi-worker fit fixes applied to this Keras.
+        speed: the speed switches as resolved so far, by name (``cloudtrain_runtime.tuning``).
     """
 
     config: RuntimeConfig
@@ -63,6 +64,7 @@ class Session:
     fixes: list[str] = field(default_factory=list)
     result: dict[str, Any] | None = None
     final_scores: dict[str, float] = field(default_factory=dict)
+    speed: dict[str, tuning.Setting] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return (
@@ -77,6 +79,11 @@ class Session:
     @property
     def on_jax(self) -> bool:
         return self.config.keras_backend == "jax"
+
+    @property
+    def keras_name(self) -> str:
+        """``keras`` (Keras 3 on TensorFlow), ``tf_keras`` or ``jax``: what the speed switches depend on."""
+        return "jax" if self.on_jax else "tf_keras" if self.legacy else "keras"
 
     @property
     def replicas(self) -> int:
@@ -116,7 +123,7 @@ class Session:
         """
         found = [self.backup_callback(), self.progress, self.throughput]
         if self.is_chief and self._tensorboard_installed():
-            found.append(self.keras.callbacks.TensorBoard(log_dir=str(self.locations.tensorboard)))
+            found.append(cb.tensorboard(self.keras, str(self.locations.tensorboard)))
         if self.fault and self.fault.unit != "export":
             found.append(cb.keras_callback(self.keras, cb.FaultInjector, self.fault))
         return found
@@ -125,11 +132,7 @@ class Session:
     def fault(self) -> cb.Fault | None:
         """The fault planned for this task (``CLOUDTRAIN_FAULT``), if any."""
         fault = cb.parse_fault(os.environ.get(cb.FAULT_ENV, ""))
-        mine = fault and (fault.task_type, fault.task_index) == (
-            self.cluster.task_type,
-            self.cluster.task_index,
-        )
-        return fault if mine else None
+        return fault if fault and fault.hits(self.cluster.task_type, self.cluster.task_index) else None
 
     @functools.cached_property
     def backups(self) -> backups_lib.Backups:
@@ -182,14 +185,50 @@ class Session:
         )
 
     def distribute(self, dataset: Any, split: str = "train") -> Any:
-        """Batch, shard and prefetch a dataset of single examples (see ``data``)."""
+        """Batch, shard, and cache or prefetch as the speed switches say, a dataset of single examples.
+
+        See ``data.prepare``; ``training.cache: auto`` is decided for each dataset (``tuning.cache``).
+        """
+        context, by_process = self.context(split), self.on_jax and self.cluster.num_hosts > 1
+        by_file = data.sharded_by_file(self.tf, dataset, context, shard_by_process=by_process)
+        cache = tuning.cache(self.tf, dataset, self.config.cache, sharded_by_file=by_file)
+        self.speed[f"cache_{split}"] = cache
+        for name in ("prefetch", "parallel_map"):
+            self.speed[name] = tuning.plain(self.config, name)
+        speed = data.InputSpeed(cache.value, self.config.prefetch, self.config.parallel_map)
         return data.prepare(
-            self.tf,
-            dataset,
-            context=self.context(split),
-            shard_by_process=self.on_jax and self.cluster.num_hosts > 1,
-            log=self.say,
+            self.tf, dataset, context=context, shard_by_process=by_process, log=self.say, speed=speed
         )
+
+    def compile_options(self, user_args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``steps_per_execution`` and ``jit_compile`` for ``model.compile``, as the spec and ``auto`` say.
+
+        ``user_args`` are the user's own compile arguments, used where the spec says ``auto``.
+
+        Example (script mode)::
+
+            model.compile(optimizer=..., loss=..., **session.compile_options())
+        """
+        settings = tuning.compile_settings(
+            self.config,
+            user_args or {},
+            strategy=self.choice.name,
+            keras=self.keras_name,
+            steps_per_epoch=self.config.steps_per_epoch,
+        )
+        self.speed.update(settings)
+        # ``auto`` is left out: each Keras then applies its own default (tf_keras takes any
+        # string as true, so "auto" would turn XLA on there).
+        return {name: setting.value for name, setting in settings.items() if setting.value != AUTO}
+
+    def log_speed(self, model: Any) -> None:
+        """Log the speed settings in force: what the compiled model runs, and why."""
+        for name, value in tuning.compiled(model).items():
+            chosen = self.speed.get(name)
+            self.speed[name] = tuning.Setting(
+                value, chosen.reason if chosen else "set by the model's own compile"
+            )
+        self.say(tuning.line(self.speed))
 
     def learning_rate(self, steps_per_epoch: int | None) -> Any:
         """The plan's scaled rate, with the configured linear warm-up as a Keras schedule."""
@@ -265,6 +304,7 @@ class Session:
             "keras": "tf_keras" if self.legacy else f"keras {self.keras.__version__}",
             "precision_policy": self.keras.mixed_precision.global_policy().name,
             "multi_worker_fixes": self.fixes,
+            "speed": tuning.as_json(self.speed),
             "history": progress.history,
             "final_validation": self.final_scores or _last_validation(progress.history),
             "epochs_run": progress.epochs_run,

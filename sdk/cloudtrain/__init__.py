@@ -23,17 +23,25 @@ _EXPORTS = {
     "CloudtrainError": "cloudtrain.errors",
     "CostOption": "cloudtrain.cost",
     "CredentialsError": "cloudtrain.errors",
+    "Job": "cloudtrain.providers.base",
     "JobSpec": "cloudtrain.spec",
+    "JobStatus": "cloudtrain.providers.base",
     "MissingDependencyError": "cloudtrain.errors",
+    "Outputs": "cloudtrain.outputs",
     "Plan": "cloudtrain.planning",
+    "Progress": "cloudtrain.progress",
     "ProviderError": "cloudtrain.errors",
     "SpecError": "cloudtrain.errors",
     "attach": "cloudtrain.api",
-    "estimate": "cloudtrain.cost",
+    "estimate": "cloudtrain.api",
     "load_spec": "cloudtrain.specfile",
-    "plan": "cloudtrain.planning",
+    "plan": "cloudtrain.api",
     "render": "cloudtrain.api",
+    "stage": "cloudtrain.api",
+    "Submission": "cloudtrain.api",
     "submit": "cloudtrain.api",
+    "validate": "cloudtrain.api",
+    "with_defaults": "cloudtrain.specfile",
 }
 
 __all__ = [
@@ -41,22 +49,30 @@ __all__ = [
     "CloudtrainError",
     "CostOption",
     "CredentialsError",
+    "Job",
     "JobSpec",
+    "JobStatus",
     "MissingDependencyError",
+    "Outputs",
     "Plan",
+    "Progress",
     "ProviderError",
     "SpecError",
+    "Submission",
     "attach",
     "estimate",
     "load_spec",
     "plan",
     "render",
+    "stage",
     "submit",
+    "validate",
+    "with_defaults",
 ]
 
 if TYPE_CHECKING:
-    from cloudtrain.api import attach, render, submit
-    from cloudtrain.cost import CostOption, estimate
+    from cloudtrain.api import Submission, attach, estimate, plan, render, stage, submit, validate
+    from cloudtrain.cost import CostOption
     from cloudtrain.errors import (
         BudgetError,
         CloudtrainError,
@@ -65,9 +81,12 @@ if TYPE_CHECKING:
         ProviderError,
         SpecError,
     )
-    from cloudtrain.planning import Plan, plan
+    from cloudtrain.outputs import Outputs
+    from cloudtrain.planning import Plan
+    from cloudtrain.progress import Progress
+    from cloudtrain.providers.base import Job, JobStatus
     from cloudtrain.spec import JobSpec
-    from cloudtrain.specfile import load_spec
+    from cloudtrain.specfile import load_spec, with_defaults
 
 
 def __getattr__(name: str) -> Any:

@@ -15,13 +15,17 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from cloudtrain import bundle as bundles
-from cloudtrain import usercode
-from cloudtrain.cost import budget
+from cloudtrain import planning, usercode
+from cloudtrain.cost import budget, compare
+from cloudtrain.cost.option import CostOption
 from cloudtrain.cost.throughput import Throughput
+from cloudtrain.errors import SpecError
+from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
+from cloudtrain.progress import OnProgress
 from cloudtrain.providers import Job, Provider, registry
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
@@ -31,15 +35,75 @@ def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] =
     """Accept a JobSpec, or the path of a job.yaml (with optional ``KEY=VALUE`` overrides).
 
     Either way the code is checked on disk first (``cloudtrain.usercode``); a JobSpec's
-    ``code.source_dir`` is taken as it is, relative to the current folder.
+    ``code.source_dir`` is taken as it is, relative to the current folder. A path gets
+    the profile and environment defaults (``cloudtrain.defaults``); a JobSpec is used as
+    written (``cloudtrain.with_defaults(spec)`` applies them).
 
     Raises:
-        SpecError: the spec is invalid, or its code is missing or lacks a required function.
+        SpecError: the spec is invalid, or its code is missing or lacks a required function;
+            or ``spec`` is neither a JobSpec nor a path.
     """
     if isinstance(spec, JobSpec):
         usercode.require_code(spec.code)
         return spec
+    if not isinstance(spec, str | os.PathLike):
+        raise SpecError(
+            f"Expected a JobSpec or the path of a job spec. Received: {type(spec).__name__}. "
+            "Pass cloudtrain.JobSpec(**data), or a path such as 'job.yaml'."
+        )
     return load_spec(os.fspath(spec), overrides)
+
+
+def plan(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> Plan:
+    """Resolve the job for a provider: machine, replicas, batch, learning rate, strategy, paths.
+
+    Args:
+        spec: a JobSpec, or the path of a job.yaml (its code is checked, as ``cloudtrain plan`` does).
+        provider: a provider name (default ``spec.provider``) or a configured provider.
+
+    Raises:
+        SpecError: one message per problem that stops the job from running on the provider.
+
+    Example:
+    >>> spec = JobSpec(name="demo", code={"module": "trainer.task"}, resources={"per_host": 2})
+    >>> plan(spec, "local").replicas
+    2
+    """
+    spec = _spec_of(spec)
+    if provider is None or isinstance(provider, str):
+        # By name, not through ``provider.plan``: a provider's own plan() may call cloudtrain.plan.
+        return planning.plan(spec, provider)
+    return provider.plan(spec)
+
+
+def estimate(
+    spec: JobSpec | str | os.PathLike[str], *, throughput: str | Throughput, **scope: Unpack[compare.Scope]
+) -> list[CostOption]:
+    """Every provider and shape the job fits, priced, cheapest first (``cloudtrain.cost.estimate``).
+
+    Args:
+        spec: a JobSpec, or the path of a job.yaml (its code is checked, as ``cloudtrain cost`` does).
+        throughput: ``"RATE@ACCELERATOR"``, a throughput JSON path, or a ``Throughput``.
+        **scope: ``providers``, ``regions`` and ``settings`` (``cloudtrain.cost.compare.Scope``).
+
+    Raises:
+        SpecError: the work cannot be derived, or an input is malformed.
+
+    Example:
+    >>> spec = JobSpec(name="demo", code={"module": "trainer.task"}, training={"examples_per_epoch": 36_000})
+    >>> estimate(spec, throughput="10@t4")[0].marks
+    ('cheapest', 'pareto')
+    """
+    return compare.estimate(_spec_of(spec), throughput=throughput, **scope)
+
+
+def _spec_of(spec: JobSpec | str | os.PathLike[str]) -> JobSpec:
+    """A JobSpec as given, or the one at a path, loaded by ``as_spec``.
+
+    Planning and pricing never read the code, so a JobSpec's code is not looked for on
+    disk: a job can be planned and priced before its code is written.
+    """
+    return spec if isinstance(spec, JobSpec) else as_spec(spec)
 
 
 def pack_code(plan_: Plan) -> tuple[Plan, bundles.Bundle]:
@@ -75,9 +139,14 @@ class Submission:
     provider: Provider
     request: dict[str, Any]
 
-    def send(self, clients: Any = None) -> Job:
+    @property
+    def outputs(self) -> Outputs:
+        """Where the job's artifacts will be, with whatever the request already names filled in."""
+        return self.provider.outputs(self.plan, self.request)
+
+    def submit(self, clients: Any = None, progress: OnProgress | None = None) -> Job:
         """Create the job (the only network call); see ``Provider.submit``."""
-        return self.provider.submit(self.plan, self.request, self.bundle, clients=clients)
+        return self.provider.submit(self.plan, self.request, self.bundle, clients=clients, progress=progress)
 
 
 def provider_for(provider: str | Provider | None, spec: JobSpec) -> Provider:
@@ -87,16 +156,48 @@ def provider_for(provider: str | Provider | None, spec: JobSpec) -> Provider:
     return provider
 
 
-def prepare(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> Submission:
+def prepare(
+    spec: JobSpec | str | os.PathLike[str],
+    provider: str | Provider | None = None,
+    *,
+    run_id: str | None = None,
+) -> Submission:
     """Plan, pack the code and render the request; nothing is contacted.
 
     ``provider`` is a name, or a configured provider object such as
-    ``cloudtrain.providers.local.Local(emulate="vertex")``.
+    ``cloudtrain.providers.local.Local(emulate="vertex")``; ``run_id`` as in ``stage``.
     """
     spec = as_spec(spec)
     target = provider_for(provider, spec)
-    planned, packed = pack_code(target.plan(spec))
+    planned, packed = pack_code(target.plan(spec).with_run(run_id))
     return Submission(planned, packed, target, target.render(planned))
+
+
+def stage(
+    spec: JobSpec | str | os.PathLike[str],
+    provider: str | Provider | None = None,
+    *,
+    run_id: str | None = None,
+    clients: Any = None,
+    progress: OnProgress | None = None,
+) -> Submission:
+    """Plan, pack, upload the code once and render: a job ready for any orchestrator.
+
+    Nothing is created on the provider. ``.request`` is the exact provider request (a
+    CustomJob, CreateTrainingJob arguments) whose code is already in place, ``.outputs``
+    where the artifacts will be, ``.plan`` the resolved plan, and ``.submit()`` creates it.
+
+    ``run_id`` makes the idempotency key (request, run_id): the same spec, code and run id
+    attach to the job they created (a retried pipeline step), a new run id makes a new job
+    (next week's retrain of unchanged code). Without one, the request alone is the key.
+
+    Example:
+    >>> staged = stage("job.yaml", "vertex", run_id="2026-12-03")  # doctest: +SKIP
+    >>> staged.request["jobSpec"]["workerPoolSpecs"]  # doctest: +SKIP
+    """
+    staged = prepare(spec, provider, run_id=run_id)
+    staged.provider.upload(staged.plan, staged.bundle, clients=clients, progress=progress)
+    return staged
 
 
 # The bundle name a request is checked against before the code is packed.
@@ -112,6 +213,10 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
 
     Raises:
         SpecError: one message per problem.
+
+    Example:
+    >>> validate("examples/binary_classifier/job.yaml", "sagemaker").machine.machine_type  # doctest: +SKIP
+    'ml.g4dn.xlarge'
     """
     spec = as_spec(spec)
     target = provider_for(provider, spec)
@@ -137,6 +242,8 @@ def submit(
     throughput: str | Throughput | None = None,
     force: bool = False,
     strict_budget: bool = False,
+    progress: OnProgress | None = None,
+    run_id: str | None = None,
 ) -> Job:
     """Plan, pack, render and submit the job; returns a handle with status/logs/wait/cancel.
 
@@ -152,16 +259,20 @@ def submit(
         force: submit even over the budget.
         strict_budget: refuse a job whose ``limits.max_cost_usd`` cannot be checked because
             the shape's price is unknown.
+        progress: called with a ``cloudtrain.Progress`` as the code bundle uploads (from
+            several threads, one call at a time); nothing is shown without it.
+        run_id: which run of this spec and code (see ``stage``); the same one attaches to
+            the job it created, a new one makes a new job.
 
     Raises:
         BudgetError: the estimate (or worst case) exceeds ``limits.max_cost_usd`` and ``force``
             is False; or ``strict_budget`` and the price is unknown.
     """
-    submission = prepare(spec, provider)
+    submission = prepare(spec, provider, run_id=run_id)
     if submission.provider.billed:
         check = budget.check_budget(submission.plan, throughput)
         budget.enforce_budget(check, force=force, strict=strict_budget)
-    return submission.send(clients)
+    return submission.submit(clients, progress)
 
 
 def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> Job:

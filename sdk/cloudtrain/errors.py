@@ -41,6 +41,34 @@ class SpecError(CloudtrainError):
         return list(self._problems)
 
 
+class ConfigError(SpecError):
+    """The user config file, or the profile asked for, is invalid; the message names the file and key.
+
+    A SpecError, because it stops a spec from loading, with the same exit code (2).
+    """
+
+
+class FilesExistError(CloudtrainError):
+    """A command would overwrite files the user has; the message lists them and the flag that allows it."""
+
+    exit_code = 2
+
+
+class SpecValidationError(SpecError, ValueError):
+    """A spec's values were refused, whether read from YAML or passed to ``JobSpec(...)``.
+
+    A SpecError, so the CLI and pipelines catch it with every other cloudtrain error, and
+    also a ValueError, as pydantic's ValidationError is: code that caught ValueError
+    around ``JobSpec(...)`` keeps working, and a section built inside a pydantic
+    validator still fails as a validation error of the model around it.
+
+    Example:
+    >>> err = SpecValidationError(["name: 'Bad_Name' is not a valid job name."])
+    >>> isinstance(err, SpecError), isinstance(err, ValueError), err.exit_code
+    (True, True, 2)
+    """
+
+
 class ProviderError(CloudtrainError):
     """The provider refused or failed a call; the message says what to do."""
 

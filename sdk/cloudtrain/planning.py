@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,12 @@ from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import rules
 
 if TYPE_CHECKING:
+    from cloudtrain.outputs import Outputs
     from cloudtrain.providers.base import Provider
+
+
+# A run id fits a Vertex label value and a SageMaker tag value as it is.
+RUN_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,6 @@ class StoragePaths:
 
     root: str
     backup: str
-    checkpoints: str
     tensorboard: str
     export: str
     code: str
@@ -69,6 +74,8 @@ class Plan:
     image: str
     bundle: str | None = None
     """URI of the code bundle, once packed (see ``with_bundle``); render needs it."""
+    run_id: str | None = None
+    """Which run of the same spec and code this is (see ``with_run``); None: the request alone."""
 
     @property
     def name(self) -> str:
@@ -81,6 +88,28 @@ class Plan:
     @property
     def max_runtime_s(self) -> int:
         return self.spec.limits.max_runtime
+
+    @property
+    def outputs(self) -> Outputs:
+        """Where each artifact really is after the job, as the provider documents it."""
+        return registry.get(self.provider).outputs(self)
+
+    def with_run(self, run_id: str | None) -> Plan:
+        """This plan as run ``run_id``: the provider's idempotency key becomes (request, run_id).
+
+        Submitting the same spec and code again attaches to the job it created; a new run
+        id (a scheduled retrain of unchanged code, say) makes a new job, the same one
+        attaches again (a retried pipeline step).
+
+        Raises:
+            SpecError: ``run_id`` is not 1-63 lowercase letters, digits, '-' or '_'.
+        """
+        if run_id is not None and not RUN_ID.fullmatch(run_id):
+            raise SpecError(
+                f"run_id: {run_id[:80]!r} is not a run id. Use 1-63 lowercase letters, digits, '-' or '_', "
+                "starting with a letter or digit, e.g. 2026-12-03 or nightly-42."
+            )
+        return replace(self, run_id=run_id)
 
     def with_bundle(self, uri: str) -> Plan:
         """This plan with the code bundle's URI filled in; render needs it."""
@@ -121,6 +150,7 @@ class Plan:
             "export_dir": self.storage.export,
             "data": spec.data,
         }
+        values.update({name: getattr(training, name) for name in runtime_config.SWITCH_DOCS})
         return runtime_config.from_dict(values, "the plan")
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,7 +181,9 @@ class Plan:
             "max_runtime_s": self.max_runtime_s,
             "image": self.image,
             "bundle": self.bundle,
+            "run_id": self.run_id,
             "storage": asdict(self.storage),
+            "outputs": self.outputs.to_dict(),
         }
 
     def __repr__(self) -> str:
@@ -370,8 +402,7 @@ def storage_paths(root: str) -> StoragePaths:
     base = root.rstrip("/")
     return StoragePaths(
         root=base,
-        backup=f"{base}/backup",
-        checkpoints=f"{base}/checkpoints",
+        backup=f"{base}/checkpoints",
         tensorboard=f"{base}/logs",
         export=f"{base}/model",
         code=f"{base}/code",
@@ -385,7 +416,7 @@ def resolve_image(spec: JobSpec, provider: Provider, region: str, machine: catal
     kind = catalog.accelerators()[machine.accelerator].kind if machine else "cpu"
     for row in catalog.images():
         if row["provider"] == provider.name and row["kind"] == kind:
-            return row["uri"].format(region=region)
+            return catalog.image_uri(row, region)
     raise SpecError(
         f"image: auto has no maintained TensorFlow {kind.upper()} image on {provider.title}. "
         f"Build containers/{kind}.Dockerfile, push it, and set image: to its URI."

@@ -23,13 +23,18 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
+from cloudtrain.errors import SpecValidationError
+from cloudtrain.messages import MAX_DIGITS, QUOTE_LIMIT, quote, section_path, shorten, validation_problems
 from cloudtrain.secrets import value_kind
+from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import rules
 
 Strategy = Literal[
@@ -53,6 +58,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Region shapes: us-central1, northamerica-northeast1 (GCP); us-east-1, us-gov-west-1 (AWS).
 _GCP_REGION = r"^[a-z]+(-[a-z]+)+\d+$"
 _AWS_REGION = r"^[a-z]{2}(-gov)?-[a-z]+-\d+$"
+# A Keras metric name as the runtime's epoch lines print it (``val_binary_accuracy``).
+_METRIC = r"[A-Za-z_][A-Za-z0-9_]{0,62}"
 # Project IDs: 6-30 lowercase letters, digits and '-', starting with a letter, not ending in '-'
 # (cloud.google.com/resource-manager/docs/creating-managing-projects).
 _GCP_PROJECT = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
@@ -62,36 +69,8 @@ _RESERVED_ENV = re.compile(r"^(TF_CONFIG|CLUSTER_SPEC|CLOUDTRAIN_\w*|AIP_\w*|SM_
 _SECRET_KEY = re.compile(r"(SECRET|PASSWORD|PASSWD|TOKEN|PRIVATE_KEY|ACCESS_KEY|API_KEY|CREDENTIAL)")
 
 
-# Values echoed in messages are cut to this many characters.
-QUOTE_LIMIT = 80
-# Past 18 digits a number is a typo; Python's int() refuses past 4,300 anyway.
-MAX_DIGITS = 18
 # cloudtrain limit: a year; the providers stop far sooner (SageMaker 28 days, Vertex spot 7).
 MAX_DURATION_S = 365 * 86400
-
-
-def shorten(text: str) -> str:
-    """``text`` cut to ``QUOTE_LIMIT`` characters, with '…' when cut.
-
-    Example:
-    >>> shorten("x" * 100)[-3:]
-    'xx…'
-    """
-    return text if len(text) <= QUOTE_LIMIT else text[:QUOTE_LIMIT] + "…"
-
-
-def quote(value: Any) -> str:
-    """``repr(value)``, cut to about ``QUOTE_LIMIT`` characters without building the whole repr of a long string.
-
-    Example:
-    >>> quote("a" * 1_000_000)[-4:]
-    "aa'…"
-    """
-    if isinstance(value, str) and len(value) > QUOTE_LIMIT:
-        return repr(value[:QUOTE_LIMIT]) + "…"
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_DIGITS:
-        return f"<a number of more than {MAX_DIGITS} digits>"
-    return shorten(repr(value))
 
 
 def _exact_number(value: Any) -> Any:
@@ -190,6 +169,24 @@ class _Section(BaseModel):
     # hide_input_in_errors: a ValidationError's text never carries what was given, so an
     # env value that is a secret reaches no terminal, log or traceback.
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, hide_input_in_errors=True)
+
+    def __init__(self, /, **data: Any) -> None:
+        """Build the section from keywords; bad values raise SpecValidationError, not pydantic's error.
+
+        The messages are ``load_spec``'s, with the field paths of the whole spec
+        (``Resources(hosts=0)`` names ``resources.hosts``), so Python and YAML users read
+        the same words and catch the same cloudtrain error.
+        """
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            at = section_path(JobSpec, type(self))
+            raise SpecValidationError(validation_problems(exc, root=JobSpec, at=at)) from None
+
+    # pydantic calls a model's own __init__ for nested data and model_validate too, unless it is
+    # marked as the base one (pydantic/main.py marks BaseModel.__init__ so). Marked, only a direct
+    # ``Section(...)`` call comes here; model_validate keeps raising pydantic's ValidationError.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
 
 class Code(_Section):
@@ -305,6 +302,24 @@ class LearningRate(_Section):
     )
 
 
+def _speed_switch(name: str) -> BeforeValidator:
+    """The runtime's own check of the speed switch ``name`` (``config.switch_problem``)."""
+
+    def check(value: Any) -> Any:
+        allowed = runtime_config.switch_problem(name, value)
+        if allowed:
+            raise PydanticCustomError("speed_switch", "must be {allowed}", {"allowed": allowed})
+        return value
+
+    return BeforeValidator(check)
+
+
+def _speed_field(name: str, *, examples: list[Any]) -> Any:
+    """The speed switch's field: the runtime's default and description."""
+    default = runtime_config.SWITCH_DEFAULTS[name]
+    return Field(default, description=runtime_config.SWITCH_DOCS[name], examples=examples)
+
+
 class Training(_Section):
     """How to train: epochs, batch, learning rate, precision, strategy and backend."""
 
@@ -366,6 +381,18 @@ class Training(_Section):
     model_parallel: Whole = Field(
         1, gt=0, le=64, description="Devices on the 'model' mesh axis (keras-model-parallel).", examples=[2]
     )
+    # The speed switches: defaults, descriptions and allowed values are the runtime's (config.py).
+    steps_per_execution: Annotated[
+        Annotated[int, Field(ge=1, le=INT32_MAX)] | Literal["auto"], _speed_switch("steps_per_execution")
+    ] = _speed_field("steps_per_execution", examples=[16])
+    jit_compile: Annotated[bool | Literal["auto"], _speed_switch("jit_compile")] = _speed_field(
+        "jit_compile", examples=[True]
+    )
+    cache: Annotated[bool | Literal["auto"], _speed_switch("cache")] = _speed_field("cache", examples=[False])
+    prefetch: Annotated[bool, _speed_switch("prefetch")] = _speed_field("prefetch", examples=[True])
+    parallel_map: Annotated[bool, _speed_switch("parallel_map")] = _speed_field(
+        "parallel_map", examples=[False]
+    )
 
     @model_validator(mode="after")
     def _one_batch(self) -> Training:
@@ -375,6 +402,14 @@ class Training(_Section):
                 "set one of training.per_replica_batch or training.global_batch, not both",
             )
         return self
+
+    @field_validator("steps_per_execution")
+    @classmethod
+    def _whole_executions(cls, value: int | str, info: ValidationInfo) -> int | str:
+        problem = runtime_config.steps_per_execution_problem(value, info.data.get("steps_per_epoch"))
+        if problem:
+            raise PydanticCustomError("steps_per_execution", problem)
+        return value
 
     @model_validator(mode="after")
     def _warmup_within_training(self) -> Training:
@@ -570,7 +605,22 @@ class SageMakerSettings(_ProviderSettings):
         examples=["FastFile"],
     )
     max_retries: Whole = Field(
-        0, ge=0, le=30, description="RetryStrategy.MaximumRetryAttempts.", examples=[2]
+        0,
+        ge=0,
+        le=30,
+        description=(
+            "RetryStrategy.MaximumRetryAttempts: retries after an internal SageMaker error "
+            "(never after an error exit of the job)."
+        ),
+        examples=[2],
+    )
+    metrics: list[
+        Annotated[str, _shaped("metric", _METRIC, "is not a Keras metric name; use letters, digits and _")]
+    ] = Field(
+        default_factory=lambda: ["loss", "val_loss"],
+        max_length=40,
+        description="Metrics charted by SageMaker (MetricDefinitions), read from the epoch log lines.",
+        examples=[["loss", "val_loss", "binary_accuracy", "val_binary_accuracy"]],
     )
 
     @field_validator("role")

@@ -1,8 +1,7 @@
 """Load a job spec from YAML, apply ``--set`` overrides, and turn every problem into a clear message.
 
-pydantic's own errors name a location and a type; users need the field path, the value
-they wrote and what to write instead. This module is that translation, so every
-command that reads a spec reports problems the same way.
+pydantic's errors are worded by ``cloudtrain.messages``, the same way ``JobSpec(...)``
+words them, so every command that reads a spec reports problems the same way.
 
 Example:
 >>> spec = parse_spec({"name": "demo", "code": {"module": "trainer.task"}}, ["training.epochs=5"])
@@ -12,57 +11,100 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import stat
-import types
 import typing
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from cloudtrain import usercode
-from cloudtrain.errors import SpecError, did_you_mean
-from cloudtrain.spec import JobSpec, quote, shorten
-
-# Fields whose values must never be echoed back (they may hold secrets).
-_SECRET_SECTIONS = ("env",)
+from cloudtrain import defaults, usercode
+from cloudtrain.errors import SpecError, SpecValidationError
+from cloudtrain.messages import quote, shorten, validation_problems
+from cloudtrain.spec import JobSpec
 
 # A job spec is a page of YAML; anything near these sizes is a mistake or an attack.
 MAX_SPEC_BYTES = 1_000_000
 MAX_NODES = 10_000  # scalars, lists and mappings after aliases are expanded
 MAX_ALIASES = 100
 MAX_DEPTH = 64
-# Problems described one by one; the rest are counted.
-MAX_PROBLEMS = 20
-
-_EXAMPLES = {
-    "name": "name: my-job",
-    "code": "code: {module: trainer.task}",
-    "storage.root": "storage: {root: gs://BUCKET/path}",
-}
 
 
-def load_spec(path: str | Path, overrides: Iterable[str] = ()) -> JobSpec:
-    """Read ``path`` (YAML), apply ``KEY=VALUE`` overrides, and validate.
+def load_spec(
+    path: str | Path,
+    overrides: Iterable[str] = (),
+    *,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> JobSpec:
+    """Read ``path`` (YAML), apply ``KEY=VALUE`` overrides, fill in the defaults, and validate.
 
-    ``code.source_dir`` and a local ``storage.root`` are resolved relative to the spec
-    file's folder, so a job runs the same from any working directory. The code is then
-    checked on disk (``cloudtrain.usercode``): the module or script exists, is shipped,
-    and defines what managed mode calls.
+    Fields neither the overrides nor the file set come from the user's profile, then
+    from the clouds' own settings in ``environ`` (default ``os.environ``), then the
+    built-in defaults (``cloudtrain.defaults``; ``profile`` defaults to
+    ``$CLOUDTRAIN_PROFILE``). ``code.source_dir`` and a local ``storage.root`` are
+    resolved relative to the spec file's folder, so a job runs the same from any working
+    directory. The code is then checked on disk (``cloudtrain.usercode``): the module or
+    script exists, is shipped, and defines what managed mode calls.
 
     Raises:
         SpecError: one message per problem; nothing is contacted over the network.
     """
+    return load_spec_sources(path, overrides, profile=profile, environ=environ)[0]
+
+
+def load_spec_sources(
+    path: str | Path,
+    overrides: Iterable[str] = (),
+    *,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[JobSpec, defaults.Sources]:
+    """``load_spec``, and where each field's value came from (``set``, ``spec``, ``profile``, ...)."""
     path = Path(path)
-    text = read_spec_text(path)
-    data = _parse_yaml(text, path)
-    spec = _resolve_local_paths(parse_spec(data, overrides, source=str(path)), path.parent)
+    data = _top_level(_parse_yaml(read_spec_text(path), path), str(path))
+    overrides = tuple(overrides)
+    written = apply_overrides(copy.deepcopy(dict(data)), overrides)
+    layered = defaults.layer(
+        written, spec=data, overrides=apply_overrides({}, overrides), profile=profile, environ=environ
+    )
+    spec = _resolve_local_paths(_parse_layered(layered, str(path)), path.parent)
     usercode.require_code(spec.code)
-    return spec
+    return spec, layered.sources
+
+
+def with_defaults(
+    spec: JobSpec, *, profile: str | None = None, environ: Mapping[str, str] | None = None
+) -> JobSpec:
+    """``spec`` with the fields it leaves unset filled from the profile and the environment.
+
+    A JobSpec built in Python is used as written everywhere else; this applies the layers
+    ``load_spec`` applies to a file, beneath what the spec sets.
+
+    Example:
+    >>> spec = JobSpec(name="demo", code={"module": "trainer.task"})
+    >>> with_defaults(spec, environ={"HOME": "/nonexistent", "AWS_REGION": "eu-west-1"}).sagemaker.region
+    'eu-west-1'
+    """
+    written = spec.model_dump(exclude_unset=True)
+    layered = defaults.layer(written, spec=written, overrides={}, profile=profile, environ=environ)
+    return _parse_layered(layered, "the spec")
+
+
+def _parse_layered(layered: defaults.Layered, source: str) -> JobSpec:
+    """``parse_spec``; a problem with a value from beneath the spec also says where it came from."""
+    try:
+        return parse_spec(layered.data, source=source)
+    except SpecError as err:
+        problems = layered.sources.annotate(err.problems)
+        if problems == err.problems:
+            raise
+        raise type(err)(problems) from None
 
 
 def read_spec_text(path: Path) -> str:
@@ -133,25 +175,20 @@ def _resolve_local_paths(spec: JobSpec, base: Path) -> JobSpec:
 
 def parse_spec(data: Any, overrides: Iterable[str] = (), *, source: str = "the spec") -> JobSpec:
     """Validate already-parsed spec data (a mapping), after applying overrides."""
+    data = apply_overrides(dict(_top_level(data, source)), overrides)
+    try:
+        return JobSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecValidationError(validation_problems(exc, root=JobSpec)) from None
+
+
+def _top_level(data: Any, source: str) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
         raise SpecError(
             f"{source} must be a YAML mapping at the top level (name: ..., code: ...). "
             f"Received: {type(data).__name__}."
         )
-    data = apply_overrides(dict(data), overrides)
-    try:
-        return JobSpec.model_validate(data)
-    except ValidationError as exc:
-        raise SpecError(_describe_first(exc)) from None
-
-
-def _describe_first(exc: ValidationError) -> list[str]:
-    """Lines for the first ``MAX_PROBLEMS`` errors, and a count of the rest."""
-    errors = exc.errors(include_url=False, include_context=True, include_input=True)
-    problems = [describe(error) for error in errors[:MAX_PROBLEMS]]
-    if len(errors) > MAX_PROBLEMS:
-        problems.append(f"and {len(errors) - MAX_PROBLEMS} more problems. Fix the ones above first.")
-    return problems
+    return data
 
 
 def _parse_yaml(text: str, path: Path) -> Any:
@@ -320,42 +357,6 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
     return data
 
 
-def describe(error: Mapping[str, Any]) -> str:
-    """One line for one pydantic error: field path, value received, and the fix."""
-    loc = tuple(error["loc"])
-    path = _path(loc)
-    kind = error["type"]
-    ctx = error.get("ctx") or {}
-    value = error.get("input")
-    secret = bool(loc) and loc[0] in _SECRET_SECTIONS
-    received = "" if secret else f" Received: {path}={quote(value)}."
-    if kind == "missing":
-        example = _EXAMPLES.get(path, f"{path}: ...")
-        return f"{path} is required. Add {example} to the spec."
-    if kind == "extra_forbidden":
-        siblings = _field_names(loc[:-1])
-        return f"{path}: unknown field.{did_you_mean(str(loc[-1]), siblings, noun='fields')}"
-    if kind in ("literal_error", "enum"):
-        choices = _literal_choices(loc)
-        hint = (
-            did_you_mean(str(value), choices)
-            if len(str(value)) <= 80
-            else f" Valid values: {', '.join(choices)}."
-        )
-        return f"{path}: {quote(value)} is not valid.{hint}"
-    if kind in _TYPE_WORDS:
-        return f"{path} must be {_TYPE_WORDS[kind]}.{received}"
-    if kind in _BOUNDS:
-        op, bound_key = _BOUNDS[kind]
-        return f"{path} must be {op} {_number(ctx[bound_key])}.{received}"
-    message = _sentence(error["msg"])
-    if not path:
-        return message
-    if kind in _OWN_MESSAGES:
-        return f"{path}: {message}"
-    return f"{path}: {message}{received}"
-
-
 def problem_details(problems: Iterable[str]) -> list[dict[str, str | None]]:
     """Each problem line as ``{"field", "message", "fix"}`` for ``validate --json``.
 
@@ -395,101 +396,3 @@ def _problem_detail(problem: str) -> dict[str, str | None]:
         "message": message,
         "fix": problem[fix.start() :] if fix else None,
     }
-
-
-_TYPE_WORDS = {
-    "int_parsing": "a whole number",
-    "int_type": "a whole number",
-    "int_from_float": "a whole number",
-    "float_parsing": "a number",
-    "float_type": "a number",
-    "bool_parsing": "true or false",
-    "bool_type": "true or false",
-    "string_type": "a string (quote it)",
-    "dict_type": "a mapping (key: value lines)",
-    "model_type": "a mapping (key: value lines)",
-    "model_attributes_type": "a mapping (key: value lines)",
-    "list_type": "a list",
-    "finite_number": "a finite number",
-    "duration": "a duration like 90m, 24h or 2d",
-}
-
-_BOUNDS = {
-    "greater_than": (">", "gt"),
-    "greater_than_equal": (">=", "ge"),
-    "less_than": ("<", "lt"),
-    "less_than_equal": ("<=", "le"),
-}
-
-_OWN_MESSAGES = {
-    "accelerator",
-    "batch",
-    "channel",
-    "code_entry",
-    "code_module",
-    "email",
-    "env_key",
-    "gcp_project",
-    "job_name",
-    "provider",
-    "region",
-    "reserved_env",
-    "role_arn",
-    "secret_env",
-    "storage_root",
-    "warmup",
-}
-
-
-def _number(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _sentence(message: str) -> str:
-    message = message.removeprefix("Value error, ")
-    return message if message.endswith((".", "?", "!")) else message + "."
-
-
-def _path(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The pydantic model class that holds the field at ``loc`` (None inside dicts/lists)."""
-    model: type[BaseModel] = JobSpec
-    for part in loc:
-        field = model.model_fields.get(str(part)) if isinstance(part, str) else None
-        if field is None:
-            return None
-        inner = _unwrap(field.annotation)
-        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
-            return None
-        model = inner
-    return model
-
-
-def _unwrap(annotation: Any) -> Any:
-    """``X | None`` -> ``X``."""
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return args[0] if len(args) == 1 else annotation
-    return annotation
-
-
-def _field_names(loc: tuple[Any, ...]) -> list[str]:
-    model = _model_at(loc)
-    return list(model.model_fields) if model else []
-
-
-def _literal_choices(loc: tuple[Any, ...]) -> list[str]:
-    model = _model_at(loc[:-1])
-    if model is None or loc[-1] not in model.model_fields:
-        return []
-    annotation = _unwrap(model.model_fields[loc[-1]].annotation)
-    return [str(a) for a in typing.get_args(annotation)]

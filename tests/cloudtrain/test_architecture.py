@@ -3,6 +3,8 @@
 - Only a provider's own package (and the spec's provider sections) names a provider:
   everything else asks the registry. Docstrings and comments are documentation and may.
 - No import cycles between cloudtrain's modules, lazy imports inside functions included.
+- Library code never writes to the terminal: it returns, raises, or calls the caller's
+  callback (``progress=``); only the CLI prints.
 """
 
 from __future__ import annotations
@@ -123,3 +125,90 @@ def _cycle_from(start: str, graph: dict[str, set[str]]) -> list[str]:
 )
 def test_the_provider_word_pattern(word: str, named: bool) -> None:
     assert bool(PROVIDER_WORDS.search(word)) is named
+
+
+# Library code reports through return values, exceptions and callbacks; these print.
+MAY_PRINT = ("cloudtrain.cli", "cloudtrain.__main__")
+# module -> why it writes to a terminal stream all the same
+PRINTS_ON_PURPOSE = {
+    "cloudtrain.providers.local.launcher": "the detached launcher is a process of its own: "
+    "run._start_launcher reads its stderr pipe into a ProviderError",
+}
+STREAMS = {"stdout", "stderr", "__stdout__", "__stderr__"}
+PRINTING_CALLS = {"print", "pprint", "echo", "secho", "print_exc", "print_exception", "print_stack"}
+
+
+def terminal_writes(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Where code writes to the terminal: print(), echo, rich, sys.stdout/stderr, os.write to fd 1 or 2."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called(node.func) in PRINTING_CALLS:
+            yield node.lineno, f"{_called(node.func)}()"
+        elif isinstance(node, ast.Call) and _writes_to_fd_1_or_2(node):
+            yield node.lineno, "os.write(1|2)"
+        elif isinstance(node, ast.Attribute) and node.attr in STREAMS and ast.unparse(node.value) == "sys":
+            yield node.lineno, f"sys.{node.attr}"
+        elif isinstance(node, ast.ImportFrom) and node.module == "sys":
+            yield from ((node.lineno, f"sys.{a.name}") for a in node.names if a.name in STREAMS)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            yield from ((node.lineno, f"import {m}") for m in modules if m.split(".")[0] == "rich")
+
+
+def _called(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _writes_to_fd_1_or_2(call: ast.Call) -> bool:
+    target = call.args[0] if call.args else None
+    return (
+        ast.unparse(call.func) == "os.write" and isinstance(target, ast.Constant) and target.value in (1, 2)
+    )
+
+
+def library_modules() -> Iterator[tuple[str, Path]]:
+    """cloudtrain's modules but the CLI (``cloudtrain_runtime`` runs in the container and logs)."""
+    for name, path in modules():
+        if (name == "cloudtrain" or name.startswith("cloudtrain.")) and not name.startswith(MAY_PRINT):
+            yield name, path
+
+
+def test_library_code_never_writes_to_the_terminal() -> None:
+    found = [
+        f"{name}:{line}: {what}"
+        for name, path in library_modules()
+        if name not in PRINTS_ON_PURPOSE
+        for line, what in terminal_writes(ast.parse(path.read_text()))
+    ]
+    assert found == []
+
+
+def test_each_module_allowed_to_write_to_the_terminal_still_does() -> None:
+    """An exception that is no longer needed is removed, not left to cover a new write."""
+    paths = dict(library_modules())
+    assert [
+        name for name in PRINTS_ON_PURPOSE if not list(terminal_writes(ast.parse(paths[name].read_text())))
+    ] == []
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("print('hi')", ["print()"]),
+        ("click.echo('hi', err=True)", ["echo()"]),
+        ("click.secho('hi', fg='red')", ["secho()"]),
+        ("from rich.console import Console", ["import rich.console"]),  # rich draws on the terminal
+        ("import rich.progress", ["import rich.progress"]),
+        ("sys.stderr.write('x')", ["sys.stderr"]),
+        ("print('x', file=sys.stdout)", ["print()", "sys.stdout"]),
+        ("from sys import stderr", ["sys.stderr"]),
+        ("os.write(2, b'x')", ["os.write(1|2)"]),  # the stderr file descriptor
+        ("traceback.print_exc()", ["print_exc()"]),
+        ("fingerprint('x')", []),  # a name that only contains print
+        ("log.write('x')", []),  # a file of the library's own
+        ("os.write(fd, b'x')", []),  # a descriptor it opened
+        ("progress(Progress('upload', 'b.tar.gz', 0, 1))", []),  # a callback: how the library reports
+        ("'print'", []),  # a string, not a call
+    ],
+)
+def test_the_terminal_write_finder(source: str, found: list[str]) -> None:
+    assert sorted(what for _, what in terminal_writes(ast.parse(source))) == sorted(found)

@@ -34,6 +34,7 @@ CORE = (
     "mdurl",
     "pygments",
     "pathspec",
+    "packaging",
 )
 # The Python API, with the CLI's error boundary reduced to what a pipeline would do:
 # print a cloudtrain error in one line; anything else escapes with its traceback.

@@ -226,7 +226,7 @@ def test_local_provider_runs_on_cpu_without_a_catalog_machine() -> None:
 
 def test_storage_paths_share_one_root() -> None:
     paths = storage_paths("gs://bucket-a/job/")
-    assert paths.backup == "gs://bucket-a/job/backup"
+    assert paths.backup == "gs://bucket-a/job/checkpoints"
     assert paths.export == "gs://bucket-a/job/model"
     assert paths.tensorboard == "gs://bucket-a/job/logs"
     assert paths.code == "gs://bucket-a/job/code"

@@ -34,6 +34,7 @@ HEAVY = re.compile(
         ["cost", "{job}", "--throughput", "1200@a100-40gb"],
         ["cost", "{job}", "--throughput", "1200@a100-40gb", "--json"],
         ["prices", "--help"],
+        ["doctor", "--help"],
     ],
     ids=lambda args: " ".join(a for a in args if a != "{job}"),
 )
@@ -50,3 +51,13 @@ def test_command_imports_nothing_heavy(args: list[str], example_job, tmp_path) -
     assert proc.returncode == 0, proc.stderr[-2000:]
     heavy = sorted({m.group(1) for m in HEAVY.finditer(proc.stderr.replace("\n", " \n"))})
     assert heavy == []
+
+
+def test_import_cloudtrain_and_its_job_types_loads_no_pydantic() -> None:
+    """``cloudtrain.Job``, ``JobStatus`` and ``Progress`` are for type hints: they load no spec machinery."""
+    program = (
+        "import sys, cloudtrain; cloudtrain.Job, cloudtrain.JobStatus, cloudtrain.Progress; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'yaml', 'rich', 'click'}))"
+    )
+    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout.strip()) == (0, "[]"), proc.stderr[-2000:]

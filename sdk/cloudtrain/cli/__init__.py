@@ -19,6 +19,7 @@ from cloudtrain.errors import CloudtrainError
 
 # name -> "module:attribute"; imported when the command is used.
 COMMANDS = {
+    "init": "cloudtrain.cli.init_command:init_command",
     "validate": "cloudtrain.cli.spec_commands:validate",
     "plan": "cloudtrain.cli.spec_commands:plan_command",
     "schema": "cloudtrain.cli.spec_commands:schema",
@@ -30,6 +31,7 @@ COMMANDS = {
     "wait": "cloudtrain.cli.job_commands:wait",
     "cost": "cloudtrain.cli.cost_commands:cost_command",
     "prices": "cloudtrain.cli.cost_commands:prices_group",
+    "doctor": "cloudtrain.cli.doctor_command:doctor_command",
 }
 
 
@@ -88,13 +90,20 @@ def cli() -> None:
 
     \b
     Start here:
+      cloudtrain init my-project                        a new project that trains at once
       cloudtrain validate job.yaml                      check the spec
       cloudtrain plan job.yaml --provider vertex        machines, replicas, batch, strategy
       cloudtrain submit job.yaml --dry-run              the exact request, nothing sent
       cloudtrain submit job.yaml --provider local       run it here, as the cloud would
 
     Every command that reads a spec takes --set KEY=VALUE overrides, e.g.
-    --set training.epochs=5. Set CLOUDTRAIN_DEBUG=1 to see tracebacks.
+    --set training.epochs=5, and --profile NAME: fields the spec leaves out come from
+    that profile of ~/.config/cloudtrain/config.yaml, then from gcloud's and the AWS
+    CLI's settings. Set CLOUDTRAIN_DEBUG=1 to see tracebacks.
+
+    \b
+    Shell completion (bash; zsh_source and fish_source for the others):
+      eval "$(_CLOUDTRAIN_COMPLETE=bash_source cloudtrain)"
     """
 
 

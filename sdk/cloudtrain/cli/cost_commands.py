@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cloudtrain import cost
-from cloudtrain.cli.options import RegistryChoice
+from cloudtrain.cli.options import RegistryChoice, profile_option
 from cloudtrain.cost import budget, inputs, notes
 from cloudtrain.cost.compare import billed
 from cloudtrain.specfile import load_spec
@@ -62,6 +62,7 @@ def throughput_option(required: bool) -> Any:
     "--prices", "prices_file", type=click.Path(dir_okay=False), help="Price CSV (from prices refresh)."
 )
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a spec field.")
+@profile_option
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write hours vs dollars to this PNG.")
 def cost_command(job: str, **options: Any) -> None:
@@ -79,7 +80,7 @@ def cost_command(job: str, **options: Any) -> None:
     """
     found = cost.select(
         cost.report(
-            load_spec(job, options["overrides"]),
+            load_spec(job, options["overrides"], profile=options["profile"]),
             throughput=options["throughput"],
             providers=tuple(options["providers"]),
             regions=tuple(options["regions"]),

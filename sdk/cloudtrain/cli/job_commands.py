@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import secrets
 import sys
+import time
 from typing import TYPE_CHECKING
 
 import click
@@ -11,8 +13,9 @@ import click
 from cloudtrain import api
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.options import PROVIDER_CHOICE, RegistryChoice, json_option, spec_options
-from cloudtrain.cli.spec_commands import summary
-from cloudtrain.errors import CloudtrainError
+from cloudtrain.cli.progress import UploadBars
+from cloudtrain.cli.spec_commands import describe_outputs, summary
+from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.providers import Job, JobStatus, Provider
 from cloudtrain.specfile import load_spec
 
@@ -47,7 +50,7 @@ def emulable() -> tuple[str, ...]:
 
 @click.command("render")
 @spec_options
-def render_command(job: str, provider: str | None, overrides: tuple[str, ...]) -> None:
+def render_command(job: str, provider: str | None, overrides: tuple[str, ...], profile: str | None) -> None:
     """Print the provider request for JOB as JSON, exactly as submit would send it.
 
     Vertex: the JSON body of POST .../customJobs. SageMaker: the keyword arguments of
@@ -57,7 +60,7 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...]) -
     Example:
       cloudtrain render job.yaml --provider vertex > customjob.json
     """
-    click.echo(json.dumps(api.render(load_spec(job, overrides), provider), indent=2))
+    click.echo(json.dumps(api.render(load_spec(job, overrides, profile=profile), provider), indent=2))
 
 
 @click.command("submit")
@@ -86,6 +89,15 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...]) -
     default=None,
     help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts).",
 )
+@click.option(
+    "--run-id",
+    metavar="ID",
+    default=None,
+    help="Which run of this spec and code: the same ID attaches to the job it made, a new one makes a new job.",
+)
+@click.option(
+    "--new", is_flag=True, help="A new job even if this spec and code ran before (a fresh --run-id)."
+)
 @throughput_option(required=False)
 @click.option(
     "--force",
@@ -102,11 +114,14 @@ def submit_command(
     job: str,
     provider: str | None,
     overrides: tuple[str, ...],
+    profile: str | None,
     dry_run: bool,
     list_files: bool,
     wait_: bool | None,
     emulate: str | None,
     fault: str | None,
+    run_id: str | None,
+    new: bool,
     throughput: str | None,
     force: bool,
     strict_budget: bool,
@@ -128,9 +143,16 @@ def submit_command(
       cloudtrain submit job.yaml --provider sagemaker --set resources.spot=true
       cloudtrain submit job.yaml --emulate vertex --fault worker:0@epoch:1
       cloudtrain submit job.yaml --provider vertex --throughput 1200@a100-40gb   budget-checked
+      cloudtrain submit job.yaml --provider vertex --run-id 2026-12-03   one job per run id
+
+    Submitting the same spec and code again attaches to the job it created (safe to
+    retry). A scheduled retrain of unchanged code on new data needs --new or a new --run-id.
     """
-    spec = load_spec(job, overrides)
-    submission = api.prepare(spec, _target(provider or spec.provider, emulate=emulate, fault=fault))
+    spec = load_spec(job, overrides, profile=profile)
+    if new and run_id:
+        raise SpecError("--new makes a fresh run id; give --new or --run-id ID, not both.")
+    target = _target(provider or spec.provider, emulate=emulate, fault=fault)
+    submission = api.prepare(spec, target, run_id=fresh_run_id() if new else run_id)
     if submission.provider.billed:
         budget_guard(submission.plan, throughput, dry_run=dry_run, force=force, strict=strict_budget)
     if dry_run:
@@ -141,11 +163,21 @@ def submit_command(
             f"Code: {packed.name} ({packed.files} files, {packed.size} bytes) -> {submission.plan.bundle}",
             err=True,
         )
+        click.echo(describe_outputs(submission.outputs), err=True)
     _print_bundle(submission.bundle, list_files=list_files)
     if dry_run:
         return
-    submitted = submission.send()
-    click.echo(json.dumps({"id": submitted.id, "provider": submitted.provider}) if as_json else submitted.id)
+    with UploadBars() as progress:
+        submitted = submission.submit(progress=progress)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"id": submitted.id, "provider": submitted.provider, "outputs": submitted.outputs.to_dict()}
+            )
+        )
+    else:
+        click.echo(submitted.id)
+        click.echo(describe_outputs(submitted.outputs), err=True)
     if wait_ if wait_ is not None else submitted.provider == "local":
         _follow(submitted)
     else:
@@ -194,6 +226,11 @@ def wait(job_id: str, provider: str | None, poll: float) -> None:
     """Block until JOB_ID ends; exit 0 if it succeeded, 1 otherwise."""
     final = api.attach(job_id, provider).wait(poll_s=poll, on_status=_print_status)
     _exit_for(final)
+
+
+def fresh_run_id() -> str:
+    """A run id no earlier submit used: the time, and random digits for two in one second."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
 def _print_bundle(packed: Bundle, *, list_files: bool) -> None:

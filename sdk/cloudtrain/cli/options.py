@@ -39,8 +39,28 @@ def _all_providers() -> tuple[str, ...]:
 PROVIDER_CHOICE = RegistryChoice(_all_providers)
 
 
+def _profile_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """The config file's profiles, for shell completion."""
+    from cloudtrain.defaults import profile_names
+
+    return [name for name in profile_names() if name.startswith(incomplete)]
+
+
+def profile_option(func: F) -> F:
+    """--profile NAME: the profile of the user config file beneath the spec."""
+    return click.option(
+        "--profile",
+        default=None,
+        metavar="NAME",
+        shell_complete=_profile_names,
+        help="Profile of ~/.config/cloudtrain/config.yaml for the fields the spec leaves out. "
+        "Default: $CLOUDTRAIN_PROFILE, else 'default'.",
+    )(func)
+
+
 def spec_options(func: F) -> F:
-    """JOB argument, --provider and repeatable --set KEY=VALUE."""
+    """JOB argument, --provider, repeatable --set KEY=VALUE and --profile."""
+    func = profile_option(func)
     func = click.option(
         "--set",
         "overrides",

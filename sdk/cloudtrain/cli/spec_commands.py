@@ -8,14 +8,17 @@ import click
 
 from cloudtrain.cli.options import json_option, spec_options
 from cloudtrain.errors import SpecError
+from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan, plan
-from cloudtrain.specfile import load_spec, problem_details
+from cloudtrain.specfile import load_spec, load_spec_sources, problem_details
 
 
 @click.command()
 @spec_options
 @json_option
-def validate(job: str, provider: str | None, overrides: tuple[str, ...], as_json: bool) -> None:
+def validate(
+    job: str, provider: str | None, overrides: tuple[str, ...], profile: str | None, as_json: bool
+) -> None:
     """Check JOB (a job.yaml) and that it can run on the provider.
 
     Every problem is printed on its own line with the field, the value and the fix;
@@ -32,7 +35,7 @@ def validate(job: str, provider: str | None, overrides: tuple[str, ...], as_json
     from cloudtrain import api
 
     try:
-        planned = api.validate(load_spec(job, overrides), provider)
+        planned = api.validate(load_spec(job, overrides, profile=profile), provider)
     except SpecError as err:
         if not as_json:
             raise
@@ -47,7 +50,9 @@ def validate(job: str, provider: str | None, overrides: tuple[str, ...], as_json
 @click.command("plan")
 @spec_options
 @json_option
-def plan_command(job: str, provider: str | None, overrides: tuple[str, ...], as_json: bool) -> None:
+def plan_command(
+    job: str, provider: str | None, overrides: tuple[str, ...], profile: str | None, as_json: bool
+) -> None:
     """Show how JOB resolves on a provider: machine, replicas, batch, learning rate, strategy, paths.
 
     \b
@@ -55,11 +60,13 @@ def plan_command(job: str, provider: str | None, overrides: tuple[str, ...], as_
       cloudtrain plan job.yaml --provider vertex
       cloudtrain plan job.yaml --provider sagemaker --json | jq .global_batch
     """
-    planned = plan(load_spec(job, overrides), provider)
+    spec, sources = load_spec_sources(job, overrides, profile=profile)
+    planned = plan(spec, provider)
     if as_json:
-        click.echo(json.dumps(planned.to_dict(), indent=2))
+        click.echo(json.dumps({**planned.to_dict(), "sources": sources.fields}, indent=2))
     else:
-        click.echo(describe(planned))
+        notes = sources.notes(spec, planned.provider)
+        click.echo(describe(planned) + (f"\n{describe_defaults(notes)}" if notes else ""))
 
 
 @click.command()
@@ -101,10 +108,27 @@ def describe(p: Plan) -> str:
         ("spot", "yes" if p.spot else "no"),
         ("max runtime", f"{p.max_runtime_s} s"),
         ("image", p.image),
-        ("backup", p.storage.backup),
-        ("tensorboard", p.storage.tensorboard),
-        ("export", p.storage.export),
     ]
+    return f"{aligned(rows)}\n{describe_outputs(p.outputs)}"
+
+
+def describe_outputs(outputs: Outputs) -> str:
+    """The ``outputs`` block: where each artifact is once the job has ended.
+
+    ``{job}`` stands for the job name or ID the provider has not given yet; a URI ending
+    in ``#FILE`` is that file inside the tarball; an empty one is not delivered.
+    """
+    rows = [(name, uri or "(not delivered)") for name, uri in outputs.to_dict().items()]
+    return "outputs\n" + "\n".join(f"  {line}" for line in aligned(rows).splitlines())
+
+
+def describe_defaults(notes: list[tuple[str, str]]) -> str:
+    """The values the profile or the environment gave, each with where it came from."""
+    return "from profile and environment\n" + "\n".join(f"  {line}" for line in aligned(notes).splitlines())
+
+
+def aligned(rows: list[tuple[str, str]]) -> str:
+    """``key  value`` lines, the values in one column."""
     width = max(len(key) for key, _ in rows)
     return "\n".join(f"{key:<{width}}  {value}" for key, value in rows)
 

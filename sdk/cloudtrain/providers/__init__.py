@@ -5,7 +5,7 @@
 - ``registry``: the one list of providers (built-ins, the ``cloudtrain.providers``
   entry-point group, and ``register`` at run time).
 - ``local``, ``vertex``, ``sagemaker``: the built-in providers, each a package with the
-  same rooms (``checks``, ``render``, ``clients``, ``job``, ``logs``, ``upload``, ``emulate``).
+  same rooms (``checks``, ``render``, ``outputs``, ``clients``, ``job``, ``logs``, ``upload``, ``emulate``).
 - Written once for all of them: ``cloud`` (a cloud provider object wired to its rooms),
   ``follow`` (the log-follow loop), ``transfer`` (upload once, progress, the bundle check),
   ``emulation`` (what the local provider and an emulated cloud agree on).

@@ -7,7 +7,8 @@ carries its facts as attributes and its behaviour as methods. The rest of cloudt
 providers and never names one.
 
 ``render(plan) -> dict`` is pure: the exact request body, golden-tested and printed by
-``--dry-run``. ``submit(plan, request, bundle)`` is the only place a job is created.
+``--dry-run``. ``outputs(plan)`` says where the job's artifacts will really be.
+``submit(plan, request, bundle)`` is the only place a job is created.
 ``attach(job_id)`` reconnects to a job for ``status``/``logs``/``cancel``; ``owns(job_id)``
 says whether an ID belongs to the provider, so ``cloudtrain status ID`` needs no
 ``--provider``. Cloud SDKs are imported inside those methods only, so asking the
@@ -18,13 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from cloudtrain.bundle import Bundle
+    from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
+    from cloudtrain.progress import OnProgress
     from cloudtrain.spec import JobSpec
 
 # Neutral job states, shared by every provider's Job.status().
@@ -50,6 +53,11 @@ class Job(Protocol):
     id: str
     provider: str
     request: dict[str, Any] | None
+
+    @property
+    def outputs(self) -> Outputs:
+        """Where this job's artifacts are, its real name or ID filled in."""
+        ...
 
     def status(self) -> JobStatus: ...
 
@@ -124,8 +132,37 @@ class Provider(Protocol):
         """The exact request ``submit`` sends for ``plan``: pure and deterministic."""
         ...
 
-    def submit(self, plan: Plan, request: dict[str, Any], bundle: Bundle, *, clients: Any = None) -> Job:
-        """Upload the code once and create the job; the only call that creates anything."""
+    def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        """Where each artifact of ``plan``'s job ends up, true on the service (``cloudtrain.outputs``).
+
+        With the rendered ``request``, whatever it already names (a job name) is filled in.
+        """
+        ...
+
+    def upload(
+        self, plan: Plan, bundle: Bundle, *, clients: Any = None, progress: OnProgress | None = None
+    ) -> None:
+        """Put the code bundle where the request reads it (``plan.bundle``), once; creates no job.
+
+        ``submit`` does it too; a pipeline that hands the request to another orchestrator
+        calls it alone (``cloudtrain.stage``).
+        """
+        ...
+
+    def submit(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> Job:
+        """Upload the code once and create the job; the only call that creates anything.
+
+        ``progress`` is the caller's callback: call it with a ``cloudtrain.Progress`` as the
+        code uploads (``cloudtrain.providers.transfer.upload_once`` does), and print nothing.
+        """
         ...
 
     def attach(self, job_id: str, *, clients: Any = None) -> Job:
@@ -134,6 +171,30 @@ class Provider(Protocol):
 
     def owns(self, job_id: str) -> bool:
         """Whether ``job_id`` is one of this provider's job IDs."""
+        ...
+
+
+class Discovered(NamedTuple):
+    """A setting found where the cloud's own tools keep it, and where it was found.
+
+    ``source`` is an environment variable's name (``GOOGLE_CLOUD_PROJECT``) or a file
+    (``/home/me/.aws/config [profile dev]``): what a user reads to know where to change it.
+    """
+
+    value: str
+    source: str
+
+
+@runtime_checkable
+class DiscoversSettings(Protocol):
+    """A provider that reads defaults for its spec section from its cloud's own tools.
+
+    Optional: a provider without it simply gets no environment defaults.
+    ``cloudtrain.defaults`` asks every provider whose name is a section of the spec.
+    """
+
+    def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
+        """Field of the provider's spec section -> the value its tools would use (none: absent)."""
         ...
 
 

@@ -1,11 +1,11 @@
 """What the cloud providers' ``provider`` objects do alike, written once.
 
 A cloud provider package has the same rooms as every other (``checks``, ``render``,
-``clients``, ``job``, ``logs``, ``upload``, ``emulate``), and its ``provider`` object is
+``outputs``, ``clients``, ``job``, ``logs``, ``upload``, ``emulate``), and its ``provider`` object is
 the one entry point to them. ``CloudProvider`` is that entry point: a subclass states
 the provider's facts (the ``Provider`` attributes) and its ``rooms``; the methods here
 read the provider's section of the spec (``spec.<name>``) and call ``checks.problems``,
-``render.render``, ``job.submit``, ``job.attach`` and ``job.owns``.
+``render.render``, ``outputs.of_plan``, ``job.submit``, ``job.attach`` and ``job.owns``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cloudtrain.bundle import Bundle
+    from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
+    from cloudtrain.progress import OnProgress
     from cloudtrain.providers.base import Job
     from cloudtrain.spec import JobSpec
 
@@ -29,6 +31,7 @@ class Rooms(NamedTuple):
 
     checks: ModuleType
     render: ModuleType
+    outputs: ModuleType
     job: ModuleType
 
 
@@ -66,8 +69,25 @@ class CloudProvider:
         request: dict[str, Any] = self.rooms.render.render(plan)
         return request
 
-    def submit(self, plan: Plan, request: dict[str, Any], bundle: Bundle, *, clients: Any = None) -> Job:
-        job: Job = self.rooms.job.submit(plan, request, bundle, clients)
+    def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        outputs: Outputs = self.rooms.outputs.of_plan(plan, request)
+        return outputs
+
+    def upload(
+        self, plan: Plan, bundle: Bundle, *, clients: Any = None, progress: OnProgress | None = None
+    ) -> None:
+        self.rooms.job.upload_bundle(plan, bundle, clients, progress)
+
+    def submit(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> Job:
+        job: Job = self.rooms.job.submit(plan, request, bundle, clients, progress=progress)
         return job
 
     def attach(self, job_id: str, *, clients: Any = None) -> Job:

@@ -3,29 +3,25 @@
 Every provider's request names the bundle by the URI ``cloudtrain.api.pack_code`` puts
 in the plan; ``bundle_uri`` is the one check that it is there. A bundle's file name is
 its content hash, so an object already at that URI is the same bundle: ``upload_once``
-asks whether it is there and uploads only if not. Large uploads show a progress bar on
-stderr, drawn here for every provider; small ones end before a bar would be readable.
+asks whether it is there and uploads only if not, reporting how far it has got to the
+caller's ``progress`` callback (``cloudtrain.progress``); nothing is drawn here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.progress import Advance, OnProgress, reporter
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
 
-# Below this size an upload takes a moment and a progress bar would only flicker.
-PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 NO_BUNDLE = (
     "The plan has no code bundle URI, so the job would have no code. "
     "Pack the code first: cloudtrain.api.pack_code(plan) (the CLI does this)."
 )
-
-Progress = Callable[[int], None]
 
 
 def bundle_uri(plan: Plan, *, scheme: str | None = None) -> str:
@@ -52,19 +48,19 @@ def bundle_uri(plan: Plan, *, scheme: str | None = None) -> str:
 def upload_once(
     *,
     exists: Callable[[], bool],
-    upload: Callable[[Progress], None],
+    upload: Callable[[Advance], None],
     name: str,
     size: int,
-    progress_min_bytes: int = PROGRESS_MIN_BYTES,
+    progress: OnProgress | None = None,
 ) -> bool:
-    """Run ``upload`` unless ``exists()``, with a progress bar from ``progress_min_bytes`` up.
+    """Run ``upload`` unless ``exists()``, reporting each byte sent to ``progress``.
 
     Args:
         exists: whether the bundle is already where it goes.
         upload: sends it, calling the callback it is given with each number of bytes sent.
-        name: the bundle's file name, for the bar.
+        name: the bundle's file name, as ``Progress.name``.
         size: the bundle's size in bytes.
-        progress_min_bytes: show the bar on stderr from this size up.
+        progress: the caller's callback (``cloudtrain.progress``); None reports nothing.
 
     Returns:
         True if the bundle was uploaded, False if it was already there.
@@ -78,28 +74,8 @@ def upload_once(
     """
     if exists():
         return False
-    with progress_bar(name, size, show=size >= progress_min_bytes) as advance:
-        upload(advance)
+    upload(reporter(progress, step="upload", name=name, total=size))
     return True
-
-
-@contextmanager
-def progress_bar(name: str, size: int, *, show: bool) -> Iterator[Progress]:
-    """A rich progress bar on stderr while in the block (or nothing); yields the bytes-sent callback.
-
-    The callback may be called from several threads (s3transfer's workers): rich's
-    ``advance`` takes a lock.
-    """
-    if not show:
-        yield lambda _sent: None
-        return
-    from rich.console import Console
-    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
-
-    columns = (*Progress.get_default_columns(), DownloadColumn(), TransferSpeedColumn())
-    with Progress(*columns, console=Console(stderr=True)) as bar:
-        task = bar.add_task(f"Uploading {name}", total=size)
-        yield lambda sent: bar.advance(task, sent)
 
 
 class ProgressReader:
@@ -116,7 +92,7 @@ class ProgressReader:
     (b'abcd', 0, b'abcdef', [4, 2])
     """
 
-    def __init__(self, file: IO[bytes], advance: Progress) -> None:
+    def __init__(self, file: IO[bytes], advance: Advance) -> None:
         self._file = file
         self._advance = advance
         self._reported = 0

@@ -35,20 +35,24 @@ def test_plan_json_for_both_clouds(run_cli, example_job) -> None:
         assert data["provider"] == provider
         assert data["machine"]["machine_type"] == machine
         assert (data["replicas"], data["global_batch"], data["strategy"]) == (2, 32, "multi-worker")
-        assert data["storage"]["backup"].endswith("/binary-classifier/backup")
+        assert data["storage"]["backup"].endswith("/binary-classifier/checkpoints")
 
 
 def test_plan_table_is_readable(run_cli, example_job) -> None:
     result = run_cli("plan", str(example_job), "--provider", "vertex")
+    table, outputs = result.out.split("outputs\n")
     rows = dict(
         line.split(None, 1)
-        for line in result.out.splitlines()
+        for line in table.splitlines()
         if not line.startswith(("global", "learning", "max ", "mixed"))
     )
     assert rows["provider"].strip() == "vertex"
     assert rows["machine"].startswith("n1-standard-8 (8 vCPU, 30 GB, 1 × t4")
     assert rows["strategy"].startswith("multi-worker: 2 hosts: MultiWorkerMirroredStrategy")
     assert "global batch     32 (16 per replica)" in result.out
+    assert dict(line.split() for line in outputs.splitlines())["backup"] == (
+        "gs://my-bucket/binary-classifier/checkpoints"
+    )
 
 
 def test_missing_file_is_a_clean_error(run_cli, tmp_path) -> None:

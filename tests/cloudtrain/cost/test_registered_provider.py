@@ -20,6 +20,7 @@ from cloudtrain import catalog, planning
 from cloudtrain.cost import inputs
 from cloudtrain.cost import plot as cost_plot
 from cloudtrain.errors import ProviderError
+from cloudtrain.outputs import Outputs, standard
 from cloudtrain.providers import Provider, registry
 from tests.conftest import EXAMPLE_JOB, Result
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
     from cloudtrain.bundle import Bundle
     from cloudtrain.planning import Plan
+    from cloudtrain.progress import OnProgress
     from cloudtrain.providers import Job
     from cloudtrain.spec import JobSpec
 
@@ -76,7 +78,21 @@ class MoonCloud:
         assert plan.machine is not None
         return {"machine": plan.machine.machine_type, "hosts": plan.hosts}
 
-    def submit(self, plan: Plan, request: dict[str, Any], bundle: Bundle, *, clients: Any = None) -> Job:
+    def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        return standard(plan.storage.root, logs="moon://logs/{job}")
+
+    def upload(self, plan: Plan, bundle: Bundle, *, clients: Any = None, progress: Any = None) -> None:
+        raise ProviderError("mooncloud only prices jobs")
+
+    def submit(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> Job:
         raise ProviderError("Moon Cloud accepts no jobs in tests.")
 
     def attach(self, job_id: str, *, clients: Any = None) -> Job:

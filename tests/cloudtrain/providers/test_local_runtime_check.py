@@ -31,7 +31,7 @@ def test_a_missing_runtime_stops_submit_before_any_process(
     monkeypatch.setitem(local.RUNTIME_STACK, backend, (("no_such_module_here", *modules), extra))
     submission = api.prepare(api.as_spec(example_job, (f"training.keras_backend={backend}",)), "local")
     with pytest.raises(MissingDependencyError) as error:
-        submission.send()
+        submission.submit()
     assert str(error.value) == (
         f"no_such_module_here is not installed (needed for training on this machine with keras_backend "
         f"{backend}). Run: pip install 'cloudtrain[{extra}]'"

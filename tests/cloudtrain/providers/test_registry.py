@@ -43,7 +43,9 @@ class Minimal:
     def render(self, plan: Any) -> dict[str, Any]:
         return {}
 
-    def submit(self, plan: Any, request: dict[str, Any], bundle: Any, *, clients: Any = None) -> Any:
+    def submit(
+        self, plan: Any, request: dict[str, Any], bundle: Any, *, clients: Any = None, progress: Any = None
+    ) -> Any:
         raise NotImplementedError
 
     def attach(self, job_id: str, *, clients: Any = None) -> Any:

@@ -1,7 +1,7 @@
 """SageMaker training: a Plan becomes a CreateTrainingJob request, submitted with boto3.
 
 The rooms: ``checks`` (what SageMaker refuses), ``render`` (the request, pure, validated
-by botocore's own model), ``clients`` (building the boto3 clients, retries and error
+by botocore's own model), ``outputs`` (where the job's artifacts land), ``clients`` (building the boto3 clients, retries and error
 translation), ``job`` (submit, attach, owns, and the job's status, stop and wait),
 ``logs`` (CloudWatch Logs), ``upload`` (the code bundle to S3, once), ``emulate`` (the
 hosts SageMaker would start, run by the local provider).
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.providers.cloud import CloudProvider, Rooms
 
 # The render room before the function of the same name, which then takes its place here.
-from cloudtrain.providers.sagemaker import checks, emulate, job
+from cloudtrain.providers.sagemaker import checks, discover, emulate, job, outputs
 from cloudtrain.providers.sagemaker import render as rendering
 from cloudtrain.providers.sagemaker.clients import AwsClients
 from cloudtrain.providers.sagemaker.job import SageMakerJob, attach, owns, submit
@@ -28,7 +28,7 @@ from cloudtrain.providers.sagemaker.render import render
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
-    from cloudtrain.providers.base import Provider
+    from cloudtrain.providers.base import Discovered, Provider
 
 __all__ = ["AwsClients", "SageMaker", "SageMakerJob", "attach", "owns", "provider", "render", "submit"]
 
@@ -45,7 +45,10 @@ class SageMaker(CloudProvider):
     unsupported: Mapping[str, str] = MappingProxyType({"tpu": "SageMaker has no TPUs; use --provider vertex"})
     color = "#ff9900"
 
-    rooms = Rooms(checks=checks, render=rendering, job=job)
+    rooms = Rooms(checks=checks, render=rendering, outputs=outputs, job=job)
+
+    def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
+        return discover.discover(environ)
 
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
         return emulate.replicas(request, plan.region)

@@ -34,14 +34,16 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.errors import ProviderError
 from cloudtrain.providers.base import JobStatus, poll_until_done
 from cloudtrain.providers.follow import read_until_done
-from cloudtrain.providers.sagemaker import upload
+from cloudtrain.providers.sagemaker import outputs, upload
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.logs import LogReader
 from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
+    from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
+    from cloudtrain.progress import OnProgress
 
 STOP_TAG = "cloudtrain:stop-requested"
 # A job that ended like this is retried under the next attempt name; any other is reused.
@@ -107,20 +109,33 @@ def _detail(described: dict[str, Any]) -> str:
 
 
 def submit(
-    plan: Plan, request: dict[str, Any], bundle: Bundle, clients: AwsClients | None = None
+    plan: Plan,
+    request: dict[str, Any],
+    bundle: Bundle,
+    clients: AwsClients | None = None,
+    progress: OnProgress | None = None,
 ) -> SageMakerJob:
     """Upload the code bundle (once) and create the training job; return its handle.
 
     A job with the request's name may already exist (a retried or repeated submit, see
-    the module docstring): then this attaches to it and creates nothing.
+    the module docstring): then this attaches to it and creates nothing. ``progress`` is
+    called with the upload's ``cloudtrain.Progress``.
 
     Raises:
         ProviderError: SageMaker or S3 refused a call (one line, with the fix).
         CredentialsError: no usable AWS credentials.
     """
     aws = clients or AwsClients(region=plan.spec.sagemaker.region)
-    upload.upload_bundle(aws, bundle, bundle_uri(plan, scheme="s3://"))
+    upload_bundle(plan, bundle, aws, progress)
     return SageMakerJob(_create(aws, request), aws, request=request)
+
+
+def upload_bundle(
+    plan: Plan, bundle: Bundle, clients: AwsClients | None = None, progress: OnProgress | None = None
+) -> None:
+    """Upload the code bundle to ``plan.bundle`` unless it is there; creates no job."""
+    aws = clients or AwsClients(region=plan.spec.sagemaker.region)
+    upload.upload_bundle(aws, bundle, bundle_uri(plan, scheme="s3://"), progress=progress)
 
 
 def _create(aws: AwsClients, request: dict[str, Any]) -> str:
@@ -198,6 +213,12 @@ class SageMakerJob:
     def describe(self) -> dict[str, Any]:
         """The raw DescribeTrainingJob response."""
         return dict(self._aws.call("sagemaker", "describe_training_job", TrainingJobName=self.name))
+
+    @property
+    def outputs(self) -> Outputs:
+        """Where this job's artifacts are: its request under its real name, or DescribeTrainingJob's answer."""
+        request = {**self.request, "TrainingJobName": self.name} if self.request else self.describe()
+        return outputs.of_request(request, region=self.id.split(":")[3])
 
     def status(self) -> JobStatus:
         return job_status(self.describe(), self._stop_requested)

@@ -48,7 +48,12 @@ if TYPE_CHECKING:
 CODE_CHANNEL = "code"
 DATA_DIR = "/opt/ml/input/data"
 CHECKPOINT_DIR = "/opt/ml/checkpoints"
+# TensorBoardOutputConfig.LocalPath's default, where the runtime writes on SageMaker.
+TENSORBOARD_DIR = "/opt/ml/output/tensorboard"
+# A float as Python prints it: 0.2500, 1e-05, nan, inf.
+NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 JOB_TAG = "cloudtrain:job"
+RUN_TAG = "cloudtrain:run"
 # A spot job may wait for capacity as long as it may run, but never past 28 days, the
 # documented maximum run time (reference/sagemaker.md §2; the model sets no maximum).
 MAX_WAIT_CAP_S = 28 * 86400
@@ -76,8 +81,7 @@ def render(plan: Plan) -> dict[str, Any]:
         "ResourceConfig": _resources(plan),
         "EnableManagedSpotTraining": plan.spot,
         "StoppingCondition": stopping_condition(plan.max_runtime_s, spot=plan.spot),
-        "CheckpointConfig": {"S3Uri": f"{plan.storage.checkpoints}/", "LocalPath": CHECKPOINT_DIR},
-        "OutputDataConfig": {"S3OutputPath": f"{plan.storage.root}/output"},
+        **delivery(plan),
         "InputDataConfig": _channels(plan, bundle),
         "HyperParameters": _hyperparameters(plan),
         "Environment": _environment(plan, bundle),
@@ -86,6 +90,36 @@ def render(plan: Plan) -> dict[str, Any]:
         "Tags": _tags(plan),
     }
     return {"TrainingJobName": job_name(plan.name, request), **request}
+
+
+def delivery(plan: Plan) -> dict[str, Any]:
+    """The fields that make SageMaker deliver every artifact (``outputs`` reads them back).
+
+    Backups sync from ``/opt/ml/checkpoints`` to the plan's backup URI, the model and
+    the results are uploaded under ``<root>/output``, and TensorBoard files only reach
+    S3 because ``TensorBoardOutputConfig`` asks for them: without it they are lost.
+    """
+    return {
+        "CheckpointConfig": {"S3Uri": f"{plan.storage.backup}/", "LocalPath": CHECKPOINT_DIR},
+        "OutputDataConfig": {"S3OutputPath": f"{plan.storage.root}/output"},
+        "TensorBoardOutputConfig": {"S3OutputPath": plan.storage.tensorboard, "LocalPath": TENSORBOARD_DIR},
+    }
+
+
+def metric_definitions(names: list[str]) -> list[dict[str, str]]:
+    r"""One definition per metric, matching the runtime's ``epoch N/M name=value ...`` lines.
+
+    SageMaker scans the job's logs with each regex and charts the first group
+    (AlgorithmSpecification.MetricDefinitions). ``(?<![\w.])`` keeps ``loss`` from
+    matching inside ``val_loss``.
+
+    Example:
+    >>> import re
+    >>> [definition] = metric_definitions(["loss"])
+    >>> re.search(definition["Regex"], "epoch 2/3 loss=0.2500 val_loss=0.3000").group(1)
+    '0.2500'
+    """
+    return [{"Name": name, "Regex": rf"^epoch \d+/\d+ .*(?<![\w.]){name}=({NUMBER})"} for name in names]
 
 
 def job_name(name: str, request: dict[str, Any]) -> str:
@@ -130,6 +164,7 @@ def _algorithm(plan: Plan) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "TrainingImage": plan.image,
         "TrainingInputMode": plan.spec.sagemaker.input_mode,
+        "MetricDefinitions": metric_definitions(plan.spec.sagemaker.metrics),
     }
     command = container.command(plan)
     if command is not None:
@@ -256,8 +291,13 @@ def _vpc(plan: Plan) -> dict[str, Any]:
 
 
 def _tags(plan: Plan) -> list[dict[str, str]]:
-    """The spec's tags plus ``cloudtrain:job``, sorted by key."""
+    """The spec's tags plus ``cloudtrain:job`` (and ``cloudtrain:run``), sorted by key.
+
+    The run id is part of the request, so of the job name's hash: a new run is a new job.
+    """
     tags = {**plan.spec.sagemaker.tags, JOB_TAG: plan.name}
+    if plan.run_id is not None:
+        tags[RUN_TAG] = plan.run_id
     reserved = sorted(key for key in plan.spec.sagemaker.tags if key.lower().startswith("aws:"))
     if reserved:
         raise SpecError(f"sagemaker.tags: {reserved[0]!r} uses the reserved prefix 'aws:'. Rename the tag.")

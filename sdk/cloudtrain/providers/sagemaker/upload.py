@@ -2,8 +2,8 @@
 
 The bundle's file name is the hash of its content (``bundle.py``), so an object with that
 key and the bundle's size is the same bundle, and a re-submit of unchanged code uploads
-nothing (``cloudtrain.providers.transfer``, which also draws the progress bar of a
-large upload).
+nothing (``cloudtrain.providers.transfer``, which also reports the upload's
+progress).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from cloudtrain.providers.sagemaker.clients import AwsCallError
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
+    from cloudtrain.progress import Advance, OnProgress
     from cloudtrain.providers.sagemaker.clients import AwsClients
 
 _S3_URI = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.+)\Z")
@@ -35,10 +36,10 @@ def split_uri(uri: str) -> tuple[str, str]:
     return match["bucket"], match["key"]
 
 
-def upload_bundle(
-    aws: AwsClients, bundle: Bundle, uri: str, *, progress_min_bytes: int = transfer.PROGRESS_MIN_BYTES
-) -> bool:
+def upload_bundle(aws: AwsClients, bundle: Bundle, uri: str, *, progress: OnProgress | None = None) -> bool:
     """Upload ``bundle`` to ``uri`` unless an object of the same size is already there.
+
+    ``progress`` is called with the upload's ``cloudtrain.Progress``; None reports nothing.
 
     Returns:
         True if the bundle was uploaded, False if it was already in S3.
@@ -52,11 +53,11 @@ def upload_bundle(
         upload=lambda advance: _upload(aws, bundle, bucket, key, advance),
         name=bundle.name,
         size=bundle.size,
-        progress_min_bytes=progress_min_bytes,
+        progress=progress,
     )
 
 
-def _upload(aws: AwsClients, bundle: Bundle, bucket: str, key: str, advance: transfer.Progress) -> None:
+def _upload(aws: AwsClients, bundle: Bundle, bucket: str, key: str, advance: Advance) -> None:
     extra = {"ContentType": "application/gzip", "Metadata": {"sha256": bundle.sha256}}
     try:
         aws.call(

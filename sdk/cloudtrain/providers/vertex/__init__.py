@@ -1,7 +1,7 @@
 """Vertex AI custom training: a Plan becomes a CustomJob, submitted with google-cloud-aiplatform.
 
 The rooms: ``checks`` (what Vertex refuses), ``render`` (the CustomJob body, pure),
-``clients`` (building the Google clients, retries and error translation), ``job``
+``outputs`` (where the job's artifacts land), ``clients`` (building the Google clients, retries and error translation), ``job``
 (submit, attach, owns, and the job's status, cancel and wait), ``logs`` (Cloud
 Logging), ``upload`` (the code bundle to Cloud Storage, once), ``emulate`` (the replicas
 Vertex would start, run by the local provider).
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.providers.cloud import CloudProvider, Rooms
 
 # The render room before the function of the same name, which then takes its place here.
-from cloudtrain.providers.vertex import checks, emulate, job
+from cloudtrain.providers.vertex import checks, discover, emulate, job, outputs
 from cloudtrain.providers.vertex import render as rendering
 from cloudtrain.providers.vertex.clients import VertexClients
 from cloudtrain.providers.vertex.job import VertexJob, attach, owns, submit
@@ -28,7 +28,7 @@ from cloudtrain.providers.vertex.render import fuse_path, render, request_hash
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
-    from cloudtrain.providers.base import Provider
+    from cloudtrain.providers.base import Discovered, Provider
 
 __all__ = [
     "Vertex",
@@ -56,7 +56,10 @@ class Vertex(CloudProvider):
     unsupported: Mapping[str, str] = MappingProxyType({})
     color = "#1a73e8"
 
-    rooms = Rooms(checks=checks, render=rendering, job=job)
+    rooms = Rooms(checks=checks, render=rendering, outputs=outputs, job=job)
+
+    def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
+        return discover.discover(environ)
 
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
         return emulate.replicas(request)

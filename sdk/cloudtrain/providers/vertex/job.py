@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.errors import ProviderError
 from cloudtrain.providers.base import JobStatus, poll_until_done
 from cloudtrain.providers.transfer import bundle_uri
-from cloudtrain.providers.vertex import upload
+from cloudtrain.providers.vertex import outputs, upload
 from cloudtrain.providers.vertex.clients import (
     ApiCall,
     GoogleCallError,
@@ -40,7 +40,9 @@ from cloudtrain.providers.vertex.render import REQUEST_LABEL
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
+    from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
+    from cloudtrain.progress import OnProgress
 
 # \Z, not $, which also matches before a trailing newline; [0-9], not \d, which matches
 # any Unicode digit.
@@ -77,7 +79,11 @@ def owns(job_id: str) -> bool:
 
 
 def submit(
-    plan: Plan, request: dict[str, Any], bundle: Bundle, clients: VertexClients | None = None
+    plan: Plan,
+    request: dict[str, Any],
+    bundle: Bundle,
+    clients: VertexClients | None = None,
+    progress: OnProgress | None = None,
 ) -> VertexJob:
     """Upload the code bundle, then create the custom job unless the same one exists.
 
@@ -86,6 +92,7 @@ def submit(
         request: ``vertex.render(plan)``, sent as is.
         bundle: the packed code, uploaded to ``plan.bundle`` when not there yet.
         clients: clients to use instead of the defaults.
+        progress: called with the upload's ``cloudtrain.Progress``; None reports nothing.
 
     Returns:
         A handle on the new job, or on the earlier job created from the same request.
@@ -99,8 +106,7 @@ def submit(
     custom_job = _custom_job(request)
     clients = clients or VertexClients()
     vertex = plan.spec.vertex
-    storage = clients.storage_client(vertex.project)
-    upload.upload_once(bundle.path, bundle_uri(plan), storage, sleep=clients.sleep)
+    upload_bundle(plan, bundle, clients, progress)
     parent = f"projects/{vertex.project}/locations/{vertex.region}"
     service = clients.job_service(vertex.region)
     existing = find_submitted(service, parent, request, clients.sleep)
@@ -108,6 +114,16 @@ def submit(
         return VertexJob(existing, clients=clients, request=request)
     created = _create(service, parent, request, custom_job, clients.sleep)
     return VertexJob(created, clients=clients, request=request)
+
+
+def upload_bundle(
+    plan: Plan, bundle: Bundle, clients: VertexClients | None = None, progress: OnProgress | None = None
+) -> None:
+    """Upload the code bundle to ``plan.bundle`` unless it is there; creates no job."""
+    require_google()
+    clients = clients or VertexClients()
+    storage = clients.storage_client(plan.spec.vertex.project)
+    upload.upload_once(bundle.path, bundle_uri(plan), storage, sleep=clients.sleep, progress=progress)
 
 
 def _create(
@@ -194,6 +210,14 @@ class VertexJob:
         self.region = match["region"]
         self.number = match["id"]
         self._clients = clients
+
+    @property
+    def outputs(self) -> Outputs:
+        """Where this job's artifacts are: from its request, or from Vertex for an attached job."""
+        from google.protobuf import json_format
+
+        request = self.request or json_format.MessageToDict(self._get()._pb)
+        return outputs.of_request(request, project=self.project, job=self.number)
 
     def status(self) -> JobStatus:
         """The job's state now; ``detail`` carries Vertex's error message when it failed."""

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 JOB_LABEL = "cloudtrain_job"
 REQUEST_LABEL = "cloudtrain_request"
+RUN_LABEL = "cloudtrain_run"
 
 # ContainerSpec.env: "at most 100" (aiplatform_v1 custom_job.proto, reference/vertex.md §1.1).
 MAX_ENV_VARS = 100
@@ -225,16 +226,19 @@ def _user_labels(plan: Plan) -> dict[str, str]:
     labels: dict[str, str] = {}
     for key, value in plan.spec.vertex.labels.items():
         clean = sanitise_label_key(key)
-        if clean in labels or clean in (REQUEST_LABEL, JOB_LABEL):
+        if clean in labels or clean in (REQUEST_LABEL, JOB_LABEL, RUN_LABEL):
             raise SpecError(
                 f"vertex.labels: {key!r} becomes the label key {clean!r}, which is already used. "
                 "Rename one of the labels."
             )
         labels[clean] = sanitise_label_value(value)
     labels[JOB_LABEL] = sanitise_label_value(plan.name)
+    if plan.run_id is not None:  # part of the request, so of its hash: a new run is a new job
+        labels[RUN_LABEL] = plan.run_id
     if len(labels) + 1 > MAX_LABELS:
         raise SpecError(
-            f"vertex.labels: Vertex AI allows {MAX_LABELS} labels per job and cloudtrain adds 2; "
+            f"vertex.labels: Vertex AI allows {MAX_LABELS} labels per job and cloudtrain adds "
+            f"{len(labels) + 1 - len(plan.spec.vertex.labels)}; "
             f"remove {len(labels) + 1 - MAX_LABELS} of the {len(plan.spec.vertex.labels)} labels."
         )
     return labels

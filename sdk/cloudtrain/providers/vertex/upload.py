@@ -1,19 +1,22 @@
 """Upload a code bundle to Cloud Storage once: its name is its content hash.
 
 ``upload_once`` skips the upload when the object already exists, so resubmitting an
-unchanged project sends nothing (``cloudtrain.providers.transfer``, which also draws
-the progress bar of a large upload). The storage client comes from ``clients``.
+unchanged project sends nothing (``cloudtrain.providers.transfer``, which also reports
+the upload's progress). The storage client comes from ``clients``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.providers import transfer
 from cloudtrain.providers.vertex.clients import STORAGE_API, ApiCall, with_retries
+
+if TYPE_CHECKING:
+    from cloudtrain.progress import Advance, OnProgress
 
 
 def split_uri(uri: str) -> tuple[str, str]:
@@ -35,7 +38,7 @@ def upload_once(
     storage_client: Any,
     *,
     sleep: Callable[[float], None],
-    progress_min_bytes: int = transfer.PROGRESS_MIN_BYTES,
+    progress: OnProgress | None = None,
 ) -> bool:
     """Upload the file at ``path`` to ``uri`` unless an object of that name exists.
 
@@ -44,7 +47,7 @@ def upload_once(
         uri: ``gs://bucket/name`` to upload to.
         storage_client: a ``google.cloud.storage.Client``.
         sleep: how to wait between retries of transient errors.
-        progress_min_bytes: show a progress bar on stderr from this size up.
+        progress: called with the upload's ``cloudtrain.Progress``; None reports nothing.
 
     Returns:
         True if the file was uploaded, False if it was already there.
@@ -59,11 +62,11 @@ def upload_once(
         upload=lambda advance: with_retries(lambda: _upload(blob, path, advance), send, sleep=sleep),
         name=path.name,
         size=path.stat().st_size,
-        progress_min_bytes=progress_min_bytes,
+        progress=progress,
     )
 
 
-def _upload(blob: Any, path: Path, advance: transfer.Progress) -> None:
+def _upload(blob: Any, path: Path, advance: Advance) -> None:
     with path.open("rb") as raw:
         reader = transfer.ProgressReader(raw, advance)
         blob.upload_from_file(reader, size=path.stat().st_size, content_type="application/gzip")

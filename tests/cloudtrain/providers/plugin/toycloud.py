@@ -20,7 +20,9 @@ from typing import Any
 from cloudtrain import container, planning
 from cloudtrain.bundle import Bundle
 from cloudtrain.errors import ProviderError
+from cloudtrain.outputs import Outputs, standard
 from cloudtrain.planning import Plan
+from cloudtrain.progress import OnProgress
 from cloudtrain.providers import JobStatus, poll_until_done
 from cloudtrain.spec import JobSpec
 
@@ -46,6 +48,11 @@ class ToyJob:
         self.id = job_id
         self.request = request
         self.path = home() / f"{job_id.removeprefix(ID_PREFIX)}.json"
+
+    @property
+    def outputs(self) -> Outputs:
+        root = json.loads(self.path.read_text())["root"]
+        return standard(root, logs=str(home() / "{job}.log")).for_job(self.id.removeprefix(ID_PREFIX))
 
     def status(self) -> JobStatus:
         record = json.loads(self.path.read_text())
@@ -106,12 +113,26 @@ class ToyCloud:
             "env": container.environment(plan, plan.bundle),
         }
 
-    def submit(self, plan: Plan, request: dict[str, Any], bundle: Bundle, *, clients: Any = None) -> ToyJob:
+    def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        return standard(plan.storage.root, logs=str(home() / "{job}.log"))
+
+    def upload(self, plan: Plan, bundle: Bundle, *, clients: Any = None, progress: Any = None) -> None:
+        """Toy Cloud reads the bundle where it was packed."""
+
+    def submit(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> ToyJob:
         digest = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:12]
         job = ToyJob(f"{ID_PREFIX}{digest}", request)
         if not job.path.exists():  # the same request again is the same job
             job.path.parent.mkdir(parents=True, exist_ok=True)
-            job.path.write_text(json.dumps({"reads": 0, "cancelled": False}))
+            job.path.write_text(json.dumps({"reads": 0, "cancelled": False, "root": plan.storage.root}))
         return job
 
     def attach(self, job_id: str, *, clients: Any = None) -> ToyJob:

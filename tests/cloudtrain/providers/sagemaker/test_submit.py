@@ -17,6 +17,7 @@ from fakes.sagemaker_service import SPOT_SCRIPT
 from cloudtrain import api
 from cloudtrain.errors import CredentialsError, ProviderError
 from cloudtrain.planning import plan
+from cloudtrain.progress import Progress
 from cloudtrain.providers import sagemaker
 from cloudtrain.providers.sagemaker import upload as s3
 from cloudtrain.providers.sagemaker.clients import AwsClients
@@ -220,14 +221,19 @@ def test_follow_streams_new_lines_until_the_job_ends(aws: LoopbackAws) -> None:
     assert set(aws.sleeps) == {2.0}
 
 
-def test_upload_skips_an_existing_bundle_and_shows_progress_when_large(
+def test_upload_reports_progress_and_skips_an_existing_bundle(
     aws: LoopbackAws, capsys: pytest.CaptureFixture[str]
 ) -> None:
     planned, packed = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker"))
     clients = aws.clients()
-    assert s3.upload_bundle(clients, packed, planned.bundle, progress_min_bytes=0) is True
-    assert f"Uploading {packed.name}" in capsys.readouterr().err
-    assert s3.upload_bundle(clients, packed, planned.bundle) is False
+    seen: list[Progress] = []
+    assert s3.upload_bundle(clients, packed, planned.bundle, progress=seen.append) is True
+    assert seen[0] == Progress("upload", packed.name, done=0, total=packed.size)
+    assert seen[-1] == Progress("upload", packed.name, done=packed.size, total=packed.size)
+    assert capsys.readouterr() == ("", "")  # the library draws nothing; the CLI draws the bar
+    reported = len(seen)
+    assert s3.upload_bundle(clients, packed, planned.bundle, progress=seen.append) is False
+    assert len(seen) == reported  # nothing sent, nothing reported
     head = aws.client("s3").head_object(Bucket=BUCKET, Key=s3.split_uri(planned.bundle)[1])
     assert head["Metadata"] == {"sha256": packed.sha256}
 

@@ -4,6 +4,8 @@ against the fake JobService, the fake Cloud Logging and gcp-storage-emulator on 
 from __future__ import annotations
 
 import json
+import random
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -108,3 +110,19 @@ def test_cancel_of_an_ended_job_says_so_in_one_line_and_fails(
         f"Error: Could not cancel {job_id}: it already ended, succeeded (JOB_STATE_SUCCEEDED). "
         "There is nothing to cancel."
     ]
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_submit_draws_the_upload_bar_of_a_large_bundle_on_stderr(
+    run: Callable[..., Result], fake_vertex: FakeJobService, tmp_path: Path
+) -> None:
+    example = Path(EXAMPLE).parent
+    shutil.copy(example / "job.yaml", tmp_path / "job.yaml")
+    shutil.copytree(example / "trainer", tmp_path / "trainer")
+    # Incompressible, so the bundle stays above the CLI's 8 MiB bar threshold.
+    (tmp_path / "vocabulary.bin").write_bytes(random.Random(0).randbytes(9 * 2**20))
+    result = run("submit", str(tmp_path / "job.yaml"), "--provider", "vertex")
+    (created,) = fake_vertex.calls("CreateCustomJob")
+    bundle = created.custom_job.job_spec.worker_pool_specs[0].container_spec.env[0].value
+    assert list(fake_vertex.jobs) == [result.out.strip()]
+    assert f"Uploading {bundle.rsplit('/', 1)[1]}" in result.err

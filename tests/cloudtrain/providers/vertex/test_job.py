@@ -66,6 +66,19 @@ def test_submit_sends_the_rendered_request_and_uploads_the_code(
     assert blob is not None and blob.size > 0
 
 
+@pytest.mark.usefixtures("fake_gcs")
+def test_the_public_submit_passes_upload_progress_to_the_callback(
+    fake_vertex: FakeJobService, clients: vertex.VertexClients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[cloudtrain.Progress] = []
+    cloudtrain.submit(EXAMPLE, provider="vertex", clients=clients, progress=seen.append)
+    first, last = seen[0], seen[-1]
+    assert (first.step, first.done, last.done) == ("upload", 0, first.total)
+    [sent] = [blob for blob in storage.Client().bucket(BUCKET).list_blobs() if blob.name.endswith(first.name)]
+    assert sent.size == first.total
+    assert capsys.readouterr() == ("", "")  # the library draws nothing
+
+
 def api_custom_job(request: dict) -> aiplatform_v1.CustomJob:
     message = aiplatform_v1.CustomJob.pb(aiplatform_v1.CustomJob())
     json_format.ParseDict(request, message, ignore_unknown_fields=False)

@@ -9,6 +9,7 @@ from fakes.vertex_storage import BUCKET
 from google.cloud import storage
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.progress import Progress
 from cloudtrain.providers.vertex import upload as gcs
 from cloudtrain.providers.vertex.clients import cloud_storage_client
 
@@ -31,16 +32,20 @@ def test_upload_once_uploads_then_skips_an_existing_object(tarball: Path) -> Non
     assert client.bucket(BUCKET).get_blob(f"demo/code/{tarball.name}").generation == generation
 
 
-def test_large_upload_with_progress_bar_arrives_intact(
+def test_upload_reports_progress_to_the_callback_and_prints_nothing(
     tarball: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     uri = f"gs://{BUCKET}/code/{tarball.name}"
-    gcs.upload_once(tarball, uri, cloud_storage_client("my-project"), sleep=pytest.fail, progress_min_bytes=0)
+    seen: list[Progress] = []
+    gcs.upload_once(tarball, uri, cloud_storage_client("my-project"), sleep=pytest.fail, progress=seen.append)
     assert (
         storage.Client().bucket(BUCKET).blob(f"code/{tarball.name}").download_as_bytes()
         == tarball.read_bytes()
     )
-    assert capsys.readouterr().out == ""  # the bar goes to stderr only
+    size = tarball.stat().st_size
+    assert seen[0] == Progress("upload", tarball.name, done=0, total=size)
+    assert seen[-1] == Progress("upload", tarball.name, done=size, total=size)
+    assert capsys.readouterr() == ("", "")  # the library draws nothing; the CLI draws the bar
 
 
 def test_missing_bucket_says_how_to_create_it(tarball: Path) -> None:
