@@ -1,10 +1,11 @@
 """The training entrypoint against a hand-written script of the same model, data and strategy.
 
-Both sides train in one process, their epochs interleaved: each side's ``fit`` runs in
-its own thread, and they take turns, one epoch each. Every epoch pair is one A/B sample,
-so a burst of load from elsewhere on the machine hits both sides alike. Both are
-measured the same way, by ``cloudtrain_runtime.callbacks.Throughput``: the epochs after
-the first one and 50 steps, optimizer steps over the time of each epoch's training phase.
+Interleaved A/B pairs in one process: each pair trains a fresh model on each side, the
+order alternating (A B, B A, ...) after one untimed pair that warms the row up (tracing,
+thread pools). Both sides are measured the same way, by
+``cloudtrain_runtime.callbacks.Throughput``: the epochs after the first one and 50 steps,
+optimizer steps over the time of each epoch's training phase, by wall time (the ratio and
+its target) and by this process's CPU time (less moved by load from other processes).
 
 - entrypoint: ``cloudtrain_runtime.managed.train`` on the user's module, as the container
   runs it: the session's callbacks (backup, progress, throughput, TensorBoard), its
@@ -12,9 +13,9 @@ the first one and 50 steps, optimizer steps over the time of each epoch's traini
 - hand-written: the same module's ``build_model``, ``compile_args`` and datasets, batched
   by hand and trained with ``model.fit(verbose=0)``, no callback but the measurement.
 
-Rows, as examples/s of the entrypoint / the hand-written script (min, median and max over
-the runs' medians; the targets are on the median of every epoch pair):
+Rows, as examples/s of A / B (min, median and max over the pairs; targets on the median):
 
+- (0) the script against itself: the noise floor of this machine, in this run.
 - (a) the user's pipeline as written: examples/binary_classifier's ``make_dataset``, the
   script batching it and adding ``prefetch(AUTOTUNE)`` as the tf.data guide does.
   Target >= 0.98.
@@ -24,13 +25,16 @@ the runs' medians; the targets are on the median of every epoch pair):
 - (b) a naive pipeline: shuffle, then a per-example ``map``, then ``batch(16)`` with no
   prefetch and one small batch per call. Target >= 1.3.
 
-``--switches`` adds each speed switch on against off: both are run against the same
-script, alternately, and the row is the quotient of the two (the numbers behind the
-defaults in ``cloudtrain_runtime.config``). Then each of the entrypoint's callbacks is
-timed alone, per step. One strategy throughout: the default strategy, on this machine's
-CPU, one process.
+The entrypoint also writes a backup and TensorBoard scalars at every epoch's end, as in a
+job, under ``$TMPDIR``; with the example's 30 ms epochs that disk work shows in row (a0)
+(``TMPDIR=/dev/shm`` takes the disk out).
 
-    python benchmarks/entrypoint_overhead.py [--runs 5] [--switches]
+``--switches`` adds each speed switch on against off, entrypoint against entrypoint (the
+numbers behind the defaults in ``cloudtrain_runtime.config``). Then each of the
+entrypoint's callbacks is timed alone, per step. One strategy throughout: the default
+strategy, on this machine's CPU, one process.
+
+    python benchmarks/entrypoint_overhead.py [--pairs 6] [--switches] [--only TEXT]
 """
 
 from __future__ import annotations
@@ -42,7 +46,6 @@ import statistics
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -88,64 +91,10 @@ class Row:
     module: str
     epochs: int
     script: Callable[[Any, Any], Any]
-    switches: dict[str, Any]
+    switches: dict[str, Any] | None
+    """The entrypoint's switches; None for the script against itself (the noise floor)."""
     off: dict[str, Any] | None = None
-    """For a switch row: the switches of the run it is divided by."""
-
-
-class EpochRates(callbacks.Throughput):
-    """``Throughput`` that also keeps each measured epoch's examples/s, by epoch."""
-
-    def __init__(self, global_batch: int) -> None:
-        super().__init__(global_batch)
-        self.rates: dict[int, float] = {}
-        self.current = 0
-
-    def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-        super().on_epoch_begin(epoch, logs)
-        self.current = epoch
-
-    def _training_ended(self) -> None:
-        measured, seconds = self.measured, self.seconds
-        super()._training_ended()
-        if self.measured > measured:
-            self.rates[self.current] = (
-                (self.measured - measured) * self.global_batch / (self.seconds - seconds)
-            )
-
-
-class Turns:
-    """Two fits in two threads, one epoch at a time: each epoch's end passes the turn.
-
-    Each side is one ``model.fit`` over all epochs, so both meet Keras the same way (a fit
-    per epoch on one side measured up to 2x off against the same code in one long fit).
-    """
-
-    def __init__(self) -> None:
-        self.first, self.second = threading.Semaphore(1), threading.Semaphore(0)
-
-    def side(self, keras: ModuleType, *, first: bool) -> Any:
-        """The callback for one side: it waits for its turn, and passes it at each epoch's end."""
-        mine, theirs = (self.first, self.second) if first else (self.second, self.first)
-        return callbacks.keras_callback(keras, PassTheTurn, mine, theirs)
-
-
-class PassTheTurn:
-    """Waits for ``mine`` before training and after each epoch; releases ``theirs`` at each epoch's end."""
-
-    def __init__(self, mine: threading.Semaphore, theirs: threading.Semaphore) -> None:
-        super().__init__()
-        self.mine, self.theirs = mine, theirs
-
-    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
-        self.mine.acquire()
-
-    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-        self.theirs.release()
-        self.mine.acquire()
-
-    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
-        self.theirs.release()
+    """For a switch row: the switches of the runs it is divided by."""
 
 
 def batched(tf: ModuleType, *, prefetch: bool) -> Callable[[Any, Any], Any]:
@@ -158,42 +107,68 @@ def batched(tf: ModuleType, *, prefetch: bool) -> Callable[[Any, Any], Any]:
     return pipeline
 
 
-class HandWritten:
-    """The script a user writes for a row's module: built once, trained an epoch at a time."""
+class Side:
+    """One side of a pair: it trains a fresh model and says its examples/s, by wall and by CPU time."""
+
+    def __init__(self, session: Session) -> None:
+        keras, batch = session.keras, session.global_batch
+        self.wall = callbacks.keras_callback(keras, callbacks.Throughput, batch)
+        self.cpu = callbacks.keras_callback(
+            keras, callbacks.Throughput, batch, callbacks.WARMUP_STEPS, time.process_time
+        )
+
+    def rates(self) -> tuple[float, float]:
+        """Training examples per second of wall time, and per second of this process's CPU time."""
+        self.train([self.wall, self.cpu])
+        return self.wall.result()["examples_per_sec"], self.cpu.result()["examples_per_sec"]
+
+    def train(self, measures: list[Any]) -> None:
+        raise NotImplementedError
+
+
+class HandWritten(Side):
+    """The script a user writes for a row's module: its own batching, ``fit`` and no callback."""
 
     def __init__(self, session: Session, row: Row, directory: Path) -> None:
+        super().__init__(session)
         keras, cfg = session.keras, session.config
         module = usercode.import_module(row.module, directory)
         context = session.context("train")
-        self.train = row.script(module.make_dataset(context), context)
+        self.examples = row.script(module.make_dataset(context), context)
         self.validation = module.make_validation_dataset(context).batch(
             context.global_batch, drop_remainder=True
         )
         with session.scope():
             self.model = module.build_model(cfg)
             self.model.compile(optimizer=keras.optimizers.Adam(cfg.learning_rate), **module.compile_args(cfg))
-        self.rates = callbacks.keras_callback(keras, EpochRates, context.global_batch)
         self.epochs = row.epochs
-        self.failure: BaseException | None = None
 
-    def fit(self, turn: Any) -> None:
-        """Train all epochs, taking turns; a failure is kept for the other thread to raise."""
-        try:
-            self.model.fit(
-                self.train,
-                validation_data=self.validation,
-                epochs=self.epochs,
-                callbacks=[self.rates, turn],
-                shuffle=False,
-                verbose=0,
-            )
-        except BaseException as err:
-            self.failure = err
-            turn.theirs.release()
+    def train(self, measures: list[Any]) -> None:
+        self.model.fit(
+            self.examples,
+            validation_data=self.validation,
+            epochs=self.epochs,
+            callbacks=measures,
+            shuffle=False,
+            verbose=0,
+        )
+
+
+class Entrypoint(Side):
+    """``managed.train`` on the row's module, with the session's callbacks and speed switches."""
+
+    def __init__(self, session: Session, module: str, directory: Path) -> None:
+        super().__init__(session)
+        self.session, self.module, self.directory = session, module, directory
+
+    def train(self, measures: list[Any]) -> None:
+        # The session's own Throughput is among its callbacks; these two measure alike on both sides.
+        self.session.callbacks.extend(measures)
+        managed.train(self.session, self.module, self.directory)
 
 
 class Bench:
-    """One started session (the default strategy); each run a fresh model on each side."""
+    """One started session (the default strategy); each run a fresh model."""
 
     def __init__(self, work: Path) -> None:
         self.work, self.code = work, work / "code"
@@ -205,21 +180,13 @@ class Bench:
         self.session = start(self.config, replica, where, root=str(work), say=lambda line: None)
         self.runs = 0
 
-    def run(self, row: Row, switches: dict[str, Any]) -> list[float]:
-        """Entrypoint / hand-written examples/s of each measured epoch pair of one run."""
-        keras = self.session.keras
-        keras.utils.set_random_seed(0)
-        session = self.fresh_session(row, switches)
-        script, turns = HandWritten(session, row, self.code), Turns()
-        mine = callbacks.keras_callback(keras, EpochRates, session.global_batch)
-        session.callbacks.extend([mine, turns.side(keras, first=True)])
-        other = threading.Thread(target=script.fit, args=(turns.side(keras, first=False),))
-        other.start()
-        managed.train(session, row.module, self.code)
-        other.join()
-        if script.failure:
-            raise script.failure
-        return [rate / script.rates.rates[epoch] for epoch, rate in mine.rates.items()]
+    def side(self, row: Row, switches: dict[str, Any] | None) -> Side:
+        """The entrypoint with ``switches``, or for None the hand-written script, on a fresh model."""
+        self.session.keras.utils.set_random_seed(0)
+        session = self.fresh_session(row, switches or {})
+        if switches is None:
+            return HandWritten(session, row, self.code)
+        return Entrypoint(session, row.module, self.code)
 
     def fresh_session(self, row: Row, switches: dict[str, Any]) -> Session:
         """The started session with a new run's folders and switches: nothing cached from the last run."""
@@ -265,6 +232,7 @@ def rows(tf: ModuleType, *, switches: bool) -> list[Row]:
     written, naive = batched(tf, prefetch=True), batched(tf, prefetch=False)
     as_script = {"steps_per_execution": 1, "prefetch": True, "cache": False}
     found = [
+        Row("(0) the script against itself", "trainer.task", 20, written, None),
         Row("(a) user's pipeline as written", "trainer.task", 20, written, {}),
         Row("(a0) same, switches as the script", "trainer.task", 20, written, as_script),
         Row("(b) naive pipeline", "naive_task", 6, naive, {}),
@@ -305,33 +273,35 @@ def rows(tf: ModuleType, *, switches: bool) -> list[Row]:
     ]
 
 
-def measure(bench: Bench, row: Row, runs: int) -> tuple[list[float], list[float]]:
-    """Each run's median ratio, and every epoch pair's ratio; a switch row divides on by off.
+def measure(bench: Bench, row: Row, pairs: int) -> tuple[list[float], list[float]]:
+    """Each pair's A / B ratio of examples/s by wall time, and by CPU time.
 
-    One untimed run warms the row up (tracing, thread pools); a switch row alternates
-    its on and off runs, each against the same script, and pairs them in order.
+    A is the entrypoint with the row's switches (the script, for the noise-floor row), B
+    the script (a switch row: the entrypoint with the switch off). The order alternates,
+    A B, B A, A B, ..., after one untimed pair that warms the row up (tracing, thread pools).
     """
-    bench.run(row, row.switches)
-    medians, pairs = [], []
-    for _ in range(runs):
-        ratios = bench.run(row, row.switches)
-        if row.off is not None:
-            baseline = statistics.median(bench.run(row, row.off))
-            ratios = [ratio / baseline for ratio in ratios]
-        medians.append(statistics.median(ratios))
-        pairs += ratios
-    return medians, pairs
+    sides = (row.switches, None if row.off is None else row.off)
+    for switches in sides:
+        bench.side(row, switches).rates()
+    walls, cpus = [], []
+    for i in range(pairs):
+        rates: dict[int, tuple[float, float]] = {}
+        for side in (0, 1) if i % 2 == 0 else (1, 0):
+            rates[side] = bench.side(row, sides[side]).rates()
+        walls.append(rates[0][0] / rates[1][0])
+        cpus.append(rates[0][1] / rates[1][1])
+    return walls, cpus
 
 
-def report(row: Row, medians: list[float], pairs: list[float]) -> str:
-    """One table line: min, median and max of the runs' medians, the median of all pairs, the target."""
+def report(row: Row, walls: list[float], cpus: list[float]) -> str:
+    """One table line: min, median and max of the wall-time ratios, the CPU-time median, the target."""
     target = TARGETS.get(row.label[1]) if row.off is None else None
-    median = statistics.median(pairs)
+    median = statistics.median(walls)
     verdict = "" if target is None else ("ok" if median >= target else "MISSED")
     goal = f">= {target}" if target else ""
     return (
-        f"{row.label:<36} {min(medians):>6.2f} {statistics.median(medians):>7.2f} {max(medians):>6.2f}"
-        f" {median:>7.2f} {len(pairs):>6}  {goal:<7} {verdict}"
+        f"{row.label:<38} {min(walls):>6.2f} {median:>7.2f} {max(walls):>6.2f} {statistics.median(cpus):>8.2f}"
+        f"  {goal:<7} {verdict}"
     )
 
 
@@ -377,7 +347,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per row (default 5)")
+    parser.add_argument("--pairs", type=int, default=6, help="timed A/B pairs per row (default 6)")
     parser.add_argument("--switches", action="store_true", help="also measure each speed switch on/off")
     parser.add_argument("--only", default="", help="run only the rows whose label contains this text")
     args = parser.parse_args()
@@ -389,13 +359,14 @@ def main() -> None:
         (work / "code" / "steady_task.py").write_text(textwrap.dedent(STEADY_MODULE))
         sys.path[:0] = [str(EXAMPLE), str(work / "code")]
         bench = Bench(work)
-        print(f"{'examples/s ratio':<36} {'min':>6} {'median':>7} {'max':>6} {'pairs':>7} {'n':>6}  target")
+        title = f"examples/s ratio A / B, {args.pairs} pairs"
+        print(f"{title:<38} {'min':>6} {'median':>7} {'max':>6} {'CPU med':>8}  target")
         for row in rows(bench.session.tf, switches=args.switches):
             if args.only in row.label:
-                print(report(row, *measure(bench, row, args.runs)), flush=True)
+                print(report(row, *measure(bench, row, args.pairs)), flush=True)
         print(
-            f"min/median/max: of the {args.runs} runs' medians; pairs: median of all n epoch pairs. "
-            "Ratio: entrypoint / hand-written script (switch rows: switch on / off)."
+            "A / B: entrypoint / hand-written script; (0): the script / itself; switch rows: on / off. "
+            "min, median, max: by wall time; CPU med: by this process's CPU time."
         )
         print(f"\n{'callback, alone in a CallbackList':<40} {'us per step':>11}")
         for name, micros in callback_costs(bench).items():

@@ -67,19 +67,23 @@ _PIECE_NUMBER = re.compile(r"0|[1-9][0-9]{0,5}")
 # that measurement shows it pays.
 AUTO = "auto"
 SWITCH_DOCS = {
-    "steps_per_execution": "Training steps per call into the compiled step function. auto: 16 on the "
-    "TensorFlow backend (2.6x the examples/s of 1 for a small model on CPU), fewer when steps_per_epoch "
-    "is not a multiple of 16; 1 on JAX. Set a number to fix it.",
+    "steps_per_execution": "Training steps per call into the compiled step function. auto: 16 with "
+    "Keras 3 on one device (2.2-2.8x the examples/s of 1 for the example's model on CPU; 32 gained no "
+    "more), the largest divisor of steps_per_epoch up to 16 when that is fixed; 1 under mirrored and "
+    "multi-worker, where Keras 3 fails with more (keras-team/keras#19246), and on tf_keras, JAX and "
+    "TPUs (not measured). A number fixes it.",
     "jit_compile": "XLA-compile the training step. auto: Keras decides (on for one GPU, off on CPU and "
-    "under tf.distribute strategies); forcing it on measured 0.9x at 1 step per execution and 0.5x "
-    "at 16 on CPU.",
+    "under tf.distribute); forced on, it measured 0.80-0.94x the examples/s at 1 step per execution "
+    "and 0.74-0.91x at 16 on CPU. true fails under mirrored and multi-worker.",
     "cache": "Keep the examples in memory after the first epoch. auto: when the dataset is finite, "
-    "gives the same examples in the same order every epoch (no shuffle, no random ops) and fits in a "
-    "quarter of the host's memory (2.7x the examples/s for a map-heavy pipeline on CPU).",
-    "prefetch": "Add prefetch(AUTOTUNE) after batching. Off by default: tf.data already injects one "
-    "after a synchronous last step, and an explicit one measured 1.0x on CPU.",
-    "parallel_map": "Let tf.data run stateless map() calls and batching in parallel where the code "
-    "did not (its map_parallelization and parallel_batch optimizations); false turns them off.",
+    "gives the same examples in the same order every epoch (no shuffle, no random op), does work per "
+    "example (map, files) and fits in a quarter of the host's memory (1.9-2.5x the examples/s of a "
+    "map-heavy pipeline on CPU).",
+    "prefetch": "Add prefetch(AUTOTUNE) after batching the training data: 0.97-1.20x the examples/s "
+    "of a pipeline with a per-example map on CPU, 1.12x the median of five runs.",
+    "parallel_map": "Let tf.data run stateless map() calls and batching on several threads where the "
+    "code did not (its map_parallelization and parallel_batch rewrites): 1.1-1.7x the examples/s of a "
+    "pipeline with a per-example map on CPU; false turns them off.",
 }
 
 
@@ -120,7 +124,7 @@ class RuntimeConfig:
     steps_per_execution: int | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["steps_per_execution"]})
     jit_compile: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["jit_compile"]})
     cache: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["cache"]})
-    prefetch: bool = field(default=False, metadata={"doc": SWITCH_DOCS["prefetch"]})
+    prefetch: bool = field(default=True, metadata={"doc": SWITCH_DOCS["prefetch"]})
     parallel_map: bool = field(default=True, metadata={"doc": SWITCH_DOCS["parallel_map"]})
 
     @property

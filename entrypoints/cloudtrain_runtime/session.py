@@ -185,7 +185,7 @@ class Session:
         )
 
     def distribute(self, dataset: Any, split: str = "train") -> Any:
-        """Batch, shard, and cache or prefetch as the speed switches say, a dataset of single examples.
+        """Batch and shard a dataset of single examples; cache and prefetch it as the speed switches say.
 
         See ``data.prepare``; ``training.cache: auto`` is decided for each dataset (``tuning.cache``).
         """

@@ -25,15 +25,17 @@ from cloudtrain_runtime.config import AUTO, SWITCH_DEFAULTS, RuntimeConfig
 from cloudtrain_runtime.errors import ConfigError
 
 STEPS_PER_EXECUTION = 16
-"""What ``auto`` runs per call where it may: 2.6x the examples/s of 1 on CPU; 32 gained no more."""
+"""What ``auto`` runs per call where it may: 2.2-2.8x the examples/s of 1 on CPU; 32 gained no more."""
 
 CACHE_SHARE = 4
 """``cache: auto`` keeps a dataset only if it needs at most 1/4 of the host's memory."""
 
 # Keras 3's multi-step loop fails under MirroredStrategy and MultiWorkerMirroredStrategy
-# ("You must feed a value for placeholder tensor", keras-team/keras#19246), and XLA cannot
-# compile their cross-replica step either; both run on the default strategy only.
-_ONE_REPLICA = "one-device"
+# ("You must feed a value for placeholder tensor", keras-team/keras#19246), and so does its
+# step compiled with XLA (jit_compile=True); seen with Keras 3.15 on TF 2.21.
+_BROKEN = ("mirrored", "multi-worker")
+# Where auto was measured: Keras 3 on TensorFlow, the default strategy (one device).
+_MEASURED = "one-device"
 _WORK_OPS = (b"MapDataset", b"Interleave", b"TFRecordDataset", b"TextLineDataset", b"FixedLengthRecord")
 _CHANCE_OPS = (b"Shuffle", b"Random", b"Sample")
 _ORDER = ("steps_per_execution", "jit_compile", "cache", "prefetch", "parallel_map")
@@ -66,7 +68,7 @@ def steps_per_execution(
         ConfigError: for a number above 1 under a strategy Keras 3 cannot run it with.
     """
     if requested != AUTO:
-        if int(requested) > 1 and keras == "keras" and strategy != _ONE_REPLICA:
+        if int(requested) > 1 and keras == "keras" and strategy in _BROKEN:
             raise ConfigError(
                 f"training.steps_per_execution={requested} cannot run under strategy {strategy!r}: Keras 3 "
                 "fails to run several steps per call under tf.distribute (keras-team/keras#19246). "
@@ -75,8 +77,10 @@ def steps_per_execution(
         return Setting(int(requested), "set in the spec")
     if keras != "keras":
         return Setting(1, f"auto: not measured on {keras}")
-    if strategy != _ONE_REPLICA:
+    if strategy in _BROKEN:
         return Setting(1, f"auto: Keras 3 runs one step per call under {strategy} (keras-team/keras#19246)")
+    if strategy != _MEASURED:
+        return Setting(1, f"auto: not measured under {strategy}")
     if steps_per_epoch:
         divisor = largest_divisor(steps_per_epoch, at_most=STEPS_PER_EXECUTION)
         if divisor != STEPS_PER_EXECUTION:
@@ -105,7 +109,7 @@ def jit_compile(requested: bool | str, *, strategy: str, keras: str) -> Setting:
     """
     if requested == AUTO:
         return Setting(AUTO, "auto: Keras's choice, off on CPU and under tf.distribute")
-    if requested and keras == "keras" and strategy != _ONE_REPLICA:
+    if requested and keras == "keras" and strategy in _BROKEN:
         raise ConfigError(
             f"training.jit_compile=true cannot run under strategy {strategy!r}: XLA cannot compile its "
             "cross-replica training step. Set training.jit_compile: auto (or false)."
@@ -154,11 +158,10 @@ def cache(tf: ModuleType, dataset: Any, requested: bool | str, *, sharded_by_fil
             )
         return Setting(bool(requested), "set in the spec")
     reason = _not_cacheable(tf, dataset, sharded_by_file)
-    return (
-        Setting(False, f"auto: {reason}")
-        if reason
-        else Setting(True, f"auto: {_size(tf, dataset) >> 20} MiB")
-    )
+    if reason:
+        return Setting(False, f"auto: {reason}")
+    count, size = int(dataset.cardinality()), _size(tf, dataset) / 2**20
+    return Setting(True, f"auto: the same {count} examples every epoch, {size:.1f} MiB")
 
 
 def _not_cacheable(tf: ModuleType, dataset: Any, sharded_by_file: bool) -> str | None:
@@ -214,12 +217,9 @@ def plain(config: RuntimeConfig, name: str) -> Setting:
 def compiled(model: Any) -> dict[str, Any]:
     """The steps per execution and XLA setting a compiled model runs with (Keras 3 or tf_keras)."""
     steps = model.steps_per_execution
-    return {
-        "steps_per_execution": steps
-        if isinstance(steps, int)
-        else int(steps.numpy()),  # tf_keras: a variable
-        "jit_compile": bool(model.jit_compile),
-    }
+    if not isinstance(steps, int):  # tf_keras keeps it in a variable
+        steps = int(steps.numpy())
+    return {"steps_per_execution": steps, "jit_compile": bool(model.jit_compile)}
 
 
 def line(settings: Mapping[str, Setting]) -> str:
@@ -235,10 +235,8 @@ def line(settings: Mapping[str, Setting]) -> str:
 
 def _rank(name: str) -> int:
     """A setting's place in the line; a dataset's (``cache_train``) goes with its switch."""
-    return next(
-        (i for i, switch in enumerate(_ORDER) if name.partition("_")[0] == switch.partition("_")[0]),
-        len(_ORDER),
-    )
+    places = (i for i, switch in enumerate(_ORDER) if name == switch or name.startswith(f"{switch}_"))
+    return next(places, len(_ORDER))
 
 
 def as_json(settings: Mapping[str, Setting]) -> dict[str, dict[str, Any]]:

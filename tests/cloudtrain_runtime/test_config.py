@@ -37,7 +37,7 @@ EVERY_FIELD = JobSpec(
         "steps_per_execution": 5,
         "jit_compile": True,
         "cache": False,
-        "prefetch": True,
+        "prefetch": False,
         "parallel_map": False,
     },
     storage={"root": "gs://bucket-a/run"},

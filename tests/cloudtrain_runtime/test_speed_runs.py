@@ -22,7 +22,7 @@ SWITCHES = {
     "steps_per_execution": 4,
     "jit_compile": False,
     "cache": True,
-    "prefetch": True,
+    "prefetch": False,
     "parallel_map": False,
 }
 
@@ -46,7 +46,7 @@ def test_switches_set_in_the_spec_are_logged_and_the_throughput_counts_real_step
     set_in_spec = "(set in the spec)"
     assert (
         f"speed: steps_per_execution=4 {set_in_spec}, jit_compile=off {set_in_spec}, "
-        f"cache_train=on {set_in_spec}, cache_validation=on {set_in_spec}, prefetch=on {set_in_spec}, "
+        f"cache_train=on {set_in_spec}, cache_validation=on {set_in_spec}, prefetch=off {set_in_spec}, "
         f"parallel_map=off {set_in_spec}"
     ) in run.outputs[0]
     assert run.result["speed"]["steps_per_execution"] == {"value": 4, "reason": "set in the spec"}
