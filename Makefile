@@ -1,12 +1,12 @@
 # Two entry points for a fresh machine: `make run` (the example job on 2 local hosts)
-# and `make test` (lint + the whole suite, then `make test-images`). Both create .venv
+# and `make test` (lint + the whole suite, then `make test-lanes`). Both create .venv
 # from pyproject.toml first.
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast test-images bench
+.PHONY: run test test-fast test-lanes bench
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -25,30 +25,29 @@ test: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy sdk/cloudtrain entrypoints/cloudtrain_runtime
 	$(VENV)/bin/pytest
-	$(MAKE) test-images
+	$(MAKE) test-lanes
 
 test-fast: $(STAMP)
 	$(VENV)/bin/pytest -m "not multiprocess"
 
-# The runtime on each image: auto image's TensorFlow/Keras pair that the main environment
-# lacks: one environment per tests/lanes/*.txt (its pins plus this project), under .venv so
-# `rm -rf .venv` resets it too. Python is this machine's python3 (3.11, the Python of the
-# tensorflow/tensorflow images). Per lane: about 30 s to install, 30 s to test.
+# Lanes: environments the main one cannot be, one per tests/lanes/<name>.txt, under .venv
+# so `rm -rf .venv` resets them too. A lane file is a pip requirements file (its pins and
+# `-e .[extras]`) whose `# run: ARGS` lines are the pytest runs to make there. Python is
+# this machine's python3 (3.11, the Python of the tensorflow/tensorflow images).
 LANES := $(basename $(notdir $(wildcard tests/lanes/*.txt)))
-# Each lane's own pins, not the main environment's (keras, tensorflow): these tests only.
-LANE_DESELECT := tests/cloudtrain_runtime/test_containers.py::test_keras_pin_is_the_version_the_runtime_is_tested_with
 
 $(VENV)/lanes/%/.installed: tests/lanes/%.txt pyproject.toml
 	python3 -m venv $(VENV)/lanes/$*
 	$(VENV)/lanes/$*/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/lanes/$*/bin/python -m pip install --quiet -r $< -e '.[test]'
+	$(VENV)/lanes/$*/bin/python -m pip install --quiet -r $<
 	touch $@
 
-test-images: $(foreach lane,$(LANES),$(VENV)/lanes/$(lane)/.installed)
+test-lanes: $(foreach lane,$(LANES),$(VENV)/lanes/$(lane)/.installed)
 	set -e; for lane in $(LANES); do \
-		echo "== lane $$lane:" $$($(VENV)/lanes/$$lane/bin/python -m pip freeze | grep -E '^(keras|tensorflow([-_]cpu)?)=='); \
-		$(VENV)/lanes/$$lane/bin/pytest -p no:cacheprovider -m "not multiprocess" --deselect $(LANE_DESELECT) tests/cloudtrain_runtime; \
-		$(VENV)/lanes/$$lane/bin/pytest -p no:cacheprovider -k keras3 tests/cloudtrain_runtime/test_multiworker.py; \
+		sed -n 's/^# run: //p' tests/lanes/$$lane.txt | while read -r args; do \
+			echo "== lane $$lane: pytest $$args"; \
+			eval "$(VENV)/lanes/$$lane/bin/pytest -p no:cacheprovider $$args" || exit 1; \
+		done; \
 	done
 
 bench: $(STAMP)

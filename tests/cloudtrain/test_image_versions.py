@@ -1,7 +1,7 @@
 """Every image: auto image carries a TensorFlow/Keras pair that some test environment runs.
 
 The main environment (pyproject.toml's runtime extra) is one pair; each file in
-tests/lanes/ pins another, which ``make test-images`` installs and tests. An image whose
+tests/lanes/ pins another, which ``make test-lanes`` installs and tests. An image whose
 pair is in neither would run a runtime nothing has tested.
 """
 
@@ -29,11 +29,12 @@ def _installed_tensorflow() -> str:
 
 
 def lane_pairs() -> dict[str, tuple[str, str]]:
-    """Each lane file's (tensorflow, keras) pins, by file name."""
+    """The (tensorflow, keras) pins of each lane that pins both, by file name (others test other things)."""
     pairs = {}
     for lane in sorted(LANES.glob("*.txt")):
         pins = {name.removesuffix("-cpu"): version for name, version in PIN.findall(lane.read_text())}
-        pairs[lane.name] = (pins["tensorflow"], pins["keras"])
+        if {"tensorflow", "keras"} <= pins.keys():
+            pairs[lane.name] = (pins["tensorflow"], pins["keras"])
     return pairs
 
 
