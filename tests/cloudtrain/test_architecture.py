@@ -1,7 +1,7 @@
 """The rules that keep the provider boundary clean, checked on the source itself.
 
-- Only a provider's own package (and the spec's provider sections) names a provider:
-  everything else asks the registry. Docstrings and comments are documentation and may.
+- Only a provider's own package (and the spec's provider sections, and the adapters made
+  for one cloud's pipeline service) names a provider: everything else asks the registry. Docstrings and comments are documentation and may.
 - No import cycles between cloudtrain's modules, lazy imports inside functions included.
 - Library code never writes to the terminal: it returns, raises, or calls the caller's
   callback (``progress=``); only the CLI prints.
@@ -22,8 +22,15 @@ PACKAGES = {
     "cloudtrain_runtime": ROOT / "entrypoints" / "cloudtrain_runtime",
 }
 PROVIDER_WORDS = re.compile(r"vertex|sagemaker", re.IGNORECASE)
-# The provider packages themselves, the registry of built-ins, and the spec's provider sections.
-MAY_NAME_PROVIDERS = ("cloudtrain.providers", "cloudtrain.spec", "cloudtrain_runtime.providers")
+# The provider packages themselves, the registry of built-ins, the spec's provider sections,
+# and the pipeline adapters that exist for one cloud (Vertex Pipelines, SageMaker Pipelines).
+MAY_NAME_PROVIDERS = (
+    "cloudtrain.providers",
+    "cloudtrain.spec",
+    "cloudtrain_runtime.providers",
+    "cloudtrain.pipelines.kfp",
+    "cloudtrain.pipelines.sagemaker",
+)
 
 
 def modules() -> Iterator[tuple[str, Path]]:
