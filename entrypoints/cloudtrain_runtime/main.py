@@ -6,6 +6,9 @@ SageMaker starts the image as ``docker run IMAGE train``; the ``train`` word is
 accepted and ignored. Exit status 0 only on success; errors are one line on stderr
 (``CLOUDTRAIN_DEBUG=1`` adds the traceback).
 
+With ``CLOUDTRAIN_BENCH=STEPS`` set it times the managed module's training instead
+(``cloudtrain_runtime.bench``, for ``cloudtrain bench``) and exports nothing.
+
 ``cloudtrain-runtime doctor [--config FILE] [--json]`` checks the devices, versions and
 cluster instead of training (``cloudtrain_runtime.doctor``); its exit status is 1 when
 any check fails.
@@ -20,9 +23,9 @@ import traceback
 from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 
+from cloudtrain_runtime import bench, devices, locations, requirements, usercode
 from cloudtrain_runtime import cluster as cluster_lib
 from cloudtrain_runtime import config as config_lib
-from cloudtrain_runtime import devices, locations, requirements, usercode
 from cloudtrain_runtime.errors import RuntimeFailure
 from cloudtrain_runtime.paths import root_from
 from cloudtrain_runtime.session import Session, start
@@ -78,9 +81,12 @@ def active() -> Session | None:
 
 
 def run(config_file: str | None, env: MutableMapping[str, str]) -> None:
-    """Train as the configuration says: managed module or script."""
+    """Train as the configuration says: managed module or script; with CLOUDTRAIN_BENCH, time it instead."""
+    steps = bench.requested_steps(env)
     session, directory = prepare(config_file, env, enter_code=True)
-    if session.config.module:
+    if steps is not None:
+        bench.run(session, directory, steps)
+    elif session.config.module:
         from cloudtrain_runtime import managed
 
         managed.run(session, session.config.module, directory)

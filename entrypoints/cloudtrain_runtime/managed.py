@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -39,36 +40,59 @@ def run(session: Session, module_name: str, directory: Path) -> Path | None:
     """Import, build, compile, fit, back up and export; returns the chief's export path."""
     model, validation = train(session, module_name, directory)
     if validation is not None:
-        with _failures(session, "model.evaluate()", directory):
+        with failures(session, "model.evaluate()", directory):
             session.evaluate(model, validation)
     return session.export(model)
 
 
 def train(session: Session, module_name: str, directory: Path) -> tuple[Any, Any]:
     """Import, build, compile and fit (with backups); returns the model and the validation data."""
-    module = usercode.import_module(module_name, directory)
-    user = _User(module, directory)
-    examples = user.dataset(session, "make_dataset", "train")
-    validation = user.dataset(session, "make_validation_dataset", "validation")
-    steps = session.config.steps_per_epoch or _cardinality(session, examples)
-    with session.scope():
-        model = user.model(session, steps)
+    prepared = prepare(session, module_name, directory)
+    model = prepared.model(session)
     session.log_speed(model)
-    with _failures(session, "model.fit()", directory):
+    with failures(session, "model.fit()", directory):
         model.fit(
-            examples,
-            validation_data=validation,
+            prepared.examples,
+            validation_data=prepared.validation,
             epochs=session.config.epochs,
             steps_per_epoch=session.config.steps_per_epoch,
             callbacks=session.callbacks,
             shuffle=False,  # the user's dataset shuffles, with the seed every host shares
             verbose=0,
         )
-    return model, validation
+    return model, prepared.validation
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The user's module with its datasets batched and sharded, ready to build the compiled model.
+
+    ``cloudtrain_runtime.bench`` builds the model more than once (under each precision policy),
+    exactly as training builds it once.
+    """
+
+    user: _User
+    examples: Any
+    validation: Any
+    steps_per_epoch: int | None
+
+    def model(self, session: Session) -> Any:
+        """``build_model()``, compiled as the spec says, inside the strategy's scope."""
+        with session.scope():
+            return self.user.model(session, self.steps_per_epoch)
+
+
+def prepare(session: Session, module_name: str, directory: Path) -> Prepared:
+    """Import the module and build its datasets as training does (same batching, sharding, switches)."""
+    user = _User(usercode.import_module(module_name, directory), directory)
+    examples = user.dataset(session, "make_dataset", "train")
+    validation = user.dataset(session, "make_validation_dataset", "validation")
+    steps = session.config.steps_per_epoch or _cardinality(session, examples)
+    return Prepared(user, examples, validation, steps)
 
 
 @contextlib.contextmanager
-def _failures(session: Session, doing: str, directory: Path) -> Iterator[None]:
+def failures(session: Session, doing: str, directory: Path) -> Iterator[None]:
     """A dead peer becomes ``PeerLost`` naming it; anything else names the user's code."""
     try:
         yield

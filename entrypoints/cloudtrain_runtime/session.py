@@ -319,6 +319,11 @@ class Session:
             "serving_default": serving,
         }
 
+    @property
+    def measured_on(self) -> str:
+        """The accelerator this replica's speed describes (``_measured_on``), for ``cloudtrain_runtime.bench``."""
+        return self._measured_on()
+
     def _measured_on(self) -> str:
         """The accelerator the throughput was measured on: ``cpu`` when devices were emulated."""
         planned_cpu = self.config.accelerator == "cpu"

@@ -32,6 +32,7 @@ COMMANDS = {
     "cost": "cloudtrain.cli.cost_commands:cost_command",
     "prices": "cloudtrain.cli.cost_commands:prices_group",
     "doctor": "cloudtrain.cli.doctor_command:doctor_command",
+    "bench": "cloudtrain.cli.bench_command:bench_command",
 }
 
 

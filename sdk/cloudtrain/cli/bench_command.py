@@ -1,0 +1,142 @@
+"""``bench``: how fast the job trains here, whether its input holds it back, and how it scales.
+
+The measuring happens in the job's own replicas (``cloudtrain.bench`` starts them on the
+local provider with the runtime's bench mode), so this process imports no TensorFlow.
+Progress goes to stderr, the table (or ``--json``) to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import click
+
+from cloudtrain.bench import DEFAULT_STEPS, scaling_efficiency
+from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
+from cloudtrain.errors import SpecError
+from cloudtrain_runtime.bench import MAX_STEPS
+
+if TYPE_CHECKING:
+    from cloudtrain.bench import BenchResult, Measurement, Verdict
+    from cloudtrain.progress import Progress
+
+COLUMNS = (
+    "replicas",
+    "strategy",
+    "global batch",
+    "input pipeline",
+    "compute ceiling",
+    "input wait",
+    "efficiency",
+)
+
+
+@click.command("bench")
+@click.argument("job", type=click.Path(dir_okay=False))
+@click.option(
+    "--provider",
+    "-p",
+    type=PROVIDER_CHOICE,
+    default=None,
+    help="Where to run it. Only local (this machine, the default) for now.",
+)
+@click.option(
+    "--steps",
+    type=click.IntRange(1, MAX_STEPS),
+    default=DEFAULT_STEPS,
+    show_default=True,
+    help="Optimizer steps timed per measurement, after as many of warm-up.",
+)
+@click.option(
+    "--plot", "plot_path", type=click.Path(dir_okay=False), help="Also draw the results to this PNG."
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a spec field, e.g. --set training.per_replica_batch=64 (repeatable).",
+)
+@profile_option
+@json_option
+def bench_command(
+    job: str,
+    provider: str | None,
+    steps: int,
+    plot_path: str | None,
+    overrides: tuple[str, ...],
+    profile: str | None,
+    as_json: bool,
+) -> None:
+    """Measure JOB's training speed here: input-bound or not, scaling efficiency, mixed precision.
+
+    Runs the job's own model and input on the local provider, first on 1 replica, then
+    on the spec's hosts × per_host (emulated on the CPU where there is no GPU), the
+    per-replica batch fixed. Each replica times the real input pipeline and one cached
+    batch (the compute ceiling) after a warm-up; compilation is not timed. The verdicts
+    say whether the device waits for input (and the fix), the scaling efficiency
+    throughput_N / (N × throughput_1), and whether mixed precision pays where the
+    devices support it.
+
+    With --json the results are also a throughput file: save them and pass the file to
+    cloudtrain cost --throughput.
+
+    \b
+    Examples:
+      cloudtrain bench job.yaml
+      cloudtrain bench job.yaml --json > bench.json && cloudtrain cost job.yaml --throughput bench.json
+      cloudtrain bench job.yaml --steps 100 --plot bench.png
+    """
+    from cloudtrain.bench import bench, plot
+    from cloudtrain.specfile import load_spec
+
+    if provider not in (None, "local"):
+        raise SpecError(
+            f"--provider {provider}: cloudtrain bench runs on the local provider only for now. "
+            f"Run it here (cloudtrain bench {job}) and give its --json output to cloudtrain cost --throughput."
+        )
+    result = bench(load_spec(job, overrides, profile=profile), steps=steps, progress=_progress)
+    if plot_path:
+        click.echo(f"Plot written to {plot(result, plot_path)}", err=True)
+    click.echo(json.dumps(result.to_json(), indent=2) if as_json else table(result))
+
+
+def _progress(event: Progress) -> None:
+    if event.done < event.total:
+        click.echo(f"bench: {event.name} (run {event.done + 1} of {event.total})...", err=True)
+
+
+def table(result: BenchResult) -> str:
+    """One row per replica count, then the verdicts with their fixes and the notes."""
+    rows = [COLUMNS, *(_row(run, result) for run in result.runs)]
+    widths = [max(len(cell) for cell in column) for column in zip(*rows, strict=True)]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+    lines.append("")
+    findings = [("input", result.input), ("scaling", result.scaling), ("precision", result.precision)]
+    for name, verdict in findings:
+        lines += _verdict(name, verdict) if verdict else []
+    lines += [f"{'note':<10} {note}" for note in result.notes]
+    return "\n".join(lines)
+
+
+def _row(run: Measurement, result: BenchResult) -> tuple[str, ...]:
+    efficiency = scaling_efficiency(result.runs[0].pipeline, run.pipeline, run.replicas)
+    return (
+        str(run.replicas),
+        run.strategy,
+        str(run.global_batch),
+        f"{run.pipeline:,.0f} ex/s",
+        f"{run.ceiling:,.0f} ex/s",
+        f"{run.input_wait:.0%}",
+        f"{efficiency:.2f}",
+    )
+
+
+def _verdict(name: str, verdict: Verdict) -> list[str]:
+    return [
+        f"{name:<10} {verdict.kind}: {verdict.detail}",
+        *(f"{'':<10} fix: {fix}" for fix in verdict.fixes),
+    ]
