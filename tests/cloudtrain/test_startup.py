@@ -35,6 +35,7 @@ HEAVY = re.compile(
         ["cost", "{job}", "--throughput", "1200@a100-40gb", "--json"],
         ["prices", "--help"],
         ["doctor", "--help"],
+        ["check", "--provider", "local"],
         ["bench", "--help"],
     ],
     ids=lambda args: " ".join(a for a in args if a != "{job}"),

@@ -28,6 +28,7 @@ COMMANDS = {
     "status": "cloudtrain.cli.job_commands:status",
     "logs": "cloudtrain.cli.job_commands:logs",
     "cancel": "cloudtrain.cli.job_commands:cancel",
+    "check": "cloudtrain.cli.check_command:check_command",
     "wait": "cloudtrain.cli.job_commands:wait",
     "cost": "cloudtrain.cli.cost_commands:cost_command",
     "prices": "cloudtrain.cli.cost_commands:prices_group",

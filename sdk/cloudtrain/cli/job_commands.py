@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sys
 import time
@@ -109,6 +110,12 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     is_flag=True,
     help="Refuse to submit when limits.max_cost_usd is set but the shape's price is unknown.",
 )
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Local runs: keep TensorFlow's start-up lines in the replicas' logs (hidden by default).",
+)
 @json_option
 def submit_command(
     job: str,
@@ -125,6 +132,7 @@ def submit_command(
     throughput: str | None,
     force: bool,
     strict_budget: bool,
+    verbose: bool,
     as_json: bool,
 ) -> None:
     """Submit JOB to a provider (local by default) and print the job ID.
@@ -149,6 +157,10 @@ def submit_command(
     retry). A scheduled retrain of unchanged code on new data needs --new or a new --run-id.
     """
     spec = load_spec(job, overrides, profile=profile)
+    if verbose:  # the detached local launcher inherits this process's environment
+        from cloudtrain.providers.local.launcher import VERBOSE_ENV
+
+        os.environ[VERBOSE_ENV] = "1"
     if new and run_id:
         raise SpecError("--new makes a fresh run id; give --new or --run-id ID, not both.")
     target = _target(provider or spec.provider, emulate=emulate, fault=fault)

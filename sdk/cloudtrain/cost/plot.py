@@ -4,12 +4,17 @@ matplotlib is optional (``pip install 'cloudtrain[plot]'``) and imported only he
 inside ``draw``, with the non-interactive Agg backend so it works on a headless machine.
 Each provider's points have its own ``color``, so a provider registered at run time is
 drawn like a built-in one.
+
+The Pareto front's labels are placed one by one where they overlap nothing already
+there (the labels before them, the points, the legend), measured with the
+text extents matplotlib will draw; a label moved away from its point gets a leader line.
 """
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from cloudtrain.cost import notes
 from cloudtrain.cost.units import dollars, duration
@@ -18,11 +23,23 @@ from cloudtrain.providers import registry
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.backend_bases import RendererBase
     from matplotlib.figure import Figure
+    from matplotlib.text import Annotation
+    from matplotlib.transforms import Bbox
 
     from cloudtrain.cost.option import CostOption
 
 MARKERS = {"on-demand": "o", "spot": "^"}
+# Where a label may go, in points from its point: nearest first, each ring in 8 directions.
+LABEL_RINGS = (10, 22, 36, 54, 76, 100, 130)
+DIRECTIONS = ((1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1), (0, -1))
+# A label's side of its point -> the alignment that keeps the text on that side.
+H_ALIGN: dict[int, Literal["left", "center", "right"]] = {1: "left", -1: "right", 0: "center"}
+V_ALIGN: dict[int, Literal["bottom", "center", "top"]] = {1: "bottom", -1: "top", 0: "center"}
+# Pixels kept clear around each label and each point of the front.
+LABEL_PAD_PX = 2.0
+POINT_RADIUS_PX = 6.0
 
 
 def plot(options: list[CostOption], path: str | Path) -> Path:
@@ -61,9 +78,11 @@ def draw(options: list[CostOption]) -> Figure:
                 alpha=0.55,
                 label=f"{provider} {capacity}",
             )
-    _front(ax, priced)
+    front = _front(ax, priced)
     _style(ax, priced)
+    # Labels go last, in the final layout: their places are measured in pixels.
     fig.tight_layout()
+    _label_front(ax, front, priced)
     return fig
 
 
@@ -72,7 +91,8 @@ def _dollars(options: list[CostOption]) -> list[float]:
     return [o.usd for o in options if o.usd is not None]
 
 
-def _front(ax: Axes, priced: list[CostOption]) -> None:
+def _front(ax: Axes, priced: list[CostOption]) -> list[CostOption]:
+    """Join the Pareto front, fastest to cheapest, and return its options in that order."""
     front = sorted((o for o in priced if "pareto" in o.marks), key=lambda o: o.hours)
     ax.plot(
         [o.hours for o in front],
@@ -84,18 +104,74 @@ def _front(ax: Axes, priced: list[CostOption]) -> None:
         markerfacecolor="none",
         label="Pareto front",
     )
-    middle = (front[0].hours * front[-1].hours) ** 0.5 if front else 0.0
-    for i, option in enumerate(front):
-        right_half = option.hours > middle
-        ax.annotate(
-            _label(option),
-            (option.hours, option.usd),
-            textcoords="offset points",
-            xytext=(-10 if right_half else 10, 10 if i % 2 else -14),
-            ha="right" if right_half else "left",
-            fontsize=8,
-            color="#202124",
-        )
+    return front
+
+
+def _label_front(ax: Axes, front: list[CostOption], priced: list[CostOption]) -> None:
+    """Label every option of the front where the label overlaps no other label, point or the legend."""
+    renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    points = ax.transData.transform([(o.hours, usd) for o, usd in zip(priced, _dollars(priced), strict=True)])
+    taken = [_around(x, y, POINT_RADIUS_PX) for x, y in points]
+    legend = ax.get_legend()
+    if legend is not None:
+        taken.append(legend.get_window_extent(renderer))
+    for option in front:
+        taken.append(_place(ax, option, taken, renderer))
+
+
+def _place(ax: Axes, option: CostOption, taken: list[Bbox], renderer: RendererBase) -> Bbox:
+    """Annotate ``option`` at the first offset that is clear of ``taken`` and inside the axes.
+
+    With no clear offset, the one overlapping least wins. Returns the label's extent.
+    """
+    label = ax.annotate(
+        _label(option),
+        (option.hours, option.usd),
+        xytext=(0, 0),
+        textcoords="offset points",
+        fontsize=8,
+        color="#202124",
+        arrowprops={"arrowstyle": "-", "color": "#9aa0a6", "linewidth": 0.6, "shrinkA": 1, "shrinkB": 5},
+    )
+    inside = ax.get_window_extent(renderer)
+    costs = []
+    for radius, (dx, dy) in itertools.product(LABEL_RINGS, DIRECTIONS):
+        extent = _try(label, radius, dx, dy, renderer)
+        cost = sum(_overlap(extent, other) for other in taken) + _outside(extent, inside)
+        if cost == 0:
+            return extent
+        costs.append((cost, radius, dx, dy))
+    _, radius, dx, dy = min(costs)
+    return _try(label, radius, dx, dy, renderer)
+
+
+def _try(label: Annotation, radius: int, dx: int, dy: int, renderer: RendererBase) -> Bbox:
+    """Move ``label`` to ``radius`` points in direction (``dx``, ``dy``); its text's padded extent."""
+    from matplotlib.text import Text
+
+    label.xyann = (dx * radius, dy * radius)
+    label.set_horizontalalignment(H_ALIGN[dx])
+    label.set_verticalalignment(V_ALIGN[dy])
+    label.update_positions(renderer)  # an annotation places its text only when drawn
+    return Text.get_window_extent(label, renderer).padded(LABEL_PAD_PX)
+
+
+def _around(x: float, y: float, radius: float) -> Bbox:
+    from matplotlib.transforms import Bbox
+
+    return Bbox.from_extents(x - radius, y - radius, x + radius, y + radius)
+
+
+def _overlap(a: Bbox, b: Bbox) -> float:
+    """The area two extents share, in square pixels."""
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return max(width, 0.0) * max(height, 0.0)
+
+
+def _outside(extent: Bbox, inside: Bbox) -> float:
+    """The area of ``extent`` outside ``inside``."""
+    return extent.width * extent.height - _overlap(extent, inside)
 
 
 def _label(option: CostOption) -> str:

@@ -25,10 +25,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cloudtrain.bundle import Bundle
+    from cloudtrain.defaults import Sources
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.spec import JobSpec
+    from cloudtrain_runtime.diagnosis import Check
 
 # Neutral job states, shared by every provider's Job.status().
 TERMINAL_STATES = ("succeeded", "failed", "cancelled")
@@ -195,6 +197,23 @@ class DiscoversSettings(Protocol):
 
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         """Field of the provider's spec section -> the value its tools would use (none: absent)."""
+        ...
+
+
+@runtime_checkable
+class ChecksSetup(Protocol):
+    """A provider that can check, before the first submit, that this machine is set up for it.
+
+    Optional: ``cloudtrain check`` reports a provider without it as having nothing to check.
+    """
+
+    def check_setup(self, spec: JobSpec, sources: Sources) -> list[Check]:
+        """One line per thing a submit of ``spec`` needs (credentials, settings, storage, service).
+
+        Each is ok, warn or fail, with the fix when it is not ok. ``sources`` says where
+        each setting of ``spec`` came from (the spec, a profile, the environment). Nothing
+        is created but a probe object, deleted at once; no secret is ever in a line.
+        """
         ...
 
 

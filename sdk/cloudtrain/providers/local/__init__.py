@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain import planning
 from cloudtrain.errors import MissingDependencyError, SpecError, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
-from cloudtrain.providers.local import run
+from cloudtrain.providers.local import run, setup_checks
 from cloudtrain.providers.local.emulate import emulator
 from cloudtrain.providers.local.job import LocalJob, local_home
 from cloudtrain.providers.local.render import MAX_RESTARTS, render, with_fault
@@ -32,10 +32,12 @@ from cloudtrain_runtime import requirements
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
+    from cloudtrain.defaults import Sources
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.providers.base import Provider
     from cloudtrain.spec import JobSpec
+    from cloudtrain_runtime.diagnosis import Check
 
 __all__ = ["MAX_RESTARTS", "Local", "LocalJob", "provider"]
 
@@ -120,6 +122,15 @@ class Local:
         require_runtime(plan.spec.training.keras_backend)
         require_requirements(Path(plan.spec.code.source_dir))
         return run.submit(plan, request, bundle, progress)
+
+    def check_setup(self, spec: JobSpec, sources: Sources) -> list[Check]:
+        """Python, the runtime and the job's requirements (as ``submit`` checks them), free disk."""
+
+        def require() -> None:
+            require_runtime(spec.training.keras_backend)
+            require_requirements(Path(spec.code.source_dir))
+
+        return setup_checks.check_setup(spec, require=require)
 
     def attach(self, job_id: str, *, clients: Any = None) -> LocalJob:
         return run.attach(job_id)

@@ -10,6 +10,11 @@ and buckets filled in); everything it reports goes to files in ``RUN_DIR``:
   records, so ``cancel`` can still stop them if this launcher was killed; removed at the end.
 - ``status.json``: the run's state, rewritten atomically at every change.
 - ``output.log``: every replica's merged output, each line prefixed ``[chief-0] ``.
+  TensorFlow's C++ start-up lines (``START_UP_NOISE``) are left out unless
+  ``$CLOUDTRAIN_VERBOSE`` is ``1`` (``cloudtrain submit -v``), and the replicas get
+  ``TF_CPP_MIN_LOG_LEVEL=1`` where the user set none: INFO hidden, warnings and errors
+  kept. This is the local provider's own processes only; a cloud container logs as the
+  image does.
 
 A replica that ends with an error makes the launcher SIGKILL the others after a 3 s
 grace for in-flight backup writes (TF would only notice after a ~10 s heartbeat
@@ -31,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -72,6 +78,23 @@ FAULT_ENV = "CLOUDTRAIN_FAULT"
 RUN_ID_ENV = "CLOUDTRAIN_RUN_ID"
 # What the chief's runtime writes beside a verified export (cloudtrain_runtime.replica).
 COMPLETE_FILE = "cloudtrain-complete.json"
+# ``1``: the replicas' whole output, TensorFlow's start-up lines included (``submit -v``).
+VERBOSE_ENV = "CLOUDTRAIN_VERBOSE"
+# TensorFlow's C++ logging: 0 all, 1 no INFO, 2 no WARNING, 3 no ERROR (TF_CPP_MIN_LOG_LEVEL,
+# read by TensorFlow's platform/default/logging.cc). It hides cpu_feature_guard's banner, but
+# not the lines logged before TensorFlow reads it.
+QUIET_ENV = {"TF_CPP_MIN_LOG_LEVEL": "1"}
+# What every replica prints as TensorFlow loads (twice, measured with TensorFlow 2.21 on
+# this CPU): absl's warning that it logs before initialisation, INFO lines of C++ files
+# (absl's prefix "IMMDD hh:mm:ss.uuuuuu thread file:line] ", abseil.io/docs/cpp/guides/logging;
+# before initialisation the date is 0000 and the time the Unix epoch), e.g. port.cc's
+# "oneDNN custom operations are on", and cpu_feature_guard's second line. INFO of a Python
+# file (absl-py's same prefix, ``.py:``) is the user's and stays.
+START_UP_NOISE = re.compile(
+    r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    r"|I\d{4} \d\d:\d\d:[\d.]+ +\d+ [\w/.-]+\.cc:\d+\] .*"
+    r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags\."
+)
 
 
 @dataclass
@@ -125,10 +148,13 @@ class RunFiles:
 class Launcher:
     """Runs the request's replicas as one set, attempt after attempt."""
 
-    def __init__(self, files: RunFiles, cancelled: threading.Event | None = None) -> None:
+    def __init__(
+        self, files: RunFiles, cancelled: threading.Event | None = None, *, verbose: bool = False
+    ) -> None:
         self.files = files
         self.request = files.request()
         self.cancelled = cancelled or threading.Event()
+        self.verbose = verbose
 
     def run(self) -> None:
         """Attempt the run until it succeeds, fails for good, or is cancelled.
@@ -187,6 +213,8 @@ class Launcher:
             env.setdefault(RUN_ID_ENV, self.files.dir.name)
         if attempt == 0 and self.request.get("fault"):
             env[FAULT_ENV] = self.request["fault"]
+        if not self.verbose:
+            env = {**QUIET_ENV, **env}  # the user's own setting wins
         return subprocess.Popen(
             replica["argv"],
             env=env,
@@ -201,7 +229,9 @@ class Launcher:
         def copy() -> None:
             assert proc.stdout is not None
             for raw in proc.stdout:
-                self.files.say(name, raw.decode("utf-8", errors="replace"))
+                line = raw.decode("utf-8", errors="replace")
+                if self.verbose or not is_start_up_noise(line):
+                    self.files.say(name, line)
             proc.stdout.close()
 
         thread = threading.Thread(target=copy, name=f"pump-{name}", daemon=True)
@@ -273,6 +303,18 @@ class Launcher:
             state, detail = "failed", f"{outcome.detail} Gave up{restarts}." if attempt else outcome.detail
         self.files.say("cloudtrain", f"Job {state}{restarts}. {detail}")
         self.files.set_status(state, state.upper(), detail)
+
+
+def is_start_up_noise(line: str) -> bool:
+    """Whether ``line`` is one of TensorFlow's start-up lines that hide the job's own output.
+
+    Example:
+    >>> is_start_up_noise("I0000 00:00:1796327994.474821   16293 port.cc:153] oneDNN custom operations are on.")
+    True
+    >>> is_start_up_noise("I1203 19:58:00.123456  16293 task.py:12] my own absl-py INFO line")
+    False
+    """
+    return START_UP_NOISE.fullmatch(line.rstrip("\r\n")) is not None
 
 
 def first_failure(procs: dict[str, subprocess.Popen[bytes]]) -> tuple[int, str]:
@@ -434,7 +476,7 @@ def main(argv: list[str]) -> None:
     cancelled = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: cancelled.set())
     try:
-        Launcher(files, cancelled).run()
+        Launcher(files, cancelled, verbose=os.environ.get(VERBOSE_ENV) == "1").run()
     except Exception as exc:  # the run must end with a status, whatever went wrong here
         files.say("cloudtrain", f"Launcher error: {exc!r}")
         files.set_status("failed", "LAUNCHER_ERROR", f"The local launcher failed: {exc!r}")

@@ -20,15 +20,18 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.providers.cloud import CloudProvider, Rooms
 
 # The render room before the function of the same name, which then takes its place here.
-from cloudtrain.providers.sagemaker import checks, discover, emulate, job, outputs
+from cloudtrain.providers.sagemaker import checks, discover, emulate, job, outputs, setup_checks
 from cloudtrain.providers.sagemaker import render as rendering
 from cloudtrain.providers.sagemaker.clients import AwsClients
 from cloudtrain.providers.sagemaker.job import SageMakerJob, attach, owns, submit
 from cloudtrain.providers.sagemaker.render import render
 
 if TYPE_CHECKING:
+    from cloudtrain.defaults import Sources
     from cloudtrain.planning import Plan
     from cloudtrain.providers.base import Discovered, Provider
+    from cloudtrain.spec import JobSpec
+    from cloudtrain_runtime.diagnosis import Check
 
 __all__ = ["AwsClients", "SageMaker", "SageMakerJob", "attach", "owns", "provider", "render", "submit"]
 
@@ -49,6 +52,9 @@ class SageMaker(CloudProvider):
 
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         return discover.discover(environ)
+
+    def check_setup(self, spec: JobSpec, sources: Sources) -> list[Check]:
+        return setup_checks.check_setup(spec, sources)
 
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
         return emulate.replicas(request, plan.region)

@@ -20,15 +20,18 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.providers.cloud import CloudProvider, Rooms
 
 # The render room before the function of the same name, which then takes its place here.
-from cloudtrain.providers.vertex import checks, discover, emulate, job, outputs
+from cloudtrain.providers.vertex import checks, discover, emulate, job, outputs, setup_checks
 from cloudtrain.providers.vertex import render as rendering
 from cloudtrain.providers.vertex.clients import VertexClients
 from cloudtrain.providers.vertex.job import VertexJob, attach, owns, submit
 from cloudtrain.providers.vertex.render import fuse_path, render, request_hash
 
 if TYPE_CHECKING:
+    from cloudtrain.defaults import Sources
     from cloudtrain.planning import Plan
     from cloudtrain.providers.base import Discovered, Provider
+    from cloudtrain.spec import JobSpec
+    from cloudtrain_runtime.diagnosis import Check
 
 __all__ = [
     "Vertex",
@@ -60,6 +63,9 @@ class Vertex(CloudProvider):
 
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         return discover.discover(environ)
+
+    def check_setup(self, spec: JobSpec, sources: Sources) -> list[Check]:
+        return setup_checks.check_setup(spec, sources)
 
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
         return emulate.replicas(request)
