@@ -7,6 +7,7 @@ uploads the code and renders the request for another orchestrator, creating no j
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import boto3
@@ -62,3 +63,27 @@ def test_stage_uploads_the_code_renders_the_request_and_creates_no_job(
 def test_a_bad_run_id_is_a_spec_error_before_anything_is_contacted(example_job: Path, run_id: str) -> None:
     with pytest.raises(SpecError, match=r"^run_id: .* is not a run id\. Use 1-63 lowercase letters"):
         cloudtrain.stage(example_job, "sagemaker", run_id=run_id)
+
+
+def test_local_the_same_run_id_attaches_until_that_run_fails_or_is_cancelled(
+    example_job: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(example_job.parent, project, ignore=shutil.ignore_patterns("outputs"))
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+    started: list[cloudtrain.Job] = []
+
+    def submit(run_id: str | None = None) -> str:
+        started.append(cloudtrain.submit(project / "job.yaml", "local", run_id=run_id))
+        return started[-1].id
+
+    try:
+        monday = submit("monday")
+        assert submit("monday") == monday
+        assert len({monday, submit("tuesday"), submit(), submit()}) == 4  # no run id: always a new run
+        started[0].cancel()
+        assert started[0].wait(poll_s=0.2).state == "cancelled"
+        assert submit("monday") != monday  # a cancelled run is not reused
+    finally:
+        for job in started:
+            job.cancel()

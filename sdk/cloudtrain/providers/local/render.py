@@ -102,8 +102,10 @@ def render(plan: Plan) -> dict[str, Any]:
     addresses = [f"127.0.0.1:<port:{i}>" for i in range(processes)]
     cluster = {"chief": addresses[:1], "worker": addresses[1:]}
     rule = f"the local provider restarts the set up to {MAX_RESTARTS} times"
+    run = {} if plan.run_id is None else {"run_id": plan.run_id}  # a new run is a new request
     return {
         "name": plan.name,
+        **run,
         "emulates": None,
         "restarts": {"host": restart(MAX_RESTARTS, rule), "spot": restart(MAX_RESTARTS, rule)},
         "outputs": stand_in(plan.outputs),

@@ -5,11 +5,18 @@ starts the detached launcher (``launcher``), which supervises the replicas and r
 status and logs in the run folder. The run outlives the shell, as a cloud job does:
 Ctrl-C on ``cloudtrain submit`` stops following it, ``cloudtrain cancel local:<id>``
 stops it.
+
+A request with a run id (``cloudtrain submit --run-id``, a pipeline step's retry) is
+idempotent as on the clouds: ``submit`` returns the run already made from the same
+request and run id unless it failed or was cancelled. Without a run id every submit
+starts a new run, as a script started twice would.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import secrets
 import shutil
 import subprocess
@@ -35,6 +42,9 @@ ID_PREFIX = "local:"
 LAUNCHER_PROGRAM = "import sys; from cloudtrain.providers.local.launcher import main; main(sys.argv[1:])"
 # New run IDs to try when one is taken; the 4 hex digits make even a second one rare.
 ID_ATTEMPTS = 8
+# Where request.json keeps ``request_key``; the states in which a run is reused, not repeated.
+KEY_FIELD = "request_key"
+REUSABLE_STATES = ("queued", "running", "succeeded")
 
 
 def submit(
@@ -42,12 +52,47 @@ def submit(
 ) -> LocalJob:
     """Upload the bundle (reporting to ``progress``), write the run folder and start the detached launcher."""
     home = local_home()
+    key = request_key(request)
+    earlier = find_submitted(key) if "run_id" in request else None
+    if earlier is not None:
+        return earlier
     job_id, run_dir = _new_run(plan.name)
     resolved = substitute(request, {"<run>": str(run_dir), "<buckets>": str(home / "buckets")})
     _upload(bundle.path, Path(resolved["upload"]["target"]), progress)
-    write_record(run_dir / REQUEST_FILE, resolved)
+    write_record(run_dir / REQUEST_FILE, {**resolved, KEY_FIELD: key})
     _start_launcher(run_dir)
     return LocalJob(job_id, request=resolved)
+
+
+def request_key(request: dict[str, Any]) -> str:
+    """The hash of the request as rendered (before its run folder is filled in): what makes runs the same."""
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def find_submitted(key: str) -> LocalJob | None:
+    """The newest run made from the request of hash ``key`` that is queued, running or succeeded.
+
+    Two submits racing each other can both miss the other's run, as on the clouds: this
+    guards against resubmitting (a retried pipeline step), not against concurrency.
+    """
+    runs = sorted((local_home() / "runs").glob("*/" + REQUEST_FILE), key=_mtime, reverse=True)
+    for path in runs:
+        record = read_record(path, parse_request)
+        if record is None or record.get(KEY_FIELD) != key:
+            continue
+        job = LocalJob(f"{ID_PREFIX}{path.parent.name}", request=record)
+        if job.status().state in REUSABLE_STATES:
+            return job
+    return None
+
+
+def _mtime(path: Path) -> float:
+    """When ``path`` was written; 0 for a run folder removed since it was listed."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _new_run(name: str) -> tuple[str, Path]:
