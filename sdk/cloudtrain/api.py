@@ -27,6 +27,7 @@ from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
 from cloudtrain.progress import OnProgress
 from cloudtrain.providers import Job, Provider, registry
+from cloudtrain.providers.base import JobSummary, ListsJobs
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
 
@@ -279,3 +280,19 @@ def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> 
     """Reconnect to a submitted job by the ID ``submit`` printed."""
     owner = registry.get(provider) if provider else registry.for_job(job_id)
     return owner.attach(job_id, clients=clients)
+
+
+def listing_providers(provider: str | None = None) -> tuple[ListsJobs, ...]:
+    """The providers that can list cloudtrain's jobs (``ListsJobs``): ``provider`` alone if given."""
+    chosen = (registry.get(provider),) if provider else registry.providers()
+    return tuple(p for p in chosen if isinstance(p, ListsJobs))
+
+
+def jobs(provider: str | None = None, *, limit: int | None = None) -> list[JobSummary]:
+    """The jobs cloudtrain created, on every provider that can list them (or ``provider``), newest first.
+
+    ``limit`` caps the answer (None: all); each provider is asked for at most as many.
+    """
+    found = [job for owner in listing_providers(provider) for job in owner.list_jobs(limit=limit)]
+    found.sort(key=lambda job: job.created, reverse=True)
+    return found[:limit]

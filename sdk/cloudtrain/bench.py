@@ -4,10 +4,11 @@ The advice cloudtrain follows: before adding hardware, prove the one device is b
 input-bound job gets worse when distributed); after scaling, judge it by scaling
 efficiency, ``throughput_N / (N × throughput_1)``, not by wall clock.
 
-``bench(spec)`` runs the job on the local provider with 1 replica, then with the spec's
-N (hosts × per_host; emulated as processes and CPU devices where there is no GPU), the
-per-replica batch fixed. Every replica runs the container entrypoint with
-``CLOUDTRAIN_BENCH`` set (``cloudtrain_runtime.bench``): it builds the model and datasets
+``bench(spec)`` runs the job on the local provider (or ``provider=``, a cloud) with 1
+replica, then with the spec's N (hosts × per_host; locally emulated as processes and CPU
+devices where there is no GPU), the per-replica batch fixed. Every replica runs the
+container entrypoint with ``CLOUDTRAIN_BENCH`` set (``Plan.with_env``, so render puts it
+in every container; ``cloudtrain_runtime.bench``): it builds the model and datasets
 exactly as training does and times the real input pipeline and one cached batch (the
 compute ceiling). From those timings, pure functions give the verdicts
 (``input_verdict``, ``scaling_verdict``, ``precision_verdict``), and
@@ -24,12 +25,12 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.errors import ProviderError, SpecError, require
+from cloudtrain.errors import BudgetError, ProviderError, SpecError, require
 from cloudtrain.progress import OnProgress, Progress
 from cloudtrain_runtime.bench import BENCH_ENV, BENCH_FILE
 
@@ -37,12 +38,20 @@ if TYPE_CHECKING:
     import os
 
     from cloudtrain.planning import Plan
-    from cloudtrain.providers import Job
+    from cloudtrain.providers import Job, JobStatus
+    from cloudtrain.providers.base import Provider, ReadsOutputs
     from cloudtrain.spec import JobSpec
 
 DEFAULT_STEPS = 300
 """Steps timed per measurement, after as many of warm-up: seconds per run on the example here."""
 LOCAL = "local"
+BENCH_MAX_RUNTIME = "30m"
+"""``limits.max_runtime`` of every bench job, so a stuck one is stopped and bills at most this.
+
+Warm-up plus ``steps`` steps, timed twice (input pipeline and one cached batch), and the
+model's compilation take minutes at the default steps; 30 minutes leaves room for image
+pulls and a slow input pipeline. The budget check bills every host for all of it.
+"""
 # The share of a step spent waiting for input, 1 - pipeline/ceiling, at which a job is partly
 # and at which it is mainly input-bound: the TensorFlow Profiler's "moderately" (5 %) and
 # "highly" (20 %) input-bound (kModeratelyInfeedBoundThresholdInPercent and
@@ -339,19 +348,34 @@ def _emulation_note(run: Measurement, accelerator: str) -> tuple[str, ...]:
 def bench(
     spec: JobSpec | str | os.PathLike[str],
     *,
+    provider: str | Provider | None = None,
     steps: int = DEFAULT_STEPS,
     progress: OnProgress | None = None,
+    force: bool = False,
+    poll_s: float = 30.0,
 ) -> BenchResult:
-    """Run the job's bench with 1 replica and with its own N on this machine, and judge them.
+    """Run the job's bench with 1 replica and with its own N, and judge them.
+
+    Each run is a job of its own on ``provider`` (default: this machine) whose containers
+    get ``CLOUDTRAIN_BENCH``; its request, and so its job name, differs from the training
+    job's. A billed provider's runs write under ``<storage root>/bench/<N>`` and are
+    checked against ``limits.max_cost_usd`` as submit checks a job, with
+    ``limits.max_runtime`` set to ``BENCH_MAX_RUNTIME``.
 
     Args:
         spec: a JobSpec, or the path of a job.yaml.
+        provider: a provider name or object; None: local.
         steps: optimizer steps timed per measurement (after as many of warm-up).
         progress: called with ``Progress(step="bench", name="N replica(s)", done, total)`` as each
-            run starts (``done`` runs finished of ``total``), and once more when all have.
+            run starts (``done`` runs finished of ``total``), with ``name="N replica(s): STATE"``
+            as a run's job changes state, and once more when all have.
+        force: run even when a run's worst case exceeds ``limits.max_cost_usd``.
+        poll_s: seconds between status polls of a run's job.
 
     Raises:
-        SpecError: the job is in script mode (bench times a managed module).
+        SpecError: the job is in script mode (bench times a managed module), or the provider
+            cannot read a job's outputs back.
+        BudgetError: a run's worst case exceeds ``limits.max_cost_usd`` and ``force`` is False.
         ProviderError: a run failed; the message has its error line and the log command.
 
     Example:
@@ -359,35 +383,115 @@ def bench(
     >>> result.input.kind, result.efficiency  # doctest: +SKIP
     ('compute-bound', 0.11)
     """
-    from cloudtrain import api, planning
+    from cloudtrain import api
 
     spec = api.as_spec(spec)
+    target = _reader(api.provider_for(provider or LOCAL, spec))
+    report = progress or _silent
+    found = []
+    with tempfile.TemporaryDirectory(prefix="cloudtrain-bench-") as scratch:
+        runs = bench_plans(spec, target, steps, Path(scratch))
+        for plan_ in runs if target.billed and not force else ():
+            _within_budget(plan_)
+        for done, plan_ in enumerate(runs):
+            name = f"{plan_.replicas} replica(s)"
+            report(Progress("bench", name, done=done, total=len(runs)))
+            found.append(_run(target, plan_, _on_state(report, name, done, len(runs)), poll_s))
+    report(Progress("bench", "done", done=len(runs), total=len(runs)))
+    return summarize(spec.name, found, accelerator=spec.resources.accelerator)
+
+
+def _within_budget(planned: Plan) -> None:
+    """Refuse a bench run whose worst case exceeds ``limits.max_cost_usd``, as submit refuses a job.
+
+    Raises:
+        BudgetError: it does.
+    """
+    from cloudtrain.cost import budget
+
+    check = budget.check_budget(planned, None)
+    if check.over:
+        raise BudgetError(
+            f"The bench run on {planned.replicas} replica(s) can cost ${check.usd:.2f} "
+            f"({planned.hosts} host(s) for all of its {BENCH_MAX_RUNTIME}), over "
+            f"limits.max_cost_usd={check.limit}. Raise the limit (--set limits.max_cost_usd=...) "
+            "or pass --force to run anyway."
+        )
+
+
+def bench_plans(spec: JobSpec, target: Provider, steps: int, scratch: Path) -> list[Plan]:
+    """The plans of ``spec``'s bench runs on ``target``: 1 replica, then its own N if more.
+
+    Each has the bench variable and ``BENCH_MAX_RUNTIME``. An unbilled provider writes
+    under ``scratch``, a billed one under its storage root's ``bench/<N>``.
+
+    Raises:
+        SpecError: the job is in script mode (bench times a managed module).
+    """
     if spec.code.module is None:
         raise SpecError(
             "code: cloudtrain bench times a managed module (code.module with build_model and make_dataset); "
             "a script runs its own loop, which it cannot time."
         )
-    planned = planning.plan(spec, LOCAL)
+    planned = target.plan(spec)
+    root = f"{planned.storage.root.rstrip('/')}/bench" if target.billed else str(scratch)
     counts = [1] if planned.replicas == 1 else [1, planned.replicas]
-    report = progress or _silent
-    found = []
+    return [
+        target.plan(shape(spec, planned, replicas, f"{root}/{replicas}")).with_env({BENCH_ENV: str(steps)})
+        for replicas in counts
+    ]
+
+
+def worst_cost(spec: JobSpec, provider: str | Provider | None = None) -> float | None:
+    """Dollars all of ``spec``'s bench runs on ``provider`` can bill at most; None: nothing or unknown.
+
+    Every host of each run billed for all of ``BENCH_MAX_RUNTIME`` (``cost.budget.worst_case``).
+
+    Raises:
+        SpecError: the provider cannot read a job's outputs back, so cannot bench.
+    """
+    from cloudtrain import api
+    from cloudtrain.cost import budget
+
+    target = _reader(api.provider_for(provider or LOCAL, spec))
+    if not target.billed:
+        return None
     with tempfile.TemporaryDirectory(prefix="cloudtrain-bench-") as scratch:
-        for done, replicas in enumerate(counts):
-            report(Progress("bench", f"{replicas} replica(s)", done=done, total=len(counts)))
-            found.append(_run(shape(spec, planned, replicas, Path(scratch) / str(replicas)), steps))
-    report(Progress("bench", "done", done=len(counts), total=len(counts)))
-    return summarize(spec.name, found, accelerator=planned.spec.resources.accelerator)
+        costs = [budget.worst_case(plan_).usd for plan_ in bench_plans(spec, target, 1, Path(scratch))]
+    return None if None in costs else sum(cost for cost in costs if cost is not None)
 
 
-def shape(spec: JobSpec, planned: Plan, replicas: int, root: Path) -> JobSpec:
+def _reader(target: Provider) -> ReadsOutputs:
+    """``target``, once it is known to read a job's outputs back (the bench file is one).
+
+    Raises:
+        SpecError: it cannot.
+    """
+    from cloudtrain.providers.base import ReadsOutputs
+
+    if not isinstance(target, ReadsOutputs):
+        raise SpecError(
+            f"--provider {target.name}: cloudtrain bench needs to read a job's outputs back, "
+            f"which the {target.name} provider cannot. Run it on another provider, e.g. --provider local."
+        )
+    return target
+
+
+def shape(spec: JobSpec, planned: Plan, replicas: int, root: str | Path) -> JobSpec:
     """``spec`` on ``replicas`` replicas (1, or its own), the per-replica batch fixed, writing under ``root``.
 
-    One replica is one host of one device under the strategy ``auto`` picks for it.
+    One replica is one host of one device under the strategy ``auto`` picks for it. Its
+    ``limits.max_runtime`` is ``BENCH_MAX_RUNTIME``. ``root`` replaces the provider
+    section's own ``storage_root`` too, where the spec sets one (it wins over ``storage.root``).
     """
     from cloudtrain.specfile import parse_spec
 
+    section = getattr(spec, planned.provider, None)
+    own_root = [f"{planned.provider}.storage_root={root}"] if getattr(section, "storage_root", None) else []
     overrides = [
+        *own_root,
         f"storage.root={root}",
+        f"limits.max_runtime={BENCH_MAX_RUNTIME}",
         f"training.per_replica_batch={planned.per_replica_batch}",
         "training.global_batch=null",
     ]
@@ -396,33 +500,45 @@ def shape(spec: JobSpec, planned: Plan, replicas: int, root: Path) -> JobSpec:
     return parse_spec(spec.model_dump(exclude_unset=True), overrides)
 
 
-def with_bench(request: Mapping[str, Any], steps: int) -> dict[str, Any]:
-    """The local provider's request with every replica told to bench instead of train.
-
-    Example:
-    >>> with_bench({"replicas": [{"name": "chief-0", "env": {}}]}, 50)["replicas"][0]["env"]
-    {'CLOUDTRAIN_BENCH': '50'}
-    """
-    replicas = [
-        {**replica, "env": {**replica["env"], BENCH_ENV: str(steps)}} for replica in request["replicas"]
-    ]
-    return {**request, "replicas": replicas}
-
-
-def _run(spec: JobSpec, steps: int) -> dict[str, Any]:
-    """Run ``spec``'s bench on the local provider and return the chief's ``cloudtrain-bench.json``."""
+def _run(
+    target: ReadsOutputs, planned: Plan, on_status: Callable[[JobStatus], None], poll_s: float
+) -> dict[str, Any]:
+    """Run one bench job and return the chief's ``cloudtrain-bench.json``, read from its outputs."""
     from cloudtrain import api
 
-    submission = api.prepare(spec, LOCAL)
-    job = replace(submission, request=with_bench(submission.request, steps)).submit()
+    planned, packed = api.pack_code(planned)
+    target.upload(planned, packed)
+    job = target.submit(planned, target.render(planned), packed)
     try:
-        status = job.wait()
-    except BaseException:  # Ctrl-C, or anything else: leave no replica running
+        status = job.wait(poll_s, on_status)
+    except BaseException:  # Ctrl-C, or anything else: leave no replica running, nothing billing
         job.cancel()
         raise
     if status.state != "succeeded":
-        raise ProviderError(_failure(job, spec, status.detail))
-    return dict(json.loads(Path(job.outputs.result).with_name(BENCH_FILE).read_text()))
+        raise ProviderError(_failure(job, planned.spec, status.detail))
+    return dict(json.loads(target.read_output(planned, sibling(job.outputs.result, BENCH_FILE))))
+
+
+def sibling(uri: str, name: str) -> str:
+    """The file ``name`` beside ``uri``, in its folder or, after ``#``, its archive.
+
+    Example:
+    >>> sibling("s3://b/job/output/output.tar.gz#cloudtrain-result.json", "cloudtrain-bench.json")
+    's3://b/job/output/output.tar.gz#cloudtrain-bench.json'
+    >>> sibling("gs://b/job/cloudtrain-result.json", "cloudtrain-bench.json")
+    'gs://b/job/cloudtrain-bench.json'
+    """
+    cut = max(uri.rfind("/"), uri.rfind("#"))
+    return f"{uri[: cut + 1]}{name}"
+
+
+def _on_state(report: OnProgress, name: str, done: int, total: int) -> Callable[[JobStatus], None]:
+    """A ``Job.wait`` callback that reports each state of the run's job (queued, running...)."""
+
+    def on_status(status: JobStatus) -> None:
+        report(Progress("bench", f"{name}: {status.state}", done=done, total=total))
+
+    return on_status
 
 
 def _failure(job: Job, spec: JobSpec, detail: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog
@@ -30,6 +30,8 @@ from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import rules
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from cloudtrain.outputs import Outputs
     from cloudtrain.providers.base import Provider
 
@@ -76,6 +78,8 @@ class Plan:
     """URI of the code bundle, once packed (see ``with_bundle``); render needs it."""
     run_id: str | None = None
     """Which run of the same spec and code this is (see ``with_run``); None: the request alone."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables cloudtrain itself adds to every container (see ``with_env``); empty for training."""
 
     @property
     def name(self) -> str:
@@ -110,6 +114,16 @@ class Plan:
                 "starting with a letter or digit, e.g. 2026-12-03 or nightly-42."
             )
         return replace(self, run_id=run_id)
+
+    def with_env(self, env: Mapping[str, str]) -> Plan:
+        """This plan with ``env`` added to every container's environment by render.
+
+        It is part of the rendered request, so the request hash (and with it the job name
+        submit's idempotency keys on) differs from the same plan's training job: a bench
+        never attaches to a real training job, nor the reverse. The user's ``env`` cannot
+        carry these: ``CLOUDTRAIN_*`` names are reserved there.
+        """
+        return replace(self, env={**self.env, **env})
 
     def with_bundle(self, uri: str) -> Plan:
         """This plan with the code bundle's URI filled in; render needs it."""

@@ -225,29 +225,6 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_with_bench_sets_the_variable_on_every_replica_and_nothing_else() -> None:
-    request = {
-        "name": "demo",
-        "replicas": [{"name": "chief-0", "env": {"A": "1"}}, {"name": "worker-0", "env": {}}],
-    }
-    benched = bench.with_bench(request, 50)
-    assert [replica["env"] for replica in benched["replicas"]] == [
-        {"A": "1", "CLOUDTRAIN_BENCH": "50"},
-        {"CLOUDTRAIN_BENCH": "50"},
-    ]
-    assert request["replicas"][0]["env"] == {"A": "1"}  # the request given is unchanged
-
-
-def test_cloud_providers_are_refused_for_now(run_cli, example_job: Path) -> None:
-    code, out, err = run_cli("bench", str(example_job), "--provider", "vertex")
-    assert code == 2
-    assert out == ""
-    assert err.splitlines() == [
-        f"Error: --provider vertex: cloudtrain bench runs on the local provider only for now. Run it here "
-        f"(cloudtrain bench {example_job}) and give its --json output to cloudtrain cost --throughput."
-    ]
-
-
 def test_script_mode_is_refused_before_anything_runs(run_cli, repo: Path) -> None:
     result = run_cli("bench", str(repo / "examples" / "script_mode" / "job.yaml"))
     assert result.code == 2

@@ -36,6 +36,8 @@ HEAVY = re.compile(
         ["prices", "--help"],
         ["doctor", "--help"],
         ["check", "--provider", "local"],
+        ["list"],
+        ["list", "--provider", "local", "--json"],
         ["bench", "--help"],
     ],
     ids=lambda args: " ".join(a for a in args if a != "{job}"),

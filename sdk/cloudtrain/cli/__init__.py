@@ -20,6 +20,7 @@ from cloudtrain.errors import CloudtrainError
 # name -> "module:attribute"; imported when the command is used.
 COMMANDS = {
     "init": "cloudtrain.cli.init_command:init_command",
+    "list": "cloudtrain.cli.list_command:list_command",
     "validate": "cloudtrain.cli.spec_commands:validate",
     "plan": "cloudtrain.cli.spec_commands:plan_command",
     "schema": "cloudtrain.cli.spec_commands:schema",

@@ -1,7 +1,7 @@
 """``bench``: how fast the job trains here, whether its input holds it back, and how it scales.
 
-The measuring happens in the job's own replicas (``cloudtrain.bench`` starts them on the
-local provider with the runtime's bench mode), so this process imports no TensorFlow.
+The measuring happens in the job's own replicas (``cloudtrain.bench`` starts them, here or
+on a cloud, with the runtime's bench mode), so this process imports no TensorFlow.
 Progress goes to stderr, the table (or ``--json``) to stdout.
 """
 
@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cloudtrain.bench import DEFAULT_STEPS, scaling_efficiency
+from cloudtrain.bench import BENCH_MAX_RUNTIME, DEFAULT_STEPS, scaling_efficiency
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
-from cloudtrain.errors import SpecError
 from cloudtrain_runtime.bench import MAX_STEPS
 
 if TYPE_CHECKING:
@@ -39,7 +38,12 @@ COLUMNS = (
     "-p",
     type=PROVIDER_CHOICE,
     default=None,
-    help="Where to run it. Only local (this machine, the default) for now.",
+    help="Where to run it: local (this machine, the default) or a cloud, on the spec's own machines.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help=f"Run on a cloud even when a run's worst case (every host for {BENCH_MAX_RUNTIME}) exceeds limits.max_cost_usd.",
 )
 @click.option(
     "--steps",
@@ -63,21 +67,28 @@ COLUMNS = (
 def bench_command(
     job: str,
     provider: str | None,
+    force: bool,
     steps: int,
     plot_path: str | None,
     overrides: tuple[str, ...],
     profile: str | None,
     as_json: bool,
 ) -> None:
-    """Measure JOB's training speed here: input-bound or not, scaling efficiency, mixed precision.
+    """Measure JOB's training speed: input-bound or not, scaling efficiency, mixed precision.
 
-    Runs the job's own model and input on the local provider, first on 1 replica, then
-    on the spec's hosts × per_host (emulated on the CPU where there is no GPU), the
+    Runs the job's own model and input on the local provider (or --provider), first on
+    1 replica, then on the spec's hosts × per_host (emulated on the CPU where there is no
+    GPU, locally), the
     per-replica batch fixed. Each replica times the real input pipeline and one cached
     batch (the compute ceiling) after a warm-up; compilation is not timed. The verdicts
     say whether the device waits for input (and the fix), the scaling efficiency
     throughput_N / (N × throughput_1), and whether mixed precision pays where the
     devices support it.
+
+    On a cloud each run is a job of its own, on the spec's machine type, stopped after
+    30 minutes at most; the worst case (every host billed for all of it) is printed first
+    and checked against limits.max_cost_usd like submit (--force to run anyway). Its
+    outputs go under the storage root's bench/ folder.
 
     With --json the results are also a throughput file: save them and pass the file to
     cloudtrain cost --throughput.
@@ -87,16 +98,19 @@ def bench_command(
       cloudtrain bench job.yaml
       cloudtrain bench job.yaml --json > bench.json && cloudtrain cost job.yaml --throughput bench.json
       cloudtrain bench job.yaml --steps 100 --plot bench.png
+      cloudtrain bench job.yaml --provider sagemaker --json > bench-t4.json
     """
-    from cloudtrain.bench import bench, plot
+    from cloudtrain.bench import bench, plot, worst_cost
     from cloudtrain.specfile import load_spec
 
-    if provider not in (None, "local"):
-        raise SpecError(
-            f"--provider {provider}: cloudtrain bench runs on the local provider only for now. "
-            f"Run it here (cloudtrain bench {job}) and give its --json output to cloudtrain cost --throughput."
+    spec = load_spec(job, overrides, profile=profile)
+    usd = worst_cost(spec, provider)
+    if usd is not None:
+        click.echo(
+            f"bench: the runs can cost at most ${usd:,.2f} (every host billed for {BENCH_MAX_RUNTIME})",
+            err=True,
         )
-    result = bench(load_spec(job, overrides, profile=profile), steps=steps, progress=_progress)
+    result = bench(spec, provider=provider, steps=steps, progress=_progress, force=force)
     if plot_path:
         click.echo(f"Plot written to {plot(result, plot_path)}", err=True)
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else table(result))

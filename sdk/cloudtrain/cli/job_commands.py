@@ -7,21 +7,33 @@ import os
 import secrets
 import sys
 import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import click
 
 from cloudtrain import api
+from cloudtrain.cli import tables
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
+from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
+from cloudtrain.cli.live import StatusLine
 from cloudtrain.cli.options import PROVIDER_CHOICE, RegistryChoice, json_option, spec_options
 from cloudtrain.cli.progress import UploadBars
+from cloudtrain.cli.since import parse_since, parse_tail
 from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.providers import Job, JobStatus, Provider
+from cloudtrain.providers.base import WAITING_STATES, HasConsole
 from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
+
+# Seconds between status reads while a submitted job waits to start (a local one: every second).
+START_POLL_S = 10.0
+
+# A job as ``list`` shows it: the full ID, the job name or a unique part of its short id.
+job_argument = click.argument("job_id", shell_complete=complete_job_ids)
 
 provider_option = click.option(
     "--provider",
@@ -190,6 +202,7 @@ def submit_command(
     else:
         click.echo(submitted.id)
         click.echo(describe_outputs(submitted.outputs), err=True)
+        click.echo(_hints(submitted), err=True)
     if wait_ if wait_ is not None else submitted.provider == "local":
         _follow(submitted)
     else:
@@ -197,46 +210,85 @@ def submit_command(
 
 
 @click.command()
-@click.argument("job_id")
+@job_argument
 @provider_option
 @json_option
 def status(job_id: str, provider: str | None, as_json: bool) -> None:
     """Print the state of JOB_ID (succeeded, failed, running, ...) and the provider's detail."""
-    current = api.attach(job_id, provider).status()
+    job = _attach(job_id, provider)
+    current = job.status()
+    listed = next((found for found in api.jobs(provider) if found.id == job.id), None)
     if as_json:
-        click.echo(json.dumps({"id": job_id, **current.__dict__, "done": current.done}))
-    else:
-        click.echo(
-            f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}"
-        )
+        times = as_dict(listed) if listed else {}
+        click.echo(json.dumps({**times, "id": job.id, **current.__dict__, "done": current.done}))
+        return
+    click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
+    if listed:
+        tables.echo(DETAIL_COLUMNS, details(listed))
+    if isinstance(job, HasConsole):
+        click.echo(f"Console: {job.console_url}", err=True)
+
+
+def _hints(job: Job) -> str:
+    """Where to watch the job: its console page (where the provider has one) and TensorBoard."""
+    console = [f"Console: {job.console_url}"] if isinstance(job, HasConsole) else []
+    return "\n".join([*console, f"TensorBoard: tensorboard --logdir {job.outputs.tensorboard}"])
+
+
+def _attach(job_id: str, provider: str | None) -> Job:
+    """The job that ``job_id`` names, as ``list`` shows it (``resolve``)."""
+    return api.attach(resolve(job_id, provider), provider)
 
 
 @click.command()
-@click.argument("job_id")
+@job_argument
 @provider_option
 @click.option("--follow", "-f", is_flag=True, help="Keep streaming until the job ends.")
-def logs(job_id: str, provider: str | None, follow: bool) -> None:
-    """Print the logs of JOB_ID, one line per entry, prefixed by replica ([chief-0], [worker-1], ...)."""
-    for line in api.attach(job_id, provider).logs(follow=follow):
+@click.option(
+    "--since",
+    metavar="DURATION|TIME",
+    default=None,
+    help="Only lines written since then: a duration back from now (10m, 2h, 1d) or an ISO 8601 time.",
+)
+@click.option(
+    "--tail", metavar="N", default=None, help="Only the last N lines; with --follow, then what is new."
+)
+def logs(job_id: str, provider: str | None, follow: bool, since: str | None, tail: str | None) -> None:
+    """Print the logs of JOB_ID, one line per entry, prefixed by replica ([chief-0], [worker-1], ...).
+
+    \b
+    Examples:
+      cloudtrain logs ID --since 10m              the last ten minutes
+      cloudtrain logs ID --since 2026-12-03T14:00:00Z
+      cloudtrain logs ID --tail 20 --follow       the last 20 lines, then each new one
+    """
+    start = parse_since(since, now=datetime.now(UTC)) if since is not None else None
+    count = parse_tail(tail) if tail is not None else None
+    for line in _attach(job_id, provider).logs(follow=follow, since=start, tail=count):
         click.echo(line)
 
 
 @click.command()
-@click.argument("job_id")
+@job_argument
 @provider_option
 def cancel(job_id: str, provider: str | None) -> None:
     """Cancel (Vertex) or stop (SageMaker, local) JOB_ID."""
-    api.attach(job_id, provider).cancel()
+    _attach(job_id, provider).cancel()
     click.echo(f"Cancellation requested for {job_id}", err=True)
 
 
 @click.command()
-@click.argument("job_id")
+@job_argument
 @provider_option
 @click.option("--poll", default=30.0, show_default=True, help="Seconds between status checks.")
 def wait(job_id: str, provider: str | None, poll: float) -> None:
-    """Block until JOB_ID ends; exit 0 if it succeeded, 1 otherwise."""
-    final = api.attach(job_id, provider).wait(poll_s=poll, on_status=_print_status)
+    """Block until JOB_ID ends; exit 0 if it succeeded, 1 otherwise.
+
+    Each change of state is one line on stderr; on a terminal a live line below it
+    shows the provider's state and how long the job has been in it.
+    """
+    with StatusLine() as line:
+        final = _attach(job_id, provider).wait(poll_s=poll, on_status=line)
     _exit_for(final)
 
 
@@ -258,13 +310,12 @@ def _print_bundle(packed: Bundle, *, list_files: bool) -> None:
 
 
 def _follow(job: Job) -> None:
-    for line in job.logs(follow=True):
-        click.echo(line)
+    """Show the job's state until it starts (it may queue for minutes), then stream its logs."""
+    with StatusLine() as line:
+        job.wait(poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES)
+    for log_line in job.logs(follow=True):
+        click.echo(log_line)
     _exit_for(job.wait(poll_s=1.0))
-
-
-def _print_status(current: JobStatus) -> None:
-    click.echo(f"{current.state} ({current.provider_state}) {current.detail}".rstrip(), err=True)
 
 
 def _exit_for(final: JobStatus) -> None:

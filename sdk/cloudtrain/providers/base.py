@@ -17,11 +17,13 @@ registry for a provider is cheap.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from datetime import datetime
     from pathlib import Path
 
     from cloudtrain.bundle import Bundle
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
 
 # Neutral job states, shared by every provider's Job.status().
 TERMINAL_STATES = ("succeeded", "failed", "cancelled")
+# Accepted but not yet running: waiting for capacity, provisioning hosts, pulling the image.
+WAITING_STATES = ("queued", "pending")
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,39 @@ class JobStatus:
     @property
     def done(self) -> bool:
         return self.state in TERMINAL_STATES
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """One job as ``cloudtrain list`` shows it: what a user needs to find it again.
+
+    ``id`` is what ``attach`` takes; ``name`` the spec's job name. Times are UTC; None
+    where the provider has not reached that point (``ended`` of a running job).
+    """
+
+    id: str
+    name: str
+    provider: str
+    state: str
+    created: datetime
+    started: datetime | None = None
+    ended: datetime | None = None
+
+    @property
+    def short_id(self) -> str:
+        """The id's last part (the run folder, job number or job name), as ``list`` shows it.
+
+        >>> JobSummary("local:demo-20260101-120000-0a1b", "demo", "local", "running", None).short_id
+        'demo-20260101-120000-0a1b'
+        """
+        return re.split(r"[:/]", self.id)[-1]
+
+    @property
+    def duration_s(self) -> float | None:
+        """Seconds from start to end; None until the job has both."""
+        if self.started is None or self.ended is None:
+            return None
+        return (self.ended - self.started).total_seconds()
 
 
 class Job(Protocol):
@@ -63,13 +100,26 @@ class Job(Protocol):
 
     def status(self) -> JobStatus: ...
 
-    def logs(self, follow: bool = False) -> Iterator[str]: ...
+    def logs(
+        self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
+    ) -> Iterator[str]:
+        """The job's log lines; ``since`` keeps those written at or after it, ``tail`` the last N.
+
+        With ``follow``, ``tail`` applies to what was written so far; new lines follow.
+        """
+        ...
 
     def cancel(self) -> None: ...
 
     def wait(
-        self, poll_s: float = 30.0, on_status: Callable[[JobStatus], None] | None = None
-    ) -> JobStatus: ...
+        self,
+        poll_s: float = 30.0,
+        on_status: Callable[[JobStatus], None] | None = None,
+        *,
+        until: Callable[[JobStatus], bool] | None = None,
+    ) -> JobStatus:
+        """Poll until the job ends, or until ``until(status)`` holds; ``on_status`` sees each change."""
+        ...
 
 
 @runtime_checkable
@@ -176,6 +226,27 @@ class Provider(Protocol):
         ...
 
 
+@runtime_checkable
+class HasConsole(Protocol):
+    """A job the provider's web console shows: ``submit`` and ``status`` print the link. Optional."""
+
+    @property
+    def console_url(self) -> str: ...
+
+
+@runtime_checkable
+class ListsJobs(Provider, Protocol):
+    """A provider that can list the jobs cloudtrain created on it, newest first.
+
+    Optional: ``cloudtrain list`` skips a provider without it with a note, and job
+    lookup by name or short id searches only the providers that have it.
+    """
+
+    def list_jobs(self, *, limit: int | None) -> list[JobSummary]:
+        """At most ``limit`` (None: all) of cloudtrain's jobs here, newest first; cheap to call."""
+        ...
+
+
 class Discovered(NamedTuple):
     """A setting found where the cloud's own tools keep it, and where it was found.
 
@@ -217,22 +288,42 @@ class ChecksSetup(Protocol):
         ...
 
 
+@runtime_checkable
+class ReadsOutputs(Provider, Protocol):
+    """A provider that can read back one file a job wrote to its outputs.
+
+    Optional: ``cloudtrain bench`` runs only where the bench file can be read back.
+    """
+
+    def read_output(self, plan: Plan, uri: str, *, clients: Any = None) -> bytes:
+        """The bytes at ``uri``, an output URI as ``Job.outputs`` names it, of a job ``plan`` ran.
+
+        ``archive#member`` names a member of a tar.gz archive (SageMaker's ``output.tar.gz``).
+
+        Raises:
+            ProviderError: nothing is there, or it cannot be read; the message names ``uri``.
+        """
+        ...
+
+
 def poll_until_done(
     status: Callable[[], JobStatus],
     sleep: Callable[[float], None],
     poll_s: float,
     on_status: Callable[[JobStatus], None] | None = None,
+    until: Callable[[JobStatus], bool] | None = None,
 ) -> JobStatus:
     """``Job.wait`` for any provider: poll ``status`` every ``poll_s`` until it is terminal.
 
-    ``on_status`` sees the first status and then every change, not every poll.
+    ``on_status`` sees the first status and then every change, not every poll. ``until``
+    stops the wait early (``lambda s: s.state not in WAITING_STATES``: until it starts).
     """
     last = None
     while True:
         current = status()
         if on_status is not None and current != last:
             on_status(current)
-        if current.done:
+        if current.done or (until is not None and until(current)):
             return current
         last = current
         sleep(poll_s)

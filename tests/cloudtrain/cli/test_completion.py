@@ -58,3 +58,17 @@ def test_providers_and_profiles_complete(
     assert complete(run_cli, monkeypatch, "cloudtrain plan job.yaml --profile p") == ["plain,personal"]
     config.write_text("profiles: [broken\n")
     assert complete(run_cli, monkeypatch, "cloudtrain plan job.yaml --profile ") == []  # no error mid-line
+
+
+def test_job_ids_complete_from_list(
+    run_cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path))
+    assert complete(run_cli, monkeypatch, "cloudtrain status ") == []  # no runs yet: nothing, no error
+    for name in ("demo-20261203-120000-0a1b", "other-20261203-130000-0c1d"):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+    assert complete(run_cli, monkeypatch, "cloudtrain logs d") == ["plain,demo-20261203-120000-0a1b"]
+    assert sorted(complete(run_cli, monkeypatch, "cloudtrain wait ")) == [
+        "plain,demo-20261203-120000-0a1b",
+        "plain,other-20261203-130000-0c1d",
+    ]

@@ -22,9 +22,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import planning
-from cloudtrain.errors import MissingDependencyError, SpecError, require_all
+from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
-from cloudtrain.providers.local import run, setup_checks
+from cloudtrain.providers.local import listing, run, setup_checks
 from cloudtrain.providers.local.emulate import emulator
 from cloudtrain.providers.local.job import LocalJob, local_home
 from cloudtrain.providers.local.render import MAX_RESTARTS, render, with_fault
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from cloudtrain.defaults import Sources
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
-    from cloudtrain.providers.base import Provider
+    from cloudtrain.providers.base import JobSummary, Provider
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
 
@@ -109,6 +109,13 @@ class Local:
     ) -> None:
         """Nothing to do ahead: a local run copies its bundle when it starts (``run.submit``)."""
 
+    def read_output(self, plan: Plan, uri: str, *, clients: Any = None) -> bytes:
+        """The file at ``uri``: a local job's outputs are paths on this machine."""
+        try:
+            return Path(uri).read_bytes()
+        except OSError as error:
+            raise ProviderError(f"{uri}: the job wrote no such file ({error.strerror}).") from error
+
     def submit(
         self,
         plan: Plan,
@@ -137,6 +144,10 @@ class Local:
 
     def owns(self, job_id: str) -> bool:
         return run.owns(job_id)
+
+    def list_jobs(self, *, limit: int | None) -> list[JobSummary]:
+        """The run folders under ``runs/``, newest first (``listing``)."""
+        return listing.list_runs(limit=limit)
 
 
 provider: Provider = Local()

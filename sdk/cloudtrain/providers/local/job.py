@@ -15,6 +15,7 @@ import re
 import signal
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -100,9 +101,17 @@ class LocalJob:
             f"`cloudtrain cancel {self.id}` stops any replica still running.",
         )
 
-    def logs(self, follow: bool = False) -> Iterator[str]:
-        """Every replica's output, prefixed ``[chief-0]``; with ``follow``, until the run ends."""
-        log = _Tail(self.run_dir / "output.log")
+    def logs(
+        self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
+    ) -> Iterator[str]:
+        """Every replica's output, prefixed ``[chief-0]``; with ``follow``, until the run ends.
+
+        The lines of ``output.log`` carry no time (they are the replicas' own output, as
+        the clouds show it), so ``since`` goes by the file's last write: a log last written
+        before ``since`` has nothing to show (with ``follow``, only what comes next), and
+        one written since is shown whole. ``tail`` keeps the last lines read.
+        """
+        log = _Tail(self.run_dir / "output.log", skip_before=since)
         try:
             yield from read_until_done(
                 log.new_lines,
@@ -110,6 +119,7 @@ class LocalJob:
                 is_done=lambda: self.status().done,
                 sleep=time.sleep,
                 poll_s=FOLLOW_POLL_S,
+                tail=tail,
             )
             if follow:  # the run has ended, so a last line without a newline is complete
                 yield from log.rest()
@@ -141,25 +151,35 @@ class LocalJob:
         launcher = self._launcher()
         return launcher is not None and launcher.is_alive()
 
-    def wait(self, poll_s: float = 30.0, on_status: Callable[[JobStatus], None] | None = None) -> JobStatus:
-        """Block until the run ends; ``on_status`` sees each new state.
+    def wait(
+        self,
+        poll_s: float = 30.0,
+        on_status: Callable[[JobStatus], None] | None = None,
+        *,
+        until: Callable[[JobStatus], bool] | None = None,
+    ) -> JobStatus:
+        """Block until the run ends (or ``until`` holds); ``on_status`` sees each new state.
 
         A local run is polled at least every second whatever ``poll_s`` says: reading its
         status is a file read, not a billed API call.
         """
-        return poll_until_done(self.status, time.sleep, min(poll_s, 1.0), on_status)
+        return poll_until_done(self.status, time.sleep, min(poll_s, 1.0), on_status, until)
 
     def __repr__(self) -> str:
         return f"LocalJob(id={self.id!r}, run_dir={str(self.run_dir)!r})"
 
 
 class _Tail:
-    """The lines of a file as they are written; the file may not exist yet."""
+    """The lines of a file as they are written; the file may not exist yet.
 
-    def __init__(self, path: Path) -> None:
+    With ``skip_before``, a file last written before that time is read from its end.
+    """
+
+    def __init__(self, path: Path, *, skip_before: datetime | None = None) -> None:
         self._path = path
         self._file: IO[str] | None = None
         self._partial = ""
+        self._skip_before = skip_before
 
     def new_lines(self) -> Iterator[str]:
         """The lines completed since the last call (a line is complete at its newline)."""
@@ -167,6 +187,8 @@ class _Tail:
             if not self._path.exists():
                 return
             self._file = self._path.open(encoding="utf-8", errors="replace")
+            if self._skip_before is not None and self._path.stat().st_mtime < self._skip_before.timestamp():
+                self._file.seek(0, os.SEEK_END)
         while chunk := self._file.readline():
             self._partial += chunk
             if self._partial.endswith("\n"):

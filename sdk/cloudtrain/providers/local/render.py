@@ -143,7 +143,7 @@ def task_names(hosts: int) -> list[tuple[str, int]]:
 def _replica(plan: Plan, task: tuple[str, int], *, distributed: bool) -> dict[str, Any]:
     name = f"{task[0]}-{task[1]}"
     assert plan.bundle is not None  # render checked it
-    env = container.environment(plan, container_path(os.path.abspath(plan.bundle)))
+    env = {**container.environment(plan, container_path(os.path.abspath(plan.bundle))), **plan.env}
     env[container.ROOT_ENV] = f"<run>/hosts/{name}"
     env[CPU_DEVICES_ENV] = str(process_layout(plan)[1])
     replica = {

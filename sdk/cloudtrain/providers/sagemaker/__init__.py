@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.providers.cloud import CloudProvider, Rooms
 
 # The render room before the function of the same name, which then takes its place here.
-from cloudtrain.providers.sagemaker import checks, discover, emulate, job, outputs, setup_checks
+from cloudtrain.providers.sagemaker import checks, discover, download, emulate, job, outputs, setup_checks
 from cloudtrain.providers.sagemaker import render as rendering
 from cloudtrain.providers.sagemaker.clients import AwsClients
 from cloudtrain.providers.sagemaker.job import SageMakerJob, attach, owns, submit
@@ -58,6 +58,9 @@ class SageMaker(CloudProvider):
 
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
         return emulate.replicas(request, plan.region)
+
+    def read_output(self, plan: Plan, uri: str, *, clients: Any = None) -> bytes:
+        return download.read_output(plan, uri, clients)
 
 
 provider: Provider = SageMaker()

@@ -40,6 +40,8 @@ from cloudtrain.providers.sagemaker.logs import LogReader
 from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from cloudtrain.bundle import Bundle
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
@@ -210,6 +212,16 @@ class SageMakerJob:
         self.request = request
         self._aws = aws
 
+    @property
+    def console_url(self) -> str:
+        """The job's page in the SageMaker console (its region from the ARN).
+
+        The form the Kubeflow Pipelines SageMaker components log for a training job
+        (kubeflow/pipelines, ``components/aws/sagemaker/common/_utils.py``, ``create_training_job``).
+        """
+        region = self.id.split(":")[3]
+        return f"https://{region}.console.aws.amazon.com/sagemaker/home?region={region}#/jobs/{self.name}"
+
     def describe(self) -> dict[str, Any]:
         """The raw DescribeTrainingJob response."""
         return dict(self._aws.call("sagemaker", "describe_training_job", TrainingJobName=self.name))
@@ -233,18 +245,31 @@ class SageMakerJob:
         self._aws.call("sagemaker", "add_tags", ResourceArn=self.id, Tags=[tag])
         self._aws.call("sagemaker", "stop_training_job", TrainingJobName=self.name)
 
-    def wait(self, poll_s: float = 30.0, on_status: Callable[[JobStatus], None] | None = None) -> JobStatus:
-        """Poll until the job ends; ``on_status`` sees every change of status."""
-        return poll_until_done(self.status, self._aws.sleep, poll_s, on_status)
+    def wait(
+        self,
+        poll_s: float = 30.0,
+        on_status: Callable[[JobStatus], None] | None = None,
+        *,
+        until: Callable[[JobStatus], bool] | None = None,
+    ) -> JobStatus:
+        """Poll until the job ends (or ``until`` holds); ``on_status`` sees every change of status."""
+        return poll_until_done(self.status, self._aws.sleep, poll_s, on_status, until)
 
-    def logs(self, follow: bool = False) -> Iterator[str]:
-        """The job's log lines so far, ``[algo-N] message``; with ``follow``, until it ends."""
+    def logs(
+        self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
+    ) -> Iterator[str]:
+        """The job's log lines so far, ``[algo-N] message``; with ``follow``, until it ends.
+
+        ``since`` is sent to CloudWatch as ``startTime``; ``tail`` keeps the last lines read.
+        """
+        since_ms = None if since is None else int(since.timestamp() * 1000)
         return read_until_done(
-            LogReader(self._aws, self.name).read_new,
+            LogReader(self._aws, self.name, since_ms=since_ms).read_new,
             follow=follow,
             is_done=lambda: self.status().done,
             sleep=self._aws.sleep,
             poll_s=self._aws.log_poll_s,
+            tail=tail,
         )
 
     def _stop_requested(self) -> bool:

@@ -5,6 +5,9 @@ stream ``<job>/algo-<N>-<epoch>`` (a restarted host gets a new stream). Lines ar
 prefixed with SageMaker's host name, ``[algo-1]``, the name the console and
 resourceconfig.json use; the runtime makes the first host the chief. Following
 (``cloudtrain.providers.follow``) reads each stream on from where the last read stopped.
+``since`` becomes GetLogEvents' ``startTime`` (milliseconds since the epoch; events at or
+after it are returned: https://boto3.amazonaws.com/v1/documentation/api/latest/reference/
+services/logs/client/get_log_events.html), so CloudWatch does the filtering.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ _STREAM_HOST = re.compile(r"/(?P<host>.+?)(-[0-9]+)?\Z")
 class LogReader:
     """Reads each of a job's log streams from where the last read stopped."""
 
-    def __init__(self, aws: AwsClients, job_name: str) -> None:
+    def __init__(self, aws: AwsClients, job_name: str, *, since_ms: int | None = None) -> None:
         self._aws = aws
         self._prefix = f"{job_name}/"
         self._tokens: dict[str, str | None] = {}
+        self._start = {"startTime": since_ms} if since_ms is not None else {}
 
     def read_new(self) -> list[str]:
         """New lines of every stream, merged by timestamp (stable within a stream)."""
@@ -52,7 +56,8 @@ class LogReader:
         events: list[tuple[int, str]] = []
         while True:
             token = self._tokens.get(stream)
-            kwargs = {"nextToken": token} if token else {}
+            # startTime goes with every read: a token is a position within the same time range.
+            kwargs = {"nextToken": token, **self._start} if token else self._start
             page = self._aws.call(
                 "logs",
                 "get_log_events",

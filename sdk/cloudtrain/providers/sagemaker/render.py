@@ -235,7 +235,7 @@ def _hyperparameters(plan: Plan) -> dict[str, str]:
 
 
 def _environment(plan: Plan, bundle: str) -> dict[str, str]:
-    env = container.environment(plan, _bundle_path(bundle), include_config=False)
+    env = {**container.environment(plan, _bundle_path(bundle), include_config=False), **plan.env}
     check_map("env", env, limits=(100, 512, 512), fix="Pass long values in code.args instead.")
     return env
 

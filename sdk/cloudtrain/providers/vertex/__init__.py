@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.providers.cloud import CloudProvider, Rooms
 
 # The render room before the function of the same name, which then takes its place here.
-from cloudtrain.providers.vertex import checks, discover, emulate, job, outputs, setup_checks
+from cloudtrain.providers.vertex import checks, discover, download, emulate, job, outputs, setup_checks
 from cloudtrain.providers.vertex import render as rendering
 from cloudtrain.providers.vertex.clients import VertexClients
 from cloudtrain.providers.vertex.job import VertexJob, attach, owns, submit
@@ -69,6 +69,9 @@ class Vertex(CloudProvider):
 
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
         return emulate.replicas(request)
+
+    def read_output(self, plan: Plan, uri: str, *, clients: Any = None) -> bytes:
+        return download.read_output(plan, uri, clients)
 
 
 provider: Provider = Vertex()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
@@ -212,6 +213,18 @@ class VertexJob:
         self._clients = clients
 
     @property
+    def console_url(self) -> str:
+        """The job's page in the Google Cloud console, as the Vertex SDK prints it.
+
+        google-cloud-aiplatform 2.7.0, ``aiplatform/jobs.py``: ``_Job._dashboard_uri`` with
+        ``CustomJob._job_type = "training"``.
+        """
+        return (
+            f"https://console.cloud.google.com/agent-platform/locations/{self.region}/training/"
+            f"{self.number}?project={self.project}"
+        )
+
+    @property
     def outputs(self) -> Outputs:
         """Where this job's artifacts are: from its request, or from Vertex for an attached job."""
         from google.protobuf import json_format
@@ -247,17 +260,34 @@ class VertexJob:
                 "There is nothing to cancel."
             ) from refused
 
-    def logs(self, follow: bool = False) -> Iterator[str]:
-        """The job's Cloud Logging entries, one line each, prefixed by replica (``[chief-0]``)."""
-        since = self._get().create_time.rfc3339()
-        reader = LogReader.create(
-            project=self.project, job_number=self.number, since=since, clients=self._clients
-        )
-        return reader.lines(follow=follow, is_done=lambda: self.status().done, sleep=self._clients.sleep)
+    def logs(
+        self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
+    ) -> Iterator[str]:
+        """The job's Cloud Logging entries, one line each, prefixed by replica (``[chief-0]``).
 
-    def wait(self, poll_s: float = 30.0, on_status: Callable[[JobStatus], None] | None = None) -> JobStatus:
-        """Poll until the job ends, reporting each change of state to ``on_status``."""
-        return poll_until_done(self.status, self._clients.sleep, poll_s, on_status)
+        ``since`` goes into the query's ``timestamp>=`` bound, so Cloud Logging does the
+        filtering; without it the bound is the job's creation time.
+        """
+        created = self._get().create_time
+        reader = LogReader.create(
+            project=self.project,
+            job_number=self.number,
+            since=later_bound(created, since),
+            clients=self._clients,
+        )
+        return reader.lines(
+            follow=follow, is_done=lambda: self.status().done, sleep=self._clients.sleep, tail=tail
+        )
+
+    def wait(
+        self,
+        poll_s: float = 30.0,
+        on_status: Callable[[JobStatus], None] | None = None,
+        *,
+        until: Callable[[JobStatus], bool] | None = None,
+    ) -> JobStatus:
+        """Poll until the job ends (or ``until`` holds), reporting each change of state to ``on_status``."""
+        return poll_until_done(self.status, self._clients.sleep, poll_s, on_status, until)
 
     def _get(self) -> Any:
         return self._call(lambda service: service.get_custom_job(name=self.id), "GetCustomJob", "get")
@@ -269,3 +299,17 @@ class VertexJob:
 
     def __repr__(self) -> str:
         return f"VertexJob(id={self.id!r})"
+
+
+def later_bound(created: datetime, since: datetime | None) -> str:
+    """The Logging filter's lower ``timestamp`` bound: the later of creation and ``since``, in UTC.
+
+    Cloud Logging compares ``timestamp>="..."`` with an RFC 3339 time
+    (https://cloud.google.com/logging/docs/view/logging-query-language, "timestamp").
+
+    Example:
+    >>> later_bound(datetime(2026, 12, 2, 10, tzinfo=UTC), None)
+    '2026-12-02T10:00:00.000000Z'
+    """
+    bound = created if since is None else max(created, since)
+    return bound.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

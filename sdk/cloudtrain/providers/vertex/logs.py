@@ -64,8 +64,9 @@ class LogReader:
         is_done: Callable[[], bool],
         sleep: Callable[[float], None],
         poll_s: float = POLL_S,
+        tail: int | None = None,
     ) -> Iterator[str]:
-        """Formatted lines; with ``follow``, keep polling until the job is done.
+        """Formatted lines (of the first read, the last ``tail``); with ``follow``, until the job is done.
 
         The job's state is read before each fetch, so the entries written just before
         it ended are still printed.
@@ -76,7 +77,9 @@ class LogReader:
             return (format_entry(e) for e in self.entries(cursor.since, sleep) if cursor.advance(e))
 
         try:
-            yield from read_until_done(read_new, follow=follow, is_done=is_done, sleep=sleep, poll_s=poll_s)
+            yield from read_until_done(
+                read_new, follow=follow, is_done=is_done, sleep=sleep, poll_s=poll_s, tail=tail
+            )
         finally:
             if self.owns_session:
                 self.session.close()

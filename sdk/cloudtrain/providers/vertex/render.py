@@ -182,7 +182,7 @@ def _container_spec(plan: Plan) -> dict[str, Any]:
 
 
 def _env(plan: Plan) -> list[dict[str, str]]:
-    env = container.environment(plan, fuse_path(bundle_uri(plan)))
+    env = {**container.environment(plan, fuse_path(bundle_uri(plan))), **plan.env}
     if len(env) > MAX_ENV_VARS:
         own = len(env) - len(plan.spec.env)
         raise SpecError(

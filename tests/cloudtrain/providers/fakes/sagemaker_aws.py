@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import time
 import urllib.request
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -117,6 +118,10 @@ class LoopbackAws:
         """
         defaults = {"session": _session(), "sleep": self.sleeps.append}
         return AwsClients(region=REGION, **(defaults | overrides))
+
+    def at(self, offset_ms: int) -> datetime:
+        """The time of a ``put_logs`` line written at ``offset_ms``."""
+        return datetime.fromtimestamp((self._t0 + offset_ms) / 1000, tz=UTC)
 
     def put_logs(self, stream: str, lines: list[tuple[int, str]]) -> None:
         """Write ``(offset_ms, message)`` lines to a job's stream, as SageMaker would.

@@ -21,6 +21,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -98,6 +99,7 @@ class FakeSageMaker:
             self.next_script: list[Step] = list(DEFAULT_SCRIPT)
             self.next_failure_reason = ""
             self._failures: dict[str, list[tuple[str, int]]] = {}
+            self.on_create: Callable[[dict[str, Any]], None] | None = None
 
     # --- test controls -------------------------------------------------------------
 
@@ -153,6 +155,8 @@ class FakeSageMaker:
             )
         self.jobs[name] = FakeJob(arn, params, list(self.next_script), self.next_failure_reason)
         self.tags[arn] = list(params.get("Tags", []))
+        if self.on_create is not None:  # the test plays the job's containers (writes its outputs)
+            self.on_create(params)
         return {"TrainingJobArn": arn}
 
     def _describe_training_job(self, params: dict[str, Any]) -> dict[str, Any]:

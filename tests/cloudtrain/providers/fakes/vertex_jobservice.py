@@ -18,7 +18,7 @@ import contextlib
 import re
 import threading
 from collections import defaultdict, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -74,6 +74,8 @@ class FakeJobService:
     requests: list[tuple[str, Any]] = field(default_factory=list)
     failures: dict[str, deque[Failure]] = field(default_factory=lambda: defaultdict(deque))
     lost: dict[str, deque[grpc.StatusCode]] = field(default_factory=lambda: defaultdict(deque))
+    on_create: Callable[[aiplatform_v1.CustomJob], None] | None = None
+    """Called with each created job: a test playing its containers writes its outputs there."""
     _progress: dict[str, deque[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_id: int = 8_000_000_000_000_000_001
@@ -166,6 +168,8 @@ class FakeJobService:
         job.state = aiplatform_v1.JobState[self.states[0]]
         self._progress[job.name] = deque(self.states[1:])
         self.jobs[job.name] = job
+        if self.on_create is not None:
+            self.on_create(job)
         return job
 
     def _get(self, request: Any, context: grpc.ServicerContext) -> aiplatform_v1.CustomJob:

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -62,8 +63,12 @@ class ToyJob:
         self.path.write_text(json.dumps({**record, "reads": record["reads"] + 1}))
         return current
 
-    def logs(self, follow: bool = False) -> Iterator[str]:
-        yield f"[chief-0] training {self.id}"
+    def logs(
+        self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
+    ) -> Iterator[str]:
+        """One line, as new as the job, so ``since`` keeps it; ``tail=0`` drops it."""
+        if tail != 0:
+            yield f"[chief-0] training {self.id}"
 
     def cancel(self) -> None:
         record = json.loads(self.path.read_text())
@@ -71,8 +76,14 @@ class ToyJob:
             raise ProviderError(f"{self.id} has already ended; there is nothing to cancel.")
         self.path.write_text(json.dumps({**record, "cancelled": True}))
 
-    def wait(self, poll_s: float = 30.0, on_status: Callable[[JobStatus], None] | None = None) -> JobStatus:
-        return poll_until_done(self.status, lambda _: None, poll_s, on_status)
+    def wait(
+        self,
+        poll_s: float = 30.0,
+        on_status: Callable[[JobStatus], None] | None = None,
+        *,
+        until: Callable[[JobStatus], bool] | None = None,
+    ) -> JobStatus:
+        return poll_until_done(self.status, lambda _: None, poll_s, on_status, until)
 
 
 class ToyCloud:

@@ -1,0 +1,138 @@
+"""``cloudtrain list`` and finding a job by its name or short id, over real local run folders.
+
+Each run folder holds the records the launcher writes (``request.json``, ``launcher.pid``,
+``status.json``); their modification times are the run's times, set here with ``os.utime``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from cloudtrain.outputs import Outputs
+from cloudtrain.providers.local.records import write_record
+from tests.conftest import Result
+
+SUBMITTED = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+REQUEST = {
+    "replicas": [{"name": "chief-0"}],
+    "outputs": dict.fromkeys(Outputs.names(), "/nowhere"),
+    "restarts": {},
+}
+# name -> (state, minutes after SUBMITTED it was submitted); the launcher pid file is a fake pid.
+RUNS = {
+    "demo-20261203-120000-0a1b": ("succeeded", 0),
+    "demo-20261203-130000-0c1d": ("failed", 60),
+    "other-20261203-140000-0e1f": ("succeeded", 120),
+}
+
+
+@pytest.fixture
+def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Three ended local runs: two of job ``demo``, one of ``other``, each started 1 min and ended 11 min in."""
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path))
+    for name, (state, minutes) in RUNS.items():
+        folder = tmp_path / "runs" / name
+        folder.mkdir(parents=True)
+        write_record(folder / "request.json", REQUEST)
+        write_record(folder / "launcher.pid", {"pid": 2})
+        write_record(folder / "status.json", {"state": state, "provider_state": state.upper(), "detail": ""})
+        submitted = SUBMITTED + timedelta(minutes=minutes)
+        for record, offset in (("request.json", 0), ("launcher.pid", 1), ("status.json", 11)):
+            stamp = (submitted + timedelta(minutes=offset)).timestamp()
+            os.utime(folder / record, (stamp, stamp))
+    (tmp_path / "runs" / "not-a-run").mkdir()  # not named as submit names runs: not listed
+    return tmp_path
+
+
+def test_list_json_is_newest_first_with_times(run_cli: Callable[..., Result], runs: Path) -> None:
+    result = run_cli("list", "--provider", "local", "--json")
+    assert result.code == 0, result.err
+    jobs = json.loads(result.out)
+    assert [job["short_id"] for job in jobs] == list(reversed(RUNS))
+    newest = jobs[0]
+    assert newest["id"] == "local:other-20261203-140000-0e1f"
+    assert (newest["name"], newest["provider"], newest["state"]) == ("other", "local", "succeeded")
+    assert newest["created"] == "2026-12-03T14:00:00+00:00"
+    assert newest["started"] == "2026-12-03T14:01:00+00:00"
+    assert newest["ended"] == "2026-12-03T14:11:00+00:00"
+    assert newest["duration_s"] == 600.0
+
+
+def test_list_table_drops_low_priority_columns_when_narrow(
+    run_cli: Callable[..., Result], runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "160")
+    wide = run_cli("list", "--provider", "local").out.splitlines()
+    assert wide[0].split() == ["id", "name", "provider", "state", "created", "started", "duration"]
+    assert "10.0m" in wide[2] and wide[2].startswith("other-20261203-140000-0e1f")
+    monkeypatch.setenv("COLUMNS", "50")
+    narrow = run_cli("list", "--provider", "local").out.splitlines()
+    assert narrow[0].split() == ["id", "provider", "state"]
+    assert all(len(line) <= 50 for line in narrow)
+
+
+def test_list_limits_to_the_newest_unless_all(
+    run_cli: Callable[..., Result], runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cloudtrain.cli.list_command.DEFAULT_LIMIT", 2)
+    assert len(json.loads(run_cli("list", "--json").out)) == 2
+    assert len(json.loads(run_cli("list", "--all", "--json").out)) == 3
+
+
+def test_list_notes_providers_that_cannot_list(run_cli: Callable[..., Result], runs: Path) -> None:
+    result = run_cli("list", "--provider", "vertex")
+    assert result.code == 0
+    assert "vertex: cannot list its jobs yet; skipped." in result.err
+
+
+@pytest.mark.parametrize(
+    ("reference", "expected"),
+    [
+        ("other", "local:other-20261203-140000-0e1f"),  # the job name
+        ("0c1d", "local:demo-20261203-130000-0c1d"),  # a suffix of the short id
+        ("demo-20261203-12", "local:demo-20261203-120000-0a1b"),  # a prefix
+        ("demo-20261203-120000-0a1b", "local:demo-20261203-120000-0a1b"),  # the whole short id
+        ("local:demo-20261203-120000-0a1b", "local:demo-20261203-120000-0a1b"),  # the full ID
+    ],
+)
+def test_status_finds_a_job_by_what_list_shows(
+    run_cli: Callable[..., Result], runs: Path, reference: str, expected: str
+) -> None:
+    result = run_cli("status", reference, "--json")
+    assert result.code == 0, result.err
+    shown = json.loads(result.out)
+    assert shown["id"] == expected
+    assert shown["state"] == RUNS[expected.removeprefix("local:")][0]
+    assert shown["duration_s"] == 600.0
+
+
+def test_status_shows_the_times_under_the_state(run_cli: Callable[..., Result], runs: Path) -> None:
+    lines = run_cli("status", "other").out.splitlines()
+    assert lines[0] == "succeeded (SUCCEEDED)"
+    fields = {line.split()[0]: line.split()[1:] for line in lines[1:] if line.strip() and "─" not in line}
+    assert fields["id"] == ["local:other-20261203-140000-0e1f"]
+    assert fields["duration"] == ["10.0m"]
+
+
+@pytest.mark.parametrize(("reference", "count"), [("demo", 2), ("demo-2026", 2)])
+def test_an_ambiguous_reference_exits_2_listing_the_candidates(
+    run_cli: Callable[..., Result], runs: Path, reference: str, count: int
+) -> None:
+    for command in ("status", "logs", "cancel", "wait"):
+        result = run_cli(command, reference)
+        assert result.code == 2
+        assert f"matches {count} jobs" in result.err
+        assert result.err.count("  local:demo-") == count
+        assert "Traceback" not in result.err
+
+
+def test_an_unknown_reference_exits_2(run_cli: Callable[..., Result], runs: Path) -> None:
+    result = run_cli("status", "nothing-like-it")
+    assert result.code == 2
+    assert "No job matches 'nothing-like-it'" in result.err

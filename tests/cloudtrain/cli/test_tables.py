@@ -1,0 +1,51 @@
+"""Tables that fit the terminal: which columns drop, what wraps."""
+
+from __future__ import annotations
+
+import pytest
+
+from cloudtrain.cli.tables import Column, fitting, render
+
+COLUMNS = (
+    Column("id"),
+    Column("name", priority=1),
+    Column("note", priority=3, wrap=True),
+    Column("usd", priority=2, justify="right"),
+)
+ROWS = [["local:demo-20260101-120000-0a1b", "demo", "a note long enough to need folding here", "1.20"]]
+
+
+@pytest.mark.parametrize(
+    ("width", "kept"),
+    [
+        (200, [0, 1, 2, 3]),  # everything fits
+        (52, [0, 1, 2, 3]),  # the note fits folded to its header's width
+        (51, [0, 1, 3]),  # not even folded: it goes first
+        (44, [0, 1]),  # then usd (priority 2)
+        (20, [0]),  # priority 0 stays even when too wide
+    ],
+)
+def test_columns_drop_by_priority(width: int, kept: list[int]) -> None:
+    assert fitting(COLUMNS, ROWS, width) == kept
+
+
+def test_rendered_lines_fit_and_long_text_wraps() -> None:
+    lines = render(COLUMNS, ROWS, width=70).splitlines()
+    assert all(len(line) <= 70 for line in lines)
+    assert lines[0].split() == ["id", "name", "note", "usd"]
+    assert len(lines) > 3  # the note folded onto more lines
+    assert "1.20" in lines[2]
+
+
+@pytest.mark.parametrize("width", [52, 51, 44, 38])
+def test_kept_columns_stay_whole_and_only_the_note_folds(width: int) -> None:
+    lines = render(COLUMNS, ROWS, width=width).splitlines()
+    assert all(len(line) <= width for line in lines)
+    assert lines[2].startswith(f"{ROWS[0][0]}   {ROWS[0][1]}")  # id and name unfolded
+    assert len(lines) == 3 or "note" in lines[0]  # more lines only where the note folds
+
+
+def test_too_narrow_for_priority_0_folds_instead_of_cropping() -> None:
+    lines = render(COLUMNS, ROWS, width=20).splitlines()
+    assert all(len(line) <= 20 for line in lines)
+    assert "".join(line.strip() for line in lines[2:]) == ROWS[0][0]
