@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cloudtrain import cost
+from cloudtrain.cli import tables
 from cloudtrain.cli.options import RegistryChoice, profile_option
 from cloudtrain.cost import budget, inputs, notes
 from cloudtrain.cost.compare import billed
@@ -110,34 +111,31 @@ def _given(value: float | None, default: float) -> float:
     return default if value is None else value
 
 
+# What stays on a narrow terminal: the rank, where, what, how long and how much. The
+# price's source wraps rather than drops; the marks and the rate go before the rest.
 COLUMNS = (
-    "#",
-    "provider",
-    "region",
-    "shape",
-    "accel",
-    "dev",
-    "capacity",
-    "eff",
-    "time",
-    "USD",
-    "USD/h",
-    "price",
-    "as of",
-    "marks",
+    tables.Column("#", justify="right"),
+    tables.Column("provider"),
+    tables.Column("region", priority=4),
+    tables.Column("shape"),
+    tables.Column("accel", priority=6),
+    tables.Column("dev", priority=7, justify="right"),
+    tables.Column("capacity"),
+    tables.Column("eff", priority=8, justify="right"),
+    tables.Column("time", justify="right"),
+    tables.Column("USD", justify="right"),
+    tables.Column("USD/h", priority=3, justify="right"),
+    tables.Column("price", priority=5, wrap=True),
+    tables.Column("as of", priority=9),
+    tables.Column("marks", priority=2),
 )
 
 
-def table(found: cost.Estimate) -> str:
-    """The ranked options as aligned text, then the inputs and assumptions behind them."""
+def table(found: cost.Estimate, *, width: int | None = None) -> str:
+    """The ranked options as a table ``width`` wide (None: the terminal's), then the inputs behind them."""
     rows = [_row(i, o) for i, o in enumerate(found.options, 1)]
-    widths = [max(len(str(c)) for c in column) for column in zip(COLUMNS, *rows, strict=True)]
-    lines = [
-        "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [COLUMNS, *rows]
-    ]
-    if not rows:
-        lines.append("No option fits the filters.")
-    return "\n".join([*lines, "", *notes.footer(found)])
+    shown = tables.render(COLUMNS, rows, width=width) if rows else "No option fits the filters."
+    return "\n".join([shown, "", *notes.footer(found)])
 
 
 def _row(rank: int, o: cost.CostOption) -> tuple[str, ...]:

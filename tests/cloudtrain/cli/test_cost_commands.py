@@ -15,16 +15,29 @@ EXAMPLE = str(REPO / "examples" / "binary_classifier" / "job.yaml")
 Run = Callable[..., Result]
 
 
-def test_table_covers_both_providers_with_a_date_on_every_price(run_cli: Run) -> None:
+def test_table_covers_both_providers_with_a_date_on_every_price(
+    run_cli: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "250")  # every column fits
     result = run_cli("cost", EXAMPLE, "--throughput", "1200@a100-40gb")
     assert result.code == 0, result.err
-    rows = [line.split() for line in result.out.splitlines()[1:] if line[:1].isdigit()]
+    rows = [line.split() for line in result.out.splitlines()[2:] if line.lstrip()[:1].isdigit()]
     assert {row[1] for row in rows} == {"vertex", "sagemaker"}
     for row in rows:
         if "unknown" not in row:
             assert any(cell[:4] == "2026" or cell[:4] == "2021" for cell in row), row
-    assert "cheapest" in result.out.splitlines()[1]
+    assert "cheapest" in result.out.splitlines()[2]
     assert "est. = estimate: Vertex = Compute Engine list × 1.15" in result.out
+
+
+def test_table_fits_a_narrow_terminal_keeping_what_and_how_much(
+    run_cli: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    out = run_cli("cost", EXAMPLE, "--throughput", "1200@a100-40gb").out
+    table = out[: out.index("\n\n")].splitlines()
+    assert all(len(line) <= 80 for line in table)
+    assert table[0].split() == ["#", "provider", "shape", "capacity", "time", "USD"]
 
 
 def test_json_has_null_for_unknown_prices_and_the_formula_for_estimates(run_cli: Run) -> None:

@@ -272,6 +272,8 @@ def test_speeds_file_overrides_the_shipped_ratio(tmp_path: Path) -> None:
         inputs.read_speeds(path)
 
 
+# Wide enough for every column: the goldens show the whole table.
+GOLDEN_WIDTH = 200
 GOLDEN_CASES = {
     "binary_classifier": (REPO / "examples" / "binary_classifier" / "job.yaml", "1200@a100-40gb"),
     "image_model": (GOLDEN / "image_model.yaml", "1200@a100-40gb"),
@@ -281,7 +283,7 @@ GOLDEN_CASES = {
 @pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
 def test_table_matches_reviewed_golden(case: str) -> None:
     path, throughput = GOLDEN_CASES[case]
-    text = table(cost.report(load_spec(path), throughput=throughput)) + "\n"
+    text = table(cost.report(load_spec(path), throughput=throughput), width=GOLDEN_WIDTH) + "\n"
     golden = GOLDEN / f"{case}.txt"
     if os.environ.get("CLOUDTRAIN_UPDATE_GOLDEN") == "1":
         golden.write_text(text)

@@ -133,9 +133,12 @@ def test_it_implements_the_protocol_and_its_rows_come_and_go(moon: MoonCloud) ->
 
 
 @pytest.mark.usefixtures("moon")
-def test_the_table_ranks_it_beside_the_built_in_providers(run_cli: Run) -> None:
+def test_the_table_ranks_it_beside_the_built_in_providers(
+    run_cli: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "250")  # every column fits
     out = cost(run_cli).out
-    rows = [line.split() for line in out.splitlines()[1:] if line[:1].isdigit()]
+    rows = [line.split() for line in out.splitlines()[2:] if line.lstrip()[:1].isdigit()]
     moon_rows = [row for row in rows if row[1] == "mooncloud"]
     # 2 × moon-t4-1 and 1 × moon-t4-2 (the example's 2 replicas), on-demand and spot.
     assert {(row[2], row[3], row[5]) for row in moon_rows} == {
