@@ -22,9 +22,20 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
 
 
+# Where boto3 finds credentials before any file: none of the developer's reach a test.
+AWS_CREDENTIAL_VARIABLES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+)
+
+
 @pytest.fixture(autouse=True)
 def _no_user_defaults(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No profile, gcloud or AWS setting of the developer's reaches a test (cloudtrain.defaults).
+    """No profile, gcloud or AWS setting or credential of the developer's reaches a test (cloudtrain.defaults).
 
     Every variable the providers' discovery reads is cleared, and the config files are
     looked for in empty folders; a test that wants a default sets one.
@@ -38,7 +49,11 @@ def _no_user_defaults(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path_factory.mktemp("gcloud")))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path_factory.mktemp("aws") / "config"))
+    aws_home = tmp_path_factory.mktemp("aws")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(aws_home / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(aws_home / "credentials"))
+    for name in AWS_CREDENTIAL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

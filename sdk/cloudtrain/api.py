@@ -22,14 +22,14 @@ from cloudtrain import planning, usercode
 from cloudtrain.cost import budget, compare
 from cloudtrain.cost.option import CostOption
 from cloudtrain.cost.throughput import Throughput
-from cloudtrain.errors import SpecError
+from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
 from cloudtrain.progress import OnProgress
 from cloudtrain.providers import Job, Provider, registry
-from cloudtrain.providers.base import JobSummary, ListsJobs
+from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs
 from cloudtrain.spec import JobSpec
-from cloudtrain.specfile import load_spec
+from cloudtrain.specfile import load_settings, load_spec
 
 
 def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:
@@ -162,15 +162,21 @@ def prepare(
     provider: str | Provider | None = None,
     *,
     run_id: str | None = None,
+    throughput: str | Throughput | None = None,
 ) -> Submission:
     """Plan, pack the code and render the request; nothing is contacted.
 
     ``provider`` is a name, or a configured provider object such as
     ``cloudtrain.providers.local.Local(emulate="vertex")``; ``run_id`` as in ``stage``.
+    A billed job's request carries the cost expected now (``budget.expected_cost``: from
+    ``throughput`` if given, else the worst case), for ``status`` to set beside the actual.
     """
     spec = as_spec(spec)
     target = provider_for(provider, spec)
-    planned, packed = pack_code(target.plan(spec).with_run(run_id))
+    planned = target.plan(spec).with_run(run_id)
+    if target.billed:
+        planned = planned.with_estimate(budget.expected_cost(planned, throughput))
+    planned, packed = pack_code(planned)
     return Submission(planned, packed, target, target.render(planned))
 
 
@@ -222,7 +228,10 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     spec = as_spec(spec)
     target = provider_for(provider, spec)
     planned = target.plan(spec)
-    target.render(planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}"))
+    placeholder = planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}")
+    if target.billed:  # the estimate's labels or tags count towards the provider's limits
+        placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE))
+    target.render(placeholder)
     return planned
 
 
@@ -269,7 +278,7 @@ def submit(
         BudgetError: the estimate (or worst case) exceeds ``limits.max_cost_usd`` and ``force``
             is False; or ``strict_budget`` and the price is unknown.
     """
-    submission = prepare(spec, provider, run_id=run_id)
+    submission = prepare(spec, provider, run_id=run_id, throughput=throughput)
     if submission.provider.billed:
         check = budget.check_budget(submission.plan, throughput)
         budget.enforce_budget(check, force=force, strict=strict_budget)
@@ -288,11 +297,49 @@ def listing_providers(provider: str | None = None) -> tuple[ListsJobs, ...]:
     return tuple(p for p in chosen if isinstance(p, ListsJobs))
 
 
-def jobs(provider: str | None = None, *, limit: int | None = None) -> list[JobSummary]:
+@dataclass(frozen=True)
+class JobListing:
+    """The jobs found, newest first, and each provider that was not asked or did not answer, with why."""
+
+    jobs: list[JobSummary]
+    skipped: dict[str, str]
+
+
+def list_jobs(
+    provider: str | None = None, *, limit: int | None = None, settings: JobSpec | None = None
+) -> JobListing:
     """The jobs cloudtrain created, on every provider that can list them (or ``provider``), newest first.
 
-    ``limit`` caps the answer (None: all); each provider is asked for at most as many.
+    ``settings`` says where to look (project, region; default: the profile and the
+    environment, ``specfile.load_settings``). Without ``provider``, one the user has not
+    set up (``ListsJobs.configured``) is skipped unasked, and one whose call fails is
+    skipped with its error: a missing cloud account never hides the local runs. With
+    ``provider``, it is asked whatever, and its errors are raised. ``limit`` caps the
+    answer (None: all); each provider is asked for at most as many.
+
+    Raises:
+        CloudtrainError: ``provider`` was given and could not list its jobs.
     """
-    found = [job for owner in listing_providers(provider) for job in owner.list_jobs(limit=limit)]
+    settings = settings if settings is not None else load_settings(None)[0]
+    found: list[JobSummary] = []
+    skipped: dict[str, str] = {}
+    for owner in listing_providers(provider):
+        why = None if provider else owner.configured(settings)
+        if why is not None:
+            skipped[owner.name] = why
+            continue
+        try:
+            found += owner.list_jobs(settings, limit=limit)
+        except CloudtrainError as exc:
+            if provider:
+                raise
+            skipped[owner.name] = str(exc)
     found.sort(key=lambda job: job.created, reverse=True)
-    return found[:limit]
+    return JobListing(found[:limit], skipped)
+
+
+def jobs(
+    provider: str | None = None, *, limit: int | None = None, settings: JobSpec | None = None
+) -> list[JobSummary]:
+    """The jobs ``list_jobs`` finds, without the providers it skipped."""
+    return list_jobs(provider, limit=limit, settings=settings).jobs

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from cloudtrain.outputs import Outputs
-    from cloudtrain.providers.base import Provider
+    from cloudtrain.providers.base import ExpectedCost, Provider
 
 
 # A run id fits a Vertex label value and a SageMaker tag value as it is.
@@ -80,6 +80,8 @@ class Plan:
     """Which run of the same spec and code this is (see ``with_run``); None: the request alone."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Variables cloudtrain itself adds to every container (see ``with_env``); empty for training."""
+    estimate: ExpectedCost | None = None
+    """The cost expected at submit time, stored with the job (see ``with_estimate``); None: none."""
 
     @property
     def name(self) -> str:
@@ -124,6 +126,14 @@ class Plan:
         carry these: ``CLOUDTRAIN_*`` names are reserved there.
         """
         return replace(self, env={**self.env, **env})
+
+    def with_estimate(self, estimate: ExpectedCost | None) -> Plan:
+        """This plan with the cost expected at submit time, which render stores with the job.
+
+        It is not part of the request's identity (its hash, the job name): the same job
+        submitted again after a price change, or with a measured throughput, still attaches.
+        """
+        return replace(self, estimate=estimate)
 
     def with_bundle(self, uri: str) -> Plan:
         """This plan with the code bundle's URI filled in; render needs it."""

@@ -78,6 +78,36 @@ def load_spec_sources(
     return spec, layered.sources
 
 
+# Without a job spec the settings come from the profile and the environment alone; these
+# stand in for the fields a spec must have and a profile cannot give. A profile's
+# storage_root gets this name as its job folder (where ``check`` writes its probe).
+NO_JOB: dict[str, Any] = {
+    "name": "cloudtrain-check",
+    "code": {"module": "trainer.task"},
+    "storage": {"root": "./outputs"},
+}
+
+
+def load_settings(
+    job: str | Path | None, overrides: Iterable[str] = (), profile: str | None = None
+) -> tuple[JobSpec, defaults.Sources]:
+    """The job's spec, or without ``job`` the settings of the profile and the environment.
+
+    What ``check`` checks and ``list`` lists with: without ``job``, every setting comes
+    from the ``KEY=VALUE`` overrides, the profile, the environment or the built-in
+    defaults, as it would beneath a spec that leaves it out. Also says where each came from.
+
+    Raises:
+        SpecError: the job spec, or the settings, are invalid.
+        ConfigError: the user config file is invalid, or has no such profile.
+    """
+    if job is not None:
+        return load_spec_sources(job, tuple(overrides), profile=profile)
+    written = apply_overrides(copy.deepcopy(NO_JOB), overrides)
+    layered = defaults.layer(written, spec={}, overrides=apply_overrides({}, overrides), profile=profile)
+    return parse_spec(layered.data, source="the profile and environment"), layered.sources
+
+
 def with_defaults(
     spec: JobSpec, *, profile: str | None = None, environ: Mapping[str, str] | None = None
 ) -> JobSpec:

@@ -7,52 +7,18 @@ their lines the way ``cloudtrain doctor`` prints its own (``cloudtrain_runtime.d
 
 from __future__ import annotations
 
-import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
+from cloudtrain.specfile import load_settings
 
 if TYPE_CHECKING:
     from cloudtrain.defaults import Sources
     from cloudtrain.providers import Provider
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
-
-# Without JOB the settings come from the profile and the environment alone; these stand
-# in for the fields a spec must have and a profile cannot give. A profile's storage_root
-# gets this name as its job folder, where the storage check writes its probe.
-NO_JOB: dict[str, Any] = {
-    "name": "cloudtrain-check",
-    "code": {"module": "trainer.task"},
-    "storage": {"root": "./outputs"},
-}
-
-
-def load_settings(
-    job: str | None, overrides: tuple[str, ...] = (), profile: str | None = None
-) -> tuple[JobSpec, Sources]:
-    """The spec to check, with the ``KEY=VALUE`` overrides, and where each of its settings came from.
-
-    Without ``job``, every setting the checks read comes from the overrides, the
-    profile, the environment or the built-in defaults, as it would beneath a spec that
-    leaves it out.
-
-    Raises:
-        SpecError: the job spec, or the settings, are invalid.
-        ConfigError: the user config file is invalid, or has no such profile.
-    """
-    from cloudtrain.specfile import load_spec_sources
-
-    if job is not None:
-        return load_spec_sources(job, overrides, profile=profile)
-    from cloudtrain import defaults
-    from cloudtrain.specfile import apply_overrides, parse_spec
-
-    written = apply_overrides(copy.deepcopy(NO_JOB), overrides)
-    layered = defaults.layer(written, spec={}, overrides=apply_overrides({}, overrides), profile=profile)
-    return parse_spec(layered.data, source="the profile and environment"), layered.sources
 
 
 def setup_checks(provider: Provider, spec: JobSpec, sources: Sources) -> list[Check]:

@@ -23,7 +23,7 @@ from cloudtrain.cli.since import parse_since, parse_tail
 from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.providers import Job, JobStatus, Provider
-from cloudtrain.providers.base import WAITING_STATES, HasConsole
+from cloudtrain.providers.base import WAITING_STATES, HasConsole, HasSummary
 from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
@@ -176,7 +176,7 @@ def submit_command(
     if new and run_id:
         raise SpecError("--new makes a fresh run id; give --new or --run-id ID, not both.")
     target = _target(provider or spec.provider, emulate=emulate, fault=fault)
-    submission = api.prepare(spec, target, run_id=fresh_run_id() if new else run_id)
+    submission = api.prepare(spec, target, run_id=fresh_run_id() if new else run_id, throughput=throughput)
     if submission.provider.billed:
         budget_guard(submission.plan, throughput, dry_run=dry_run, force=force, strict=strict_budget)
     if dry_run:
@@ -214,17 +214,22 @@ def submit_command(
 @provider_option
 @json_option
 def status(job_id: str, provider: str | None, as_json: bool) -> None:
-    """Print the state of JOB_ID (succeeded, failed, running, ...) and the provider's detail."""
+    """Print the state of JOB_ID (succeeded, failed, running, ...) and the provider's detail.
+
+    Below it: the shape, the times, the cost estimated at submit and, once a billed job
+    has ended, what it cost (SageMaker: BillableTimeInSeconds × instances; Vertex AI:
+    start to end × replicas, in 30-second increments; both at the catalog's prices).
+    """
     job = _attach(job_id, provider)
     current = job.status()
-    listed = next((found for found in api.jobs(provider) if found.id == job.id), None)
+    described = job.summary() if isinstance(job, HasSummary) else None
     if as_json:
-        times = as_dict(listed) if listed else {}
+        times = as_dict(described) if described else {}
         click.echo(json.dumps({**times, "id": job.id, **current.__dict__, "done": current.done}))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
-    if listed:
-        tables.echo(DETAIL_COLUMNS, details(listed))
+    if described:
+        tables.echo(DETAIL_COLUMNS, details(described))
     if isinstance(job, HasConsole):
         click.echo(f"Console: {job.console_url}", err=True)
 

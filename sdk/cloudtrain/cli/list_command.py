@@ -1,9 +1,10 @@
 """``cloudtrain list``, and finding a job again by what ``list`` shows (its name or short id).
 
 A job ID printed once by ``submit`` is easy to lose; ``list`` shows the jobs cloudtrain
-created, newest first, and the job commands (``status``, ``logs``, ``cancel``, ``wait``)
-accept the full ID, the job's name or a unique part of its short id through ``resolve``.
-Only providers that can list their jobs (``ListsJobs``) are searched.
+created, newest first, with the cost estimated at submit beside what each really cost,
+and the job commands (``status``, ``logs``, ``cancel``, ``wait``) accept the full ID,
+the job's name or a unique part of its short id through ``resolve``. Only providers
+that can list their jobs (``ListsJobs``) are searched.
 """
 
 from __future__ import annotations
@@ -16,24 +17,30 @@ import click
 
 from cloudtrain import api, cost
 from cloudtrain.cli import tables
-from cloudtrain.cli.options import PROVIDER_CHOICE, json_option
+from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
+from cloudtrain.cost.actual import ActualCost, actual_cost
 from cloudtrain.errors import CloudtrainError
 from cloudtrain.providers import registry
-from cloudtrain.providers.base import JobSummary
+from cloudtrain.providers.base import WORST_CASE, JobSummary
+from cloudtrain.specfile import load_settings
 
 # Jobs shown without --all: enough for the work in hand, short enough for one screen.
 DEFAULT_LIMIT = 20
 # Jobs offered by shell completion.
 COMPLETION_LIMIT = 50
-# The name drops before the times: a short id starts with it on the providers that name jobs so.
+# The name and the shape drop before the times: a short id starts with the name on the
+# providers that name jobs so. The money stays longest after the id, provider and state.
 COLUMNS = (
     tables.Column("id"),
-    tables.Column("name", priority=3),
+    tables.Column("name", priority=5),
     tables.Column("provider"),
+    tables.Column("shape", priority=6),
     tables.Column("state"),
-    tables.Column("created", priority=1),
-    tables.Column("started", priority=4),
-    tables.Column("duration", priority=2, justify="right"),
+    tables.Column("created", priority=3),
+    tables.Column("started", priority=7),
+    tables.Column("duration", priority=4, justify="right"),
+    tables.Column("estimate", priority=2, justify="right"),
+    tables.Column("cost", priority=1, justify="right"),
 )
 # ``status``: what it knows of the job beyond its state, one field a row.
 DETAIL_COLUMNS = (tables.Column(""), tables.Column("", wrap=True))
@@ -48,19 +55,30 @@ class JobLookupError(CloudtrainError):
 @click.command("list")
 @click.option("--provider", "-p", type=PROVIDER_CHOICE, default=None, help="Only this provider's jobs.")
 @click.option("--all", "show_all", is_flag=True, help=f"Every job, not only the {DEFAULT_LIMIT} newest.")
+@profile_option
 @json_option
-def list_command(provider: str | None, show_all: bool, as_json: bool) -> None:
-    """List the jobs cloudtrain created, newest first: id, name, provider, state, times.
+def list_command(provider: str | None, show_all: bool, profile: str | None, as_json: bool) -> None:
+    """List the jobs cloudtrain created, newest first: state, times, estimated and actual cost.
+
+    Every provider set up on this machine is asked (Vertex AI: a project from the profile,
+    GOOGLE_CLOUD_PROJECT or gcloud; SageMaker: AWS credentials), for the jobs carrying
+    cloudtrain's label or tag only. "estimate" is the cost predicted at submit (a worst
+    case without --throughput); "cost" what the provider billed, at catalog prices.
 
     \b
     Examples:
-      cloudtrain list                      the 20 newest jobs, every provider that can list them
+      cloudtrain list                      the 20 newest jobs, every provider set up here
       cloudtrain list --provider local --all
+      cloudtrain list --json | jq '.[] | select(.state == "failed")'
       cloudtrain status demo               a job by its name or a unique part of its id
     """
     for name in _unlisted(provider):
         click.echo(f"{name}: cannot list its jobs yet; skipped.", err=True)
-    found = api.jobs(provider, limit=None if show_all else DEFAULT_LIMIT)
+    settings = load_settings(None, profile=profile)[0]
+    listing = api.list_jobs(provider, limit=None if show_all else DEFAULT_LIMIT, settings=settings)
+    for name, why in listing.skipped.items():
+        click.echo(f"{name}: skipped: {why}", err=True)
+    found = listing.jobs
     if as_json:
         click.echo(json.dumps([as_dict(job) for job in found], indent=2))
     elif found:
@@ -105,42 +123,95 @@ def complete_job_ids(ctx: click.Context, param: click.Parameter, incomplete: str
 
 
 def as_dict(job: JobSummary) -> dict[str, Any]:
-    """A job for ``--json``: every field, times in ISO 8601 UTC."""
+    """A job for ``--json``: every field, times in ISO 8601 UTC, dollars as numbers.
+
+    ``estimate`` is null where the job carries none; ``cost`` is null until a billed job
+    ends (and for a job that is not billed: ``billed`` is false).
+    """
+    spent = _spent(job)
     return {
         "id": job.id,
         "short_id": job.short_id,
         "name": job.name,
         "provider": job.provider,
+        "shape": job.shape or None,
         "state": job.state,
         "created": _iso(job.created),
         "started": _iso(job.started),
         "ended": _iso(job.ended),
         "duration_s": job.duration_s,
+        "billed": registry.get(job.provider).billed,
+        "estimate": None if job.estimate is None else {"usd": job.estimate.usd, "basis": job.estimate.basis},
+        "cost": None if spent is None else _cost_dict(spent),
     }
 
 
 def details(job: JobSummary) -> list[list[str]]:
-    """The rows ``status`` prints under the state line: the job's name, id and times."""
+    """The rows ``status`` prints under the state line: name, id, shape, times, estimate and cost."""
+    spent = _spent(job)
     return [
         ["id", job.id],
         ["name", job.name],
+        ["shape", job.shape or "-"],
         ["created", _when(job.created)],
         ["started", _when(job.started)],
         ["ended", _when(job.ended)],
         ["duration", _duration(job)],
+        ["estimate", _estimate(job, long=True)],
+        ["cost", spent.describe() if spent else _unspent(job)],
     ]
 
 
 def _row(job: JobSummary) -> list[str]:
+    spent = _spent(job)
     return [
         job.short_id,
         job.name,
         job.provider,
+        job.shape or "-",
         job.state,
         _when(job.created),
         _when(job.started),
         _duration(job),
+        _estimate(job),
+        _money(spent.usd) if spent else "-",
     ]
+
+
+def _spent(job: JobSummary) -> ActualCost | None:
+    """What the job was charged, priced from the catalog; None until a billed job has ended."""
+    return None if job.usage is None else actual_cost(job.provider, job.usage)
+
+
+def _cost_dict(spent: ActualCost) -> dict[str, Any]:
+    return {
+        "usd": spent.usd,
+        "billed_s": spent.billed_s,
+        "hosts": spent.hosts,
+        "measure": spent.measure,
+        "rate_basis": spent.rate_basis,
+        "price_as_of": spent.price.as_of if spent.price else None,
+    }
+
+
+def _estimate(job: JobSummary, *, long: bool = False) -> str:
+    """The estimate as dollars; a worst case is marked as the bound it is."""
+    if job.estimate is None:
+        return "-"
+    bound = "≤ " if job.estimate.basis == WORST_CASE else ""
+    how = f" ({job.estimate.basis}, at submit)" if long else ""
+    return f"{bound}{_money(job.estimate.usd)}{how}"
+
+
+def _unspent(job: JobSummary) -> str:
+    """Why ``status`` shows no cost: nothing is billed here, or the job has not ended."""
+    if not registry.get(job.provider).billed:
+        return "not billed"
+    return "-" if job.ended is None else "unknown (the provider reported no billed time)"
+
+
+def _money(usd: float | None) -> str:
+    return "?" if usd is None else cost.dollars(usd)
 
 
 def _duration(job: JobSummary) -> str:

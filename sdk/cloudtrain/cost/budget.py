@@ -26,6 +26,7 @@ from cloudtrain.cost.throughput import Throughput, parse_throughput
 from cloudtrain.cost.units import billed_seconds, charge, dollars, duration
 from cloudtrain.errors import BudgetError
 from cloudtrain.providers import registry
+from cloudtrain.providers.base import FROM_THROUGHPUT, WORST_CASE, ExpectedCost
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -169,6 +170,25 @@ def check_budget(
         f"(catalog/speeds.csv). Measure on {accelerator}, or pass --speeds FILE to cloudtrain cost.",
         worst=worst_case(planned, settings) if limit is not None else None,
     )
+
+
+def expected_cost(
+    planned: Plan, throughput: str | Throughput | None = None, settings: CostSettings | None = None
+) -> ExpectedCost | None:
+    """The figure stored with a billed job at submit: the estimate from ``throughput``, else the worst case.
+
+    None where nothing is billed or the shape's price is unknown. ``status`` and ``list``
+    show it beside what the job really cost.
+    """
+    if planned.machine is None or not registry.get(planned.provider).billed:
+        return None
+    settings = settings or CostSettings()
+    if throughput is not None:
+        option = check_budget(planned, throughput, settings).option
+        if option is not None and option.usd is not None:
+            return ExpectedCost(option.usd, FROM_THROUGHPUT)
+    worst = worst_case(planned, settings).usd
+    return None if worst is None else ExpectedCost(worst, WORST_CASE)
 
 
 def enforce_budget(check: BudgetCheck, *, force: bool = False, strict: bool = False) -> None:

@@ -53,12 +53,53 @@ class JobStatus:
         return self.state in TERMINAL_STATES
 
 
+# How an estimate stored with a job was made (``ExpectedCost.basis``).
+FROM_THROUGHPUT = "throughput"
+WORST_CASE = "worst-case"
+
+
+@dataclass(frozen=True)
+class ExpectedCost:
+    """What a billed job was expected to cost when it was submitted, stored with the job.
+
+    ``basis`` is ``throughput`` (a measured speed priced for the planned shape) or
+    ``worst-case`` (every host billed for all of ``limits.max_runtime``: an upper bound).
+    A provider keeps it in the job's own labels or tags, so ``list`` and ``status`` can
+    put the actual cost beside it after the run without any record on this machine.
+    """
+
+    usd: float
+    basis: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a job was billed for, in the provider's own measure: enough to price it from the catalog.
+
+    ``seconds`` is each host's billed time before the price row's billing increment;
+    ``spot`` says whether the spot rate applies (False where the provider's measure
+    already holds the spot saving, as SageMaker's ``BillableTimeInSeconds`` does).
+    ``measure`` names the measure for people ("BillableTimeInSeconds", "start to end").
+    """
+
+    region: str
+    machine_type: str
+    accelerator: str
+    hosts: int
+    seconds: float
+    spot: bool
+    measure: str
+
+
 @dataclass(frozen=True)
 class JobSummary:
     """One job as ``cloudtrain list`` shows it: what a user needs to find it again.
 
     ``id`` is what ``attach`` takes; ``name`` the spec's job name. Times are UTC; None
     where the provider has not reached that point (``ended`` of a running job).
+    ``shape`` is the hardware in words ("2 × n1-standard-8"); ``estimate`` the cost
+    predicted at submit time (None: not billed, or submitted without one); ``usage``
+    what was billed once the job ended (None: not billed, or not ended).
     """
 
     id: str
@@ -68,6 +109,9 @@ class JobSummary:
     created: datetime
     started: datetime | None = None
     ended: datetime | None = None
+    shape: str = ""
+    estimate: ExpectedCost | None = None
+    usage: Usage | None = None
 
     @property
     def short_id(self) -> str:
@@ -235,6 +279,13 @@ class HasConsole(Protocol):
 
 
 @runtime_checkable
+class HasSummary(Protocol):
+    """A job that can describe itself as ``list`` shows it: ``status`` prints its times and cost. Optional."""
+
+    def summary(self) -> JobSummary: ...
+
+
+@runtime_checkable
 class ListsJobs(Provider, Protocol):
     """A provider that can list the jobs cloudtrain created on it, newest first.
 
@@ -242,8 +293,21 @@ class ListsJobs(Provider, Protocol):
     lookup by name or short id searches only the providers that have it.
     """
 
-    def list_jobs(self, *, limit: int | None) -> list[JobSummary]:
-        """At most ``limit`` (None: all) of cloudtrain's jobs here, newest first; cheap to call."""
+    def configured(self, settings: JobSpec) -> str | None:
+        """Why jobs cannot be listed with ``settings`` (no project, no credentials found); None: they can.
+
+        Cheap and offline: ``cloudtrain list`` without ``--provider`` asks it first and
+        skips, with this line, a provider the user has not set up, importing nothing.
+        """
+        ...
+
+    def list_jobs(self, settings: JobSpec, *, limit: int | None) -> list[JobSummary]:
+        """At most ``limit`` (None: all) of cloudtrain's jobs here, newest first.
+
+        ``settings`` is a spec whose provider section holds where to look (project,
+        region), from the profile and the environment (``cloudtrain.specfile.load_settings``).
+        Only jobs carrying cloudtrain's own label or tag are asked for.
+        """
         ...
 
 

@@ -69,8 +69,21 @@ def test_list_table_drops_low_priority_columns_when_narrow(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "160")
     wide = run_cli("list", "--provider", "local").out.splitlines()
-    assert wide[0].split() == ["id", "name", "provider", "state", "created", "started", "duration"]
+    header = [
+        "id",
+        "name",
+        "provider",
+        "shape",
+        "state",
+        "created",
+        "started",
+        "duration",
+        "estimate",
+        "cost",
+    ]
+    assert wide[0].split() == header
     assert "10.0m" in wide[2] and wide[2].startswith("other-20261203-140000-0e1f")
+    assert "1 × process" in wide[2]
     monkeypatch.setenv("COLUMNS", "50")
     narrow = run_cli("list", "--provider", "local").out.splitlines()
     assert narrow[0].split() == ["id", "provider", "state"]
@@ -85,10 +98,25 @@ def test_list_limits_to_the_newest_unless_all(
     assert len(json.loads(run_cli("list", "--all", "--json").out)) == 3
 
 
-def test_list_notes_providers_that_cannot_list(run_cli: Callable[..., Result], runs: Path) -> None:
-    result = run_cli("list", "--provider", "vertex")
-    assert result.code == 0
-    assert "vertex: cannot list its jobs yet; skipped." in result.err
+def test_list_skips_the_clouds_not_set_up_here_and_says_how(
+    run_cli: Callable[..., Result], runs: Path
+) -> None:
+    result = run_cli("list", "--json")
+    assert result.code == 0, result.err
+    assert len(json.loads(result.out)) == len(RUNS)
+    assert "vertex: skipped: " in result.err and "GOOGLE_CLOUD_PROJECT" in result.err
+    assert "sagemaker: skipped: " in result.err and "aws configure" in result.err
+
+
+def test_local_jobs_are_not_billed_and_carry_no_estimate(run_cli: Callable[..., Result], runs: Path) -> None:
+    newest = json.loads(run_cli("list", "--provider", "local", "--json").out)[0]
+    assert (newest["billed"], newest["estimate"], newest["cost"]) == (False, None, None)
+    assert newest["shape"] == "1 × process"
+    lines = run_cli("status", "other").out.splitlines()
+    fields = {
+        line.split()[0]: " ".join(line.split()[1:]) for line in lines[1:] if line.strip() and "─" not in line
+    }
+    assert (fields["estimate"], fields["cost"]) == ("-", "not billed")
 
 
 @pytest.mark.parametrize(

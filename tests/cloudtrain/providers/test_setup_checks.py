@@ -20,10 +20,10 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from fakes.sagemaker_aws import LoopbackAws
 from fakes.vertex_jobservice import FakeJobService
 
-from cloudtrain.cli.check_command import load_settings
 from cloudtrain.providers.sagemaker import setup_checks as aws_checks
 from cloudtrain.providers.vertex import setup_checks as google_checks
 from cloudtrain.providers.vertex.clients import VertexClients
+from cloudtrain.specfile import load_settings
 from cloudtrain_runtime.diagnosis import Check
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml"

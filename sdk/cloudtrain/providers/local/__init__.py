@@ -145,7 +145,11 @@ class Local:
     def owns(self, job_id: str) -> bool:
         return run.owns(job_id)
 
-    def list_jobs(self, *, limit: int | None) -> list[JobSummary]:
+    def configured(self, settings: JobSpec) -> str | None:
+        """Always: the runs are folders on this machine."""
+        return None
+
+    def list_jobs(self, settings: JobSpec, *, limit: int | None) -> list[JobSummary]:
         """The run folders under ``runs/``, newest first (``listing``)."""
         return listing.list_runs(limit=limit)
 

@@ -15,13 +15,14 @@ import re
 import signal
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
 from cloudtrain.providers import JobStatus, poll_until_done
+from cloudtrain.providers.base import TERMINAL_STATES, JobSummary
 from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.local.processes import ProcessRecord, parse_replicas
 from cloudtrain.providers.local.records import parse_request, parse_status, read_record
@@ -35,6 +36,10 @@ REPLICAS_FILE = "replicas.pid"  # the running attempt's replica pids, written by
 FOLLOW_POLL_S = 0.2
 # A run folder's name as ``run.submit`` makes it: ``<job name>-<YYYYmmdd>-<HHMMSS>-<4 hex>``,
 # at most 63 + 21 characters (spec.JobSpec.name). No '/' and no '.', so it stays in runs/.
+# ``<job name>-<YYYYmmdd>-<HHMMSS>-<4 hex>``: the job name is what comes before the stamp.
+STAMP = re.compile(r"-\d{8}-\d{6}-[0-9a-f]{4}$")
+# A record that cannot be believed: the run is listed, its state says so.
+UNREADABLE = "unreadable"
 RUN_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,83}")
 ID_FORM = (
     "local:<run>, <run> being the run folder name that submit printed (e.g. local:demo-20260101-120000-1a2b)"
@@ -165,8 +170,44 @@ class LocalJob:
         """
         return poll_until_done(self.status, time.sleep, min(poll_s, 1.0), on_status, until)
 
+    def summary(self) -> JobSummary:
+        """This run as ``list`` shows it; a corrupt record makes its state ``unreadable``.
+
+        A run keeps no clock of its own, so its times are those of the records the
+        launcher writes once each: ``request.json`` when it was submitted, ``launcher.pid``
+        when the launcher took charge (the start), and ``status.json``'s last write for a
+        run that ended (the end). Nothing is billed, so there is no estimate or usage.
+        """
+        try:
+            state = self.status().state
+        except ProviderError:
+            state = UNREADABLE
+        try:
+            request = read_record(self.run_dir / REQUEST_FILE, parse_request)
+        except ProviderError:
+            request = None
+        replicas = len(request["replicas"]) if request else 0
+        return JobSummary(
+            id=self.id,
+            name=STAMP.sub("", self.run_dir.name),
+            provider=self.provider,
+            state=state,
+            created=_modified(self.run_dir / REQUEST_FILE) or _modified(self.run_dir) or datetime.now(UTC),
+            started=_modified(self.run_dir / LAUNCHER_FILE),
+            ended=_modified(self.run_dir / STATUS_FILE) if state in TERMINAL_STATES else None,
+            shape=f"{replicas} × process" if replicas else "",
+        )
+
     def __repr__(self) -> str:
         return f"LocalJob(id={self.id!r}, run_dir={str(self.run_dir)!r})"
+
+
+def _modified(path: Path) -> datetime | None:
+    """When ``path`` was last written, in UTC; None if it does not exist."""
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except FileNotFoundError:
+        return None
 
 
 class _Tail:

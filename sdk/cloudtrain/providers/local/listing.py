@@ -1,33 +1,15 @@
 """The local runs cloudtrain made, read from the run folders: what ``cloudtrain list`` shows.
 
 Only folders named as ``run.submit`` names them count; anything else under ``runs/``
-is not cloudtrain's. A run keeps no clock of its own, so its times are those of the
-records the launcher writes once each: ``request.json`` when it was submitted,
-``launcher.pid`` when the launcher took charge (the start), and ``status.json``'s last
-write for a run that ended (the end).
+is not cloudtrain's. Each run describes itself (``LocalJob.summary``).
 """
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
 from pathlib import Path
 
-from cloudtrain.errors import ProviderError
 from cloudtrain.providers.base import JobSummary
-from cloudtrain.providers.local.job import (
-    LAUNCHER_FILE,
-    REQUEST_FILE,
-    RUN_NAME,
-    STATUS_FILE,
-    LocalJob,
-    local_home,
-)
-
-# ``<job name>-<YYYYmmdd>-<HHMMSS>-<4 hex>``: the job name is what comes before the stamp.
-STAMP = re.compile(r"-\d{8}-\d{6}-[0-9a-f]{4}$")
-# A record that cannot be believed: the run is listed, its state says so.
-UNREADABLE = "unreadable"
+from cloudtrain.providers.local.job import REQUEST_FILE, RUN_NAME, STAMP, LocalJob, local_home
 
 
 def list_runs(*, limit: int | None) -> list[JobSummary]:
@@ -35,25 +17,7 @@ def list_runs(*, limit: int | None) -> list[JobSummary]:
     runs = local_home() / "runs"
     folders = [path for path in runs.iterdir() if _is_run(path)] if runs.is_dir() else []
     folders.sort(key=_submitted, reverse=True)
-    return [summary(folder) for folder in folders[:limit]]
-
-
-def summary(folder: Path) -> JobSummary:
-    """One run folder as a ``JobSummary``; a corrupt record makes its state ``unreadable``."""
-    job = LocalJob(f"local:{folder.name}")
-    try:
-        state = job.status().state
-    except ProviderError:
-        state = UNREADABLE
-    return JobSummary(
-        id=job.id,
-        name=STAMP.sub("", folder.name),
-        provider=job.provider,
-        state=state,
-        created=_modified(folder / REQUEST_FILE) or _modified(folder) or datetime.now(UTC),
-        started=_modified(folder / LAUNCHER_FILE),
-        ended=_modified(folder / STATUS_FILE) if state in ("succeeded", "failed", "cancelled") else None,
-    )
+    return [LocalJob(f"local:{folder.name}").summary() for folder in folders[:limit]]
 
 
 def _is_run(path: Path) -> bool:
@@ -66,11 +30,3 @@ def _submitted(folder: Path) -> float:
         if (folder / REQUEST_FILE).exists()
         else folder.stat().st_mtime
     )
-
-
-def _modified(path: Path) -> datetime | None:
-    """When ``path`` was last written, in UTC; None if it does not exist."""
-    try:
-        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    except FileNotFoundError:
-        return None

@@ -23,6 +23,15 @@ from cloudtrain.providers.discovery import first_variable, home, ini_value, read
 
 REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
 PROFILE_VARIABLES = ("AWS_DEFAULT_PROFILE", "AWS_PROFILE")
+# Variables that give botocore credentials before any file: keys, a web identity, a
+# container's credentials endpoint (botocore.credentials' providers).
+CREDENTIAL_VARIABLES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    *PROFILE_VARIABLES,
+)
 
 
 def discover(environ: Mapping[str, str]) -> dict[str, Discovered]:
@@ -33,10 +42,35 @@ def discover(environ: Mapping[str, str]) -> dict[str, Discovered]:
 
 def config_file(environ: Mapping[str, str]) -> Path:
     """The AWS config file botocore reads."""
-    named = environ.get("AWS_CONFIG_FILE", "")
-    if named.startswith("~"):  # botocore expands the home folder
+    return _aws_file(environ, "AWS_CONFIG_FILE", "config")
+
+
+def _aws_file(environ: Mapping[str, str], variable: str, name: str) -> Path:
+    """``$variable`` (``~`` expanded, as botocore does), else ``~/.aws/<name>``."""
+    named = environ.get(variable, "")
+    if named.startswith("~"):
         return home(environ) / named[1:].lstrip("/\\")
-    return Path(named) if named else home(environ) / ".aws" / "config"
+    return Path(named) if named else home(environ) / ".aws" / name
+
+
+def credentials_source(environ: Mapping[str, str]) -> str | None:
+    """Where boto3 would look for credentials first, if anywhere: a variable or a file; None: nowhere.
+
+    Only says something is set up, not that it works (``cloudtrain check`` asks STS). An
+    instance role, found only over the network, is not seen: ``--provider sagemaker`` asks anyway.
+    """
+    named = first_variable(environ, CREDENTIAL_VARIABLES)
+    if named is not None:
+        return named.source
+    for path in (credentials_file(environ), config_file(environ)):
+        if path.is_file():
+            return str(path)
+    return None
+
+
+def credentials_file(environ: Mapping[str, str]) -> Path:
+    """The shared credentials file botocore reads."""
+    return _aws_file(environ, "AWS_SHARED_CREDENTIALS_FILE", "credentials")
 
 
 def profile_region(environ: Mapping[str, str]) -> Discovered | None:

@@ -11,32 +11,21 @@ Vertex creates a new CustomJob after a failed one. To run an identical job again
 a success, say so in the spec, e.g. ``--set sagemaker.tags.run=2``. Job IDs are
 training-job ARNs.
 
-Status words. ``DescribeTrainingJob`` gives a primary status (InProgress, Completed,
-Failed, Stopping, Stopped) and a secondary one (Starting, Downloading, Training,
-Interrupted, ...). Both map to the neutral states of ``cloudtrain.providers`` through the
-tables below; ``provider_state`` keeps SageMaker's words (``InProgress/Training``) and the
-detail carries the latest status message and the FailureReason. A spot interruption
-(Interrupted, Restarting) is ``pending``: the job waits for capacity and resumes from its
-checkpoints. ``Stopped`` is a success for some tools (reference/sagemaker.md §7); here it
-is ``cancelled`` only when the stop was asked for through cloudtrain (``cancel`` tags the
-job first, so any later process can tell), and ``failed`` otherwise, e.g. after
-MaxRuntimeExceeded.
-
-Logs come from CloudWatch Logs (``cloudtrain.providers.sagemaker.logs``).
+Status words: ``states``. Logs come from CloudWatch Logs (``cloudtrain.providers.sagemaker.logs``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.base import JobStatus, poll_until_done
+from cloudtrain.providers.base import JobStatus, JobSummary, poll_until_done
 from cloudtrain.providers.follow import read_until_done
-from cloudtrain.providers.sagemaker import outputs, upload
+from cloudtrain.providers.sagemaker import listing, outputs, upload
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.logs import LogReader
+from cloudtrain.providers.sagemaker.states import ARN, STOP_TAG, job_status
 from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
@@ -47,67 +36,9 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
 
-STOP_TAG = "cloudtrain:stop-requested"
 # A job that ended like this is retried under the next attempt name; any other is reused.
 RETRIED_STATUSES = ("Failed", "Stopped")
 MAX_ATTEMPTS = 20
-_ARN = re.compile(
-    r"^arn:aws[a-z-]*:sagemaker:(?P<region>[a-z0-9-]+):[0-9]{12}:training-job/(?P<name>[A-Za-z0-9-]{1,63})\Z"
-)
-
-PRIMARY_STATES = {
-    "Completed": "succeeded",
-    "Failed": "failed",
-    "Stopping": "cancelling",
-    "Stopped": "cancelled",
-    "Deleting": "failed",
-}
-# Only InProgress needs its secondary status to say whether the job is running yet.
-IN_PROGRESS_STATES = {
-    "Pending": "pending",
-    "Starting": "pending",
-    "LaunchingMLInstances": "pending",
-    "PreparingTrainingStack": "pending",
-    "Downloading": "pending",
-    "DownloadingTrainingImage": "pending",
-    "Interrupted": "pending",
-    "Restarting": "pending",
-    "Training": "running",
-    "Uploading": "running",
-    "Updating": "running",
-}
-# Why a Stopped job that nobody asked to stop ended, by secondary status.
-STOPPED_REASONS = {
-    "MaxRuntimeExceeded": "it ran past StoppingCondition.MaxRuntimeInSeconds (raise limits.max_runtime)",
-    "MaxWaitTimeExceeded": "spot capacity did not come within MaxWaitTimeInSeconds (retry, or set resources.spot: false)",
-}
-
-
-def job_status(described: dict[str, Any], stop_requested: Callable[[], bool]) -> JobStatus:
-    """The neutral status of a DescribeTrainingJob response.
-
-    Args:
-        described: the response.
-        stop_requested: whether the stop was asked for through cloudtrain; called only
-            for a Stopped job, because it costs a call.
-    """
-    primary = described["TrainingJobStatus"]
-    secondary = described.get("SecondaryStatus", "")
-    detail = _detail(described)
-    # A status word newer than these tables reads as running: waiting on is safer than
-    # declaring an unknown state finished.
-    table = IN_PROGRESS_STATES if primary == "InProgress" else PRIMARY_STATES
-    state = table.get(secondary if primary == "InProgress" else primary, "running")
-    if primary == "Stopped" and (secondary in STOPPED_REASONS or not stop_requested()):
-        reason = STOPPED_REASONS.get(secondary, "it was stopped outside cloudtrain")
-        state, detail = "failed", f"Stopped because {reason}. {detail}".strip()
-    return JobStatus(state=state, provider_state=f"{primary}/{secondary}".rstrip("/"), detail=detail)
-
-
-def _detail(described: dict[str, Any]) -> str:
-    transitions = described.get("SecondaryStatusTransitions") or [{}]
-    parts = [transitions[-1].get("StatusMessage", ""), described.get("FailureReason", "")]
-    return " ".join(" ".join(part.split()) for part in parts if part)
 
 
 def submit(
@@ -187,12 +118,12 @@ def owns(job_id: str) -> bool:
     >>> owns("arn:aws:sagemaker:us-east-1:123456789012:training-job/churn-297b63d7bb")
     True
     """
-    return bool(_ARN.match(job_id))
+    return bool(ARN.match(job_id))
 
 
 def attach(job_id: str, clients: AwsClients | None = None) -> SageMakerJob:
     """The handle of an existing job, from its ARN (the region comes from the ARN)."""
-    match = _ARN.match(job_id)
+    match = ARN.match(job_id)
     if match is None:
         raise ProviderError(
             f"{job_id!r} is not a SageMaker training-job ARN "
@@ -272,9 +203,15 @@ class SageMakerJob:
             tail=tail,
         )
 
+    def summary(self) -> JobSummary:
+        """This job as ``list`` shows it: shape, times, the estimate in its tags, its billed time once ended."""
+        return listing.summary(self.describe(), self._tags())
+
     def _stop_requested(self) -> bool:
-        tags = self._aws.call("sagemaker", "list_tags", ResourceArn=self.id).get("Tags", [])
-        return any(tag["Key"] == STOP_TAG for tag in tags)
+        return any(tag["Key"] == STOP_TAG for tag in self._tags())
+
+    def _tags(self) -> list[dict[str, str]]:
+        return list(self._aws.call("sagemaker", "list_tags", ResourceArn=self.id).get("Tags", []))
 
     def __repr__(self) -> str:
         return f"SageMakerJob(id={self.id!r})"

@@ -35,14 +35,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import posixpath
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import container
 from cloudtrain.errors import SpecError
+from cloudtrain.providers.base import ExpectedCost
 from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from cloudtrain.planning import Plan
 
 CODE_CHANNEL = "code"
@@ -54,6 +58,10 @@ TENSORBOARD_DIR = "/opt/ml/output/tensorboard"
 NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 JOB_TAG = "cloudtrain:job"
 RUN_TAG = "cloudtrain:run"
+# The cost expected at submit time, in dollars, and its basis: not part of the job name's hash.
+ESTIMATE_TAG = "cloudtrain:estimate-usd"
+ESTIMATE_BASIS_TAG = "cloudtrain:estimate"
+NOT_HASHED = (ESTIMATE_TAG, ESTIMATE_BASIS_TAG)
 # A spot job may wait for capacity as long as it may run, but never past 28 days, the
 # documented maximum run time (reference/sagemaker.md §2; the model sets no maximum).
 MAX_WAIT_CAP_S = 28 * 86400
@@ -89,7 +97,7 @@ def render(plan: Plan) -> dict[str, Any]:
         **_vpc(plan),
         "Tags": _tags(plan),
     }
-    return {"TrainingJobName": job_name(plan.name, request), **request}
+    return {"TrainingJobName": job_name(plan.name, _identity(request)), **request}
 
 
 def delivery(plan: Plan) -> dict[str, Any]:
@@ -132,6 +140,36 @@ def job_name(name: str, request: dict[str, Any]) -> str:
     content = json.dumps(request, sort_keys=True, separators=(",", ":"))
     digest = hashlib.sha256(content.encode()).hexdigest()[:NAME_HASH_CHARS]
     return f"{name[: 63 - NAME_HASH_CHARS - 1]}-{digest}"
+
+
+def _identity(request: dict[str, Any]) -> dict[str, Any]:
+    """The request without the estimate's tags: a new price or a measured throughput is no new job."""
+    return {**request, "Tags": [tag for tag in request["Tags"] if tag["Key"] not in NOT_HASHED]}
+
+
+def estimate_tags(estimate: ExpectedCost) -> dict[str, str]:
+    """The estimate as two tags: dollars to the cent, and its basis.
+
+    >>> estimate_tags(ExpectedCost(1.264, "worst-case"))
+    {'cloudtrain:estimate-usd': '1.26', 'cloudtrain:estimate': 'worst-case'}
+    """
+    return {ESTIMATE_TAG: f"{estimate.usd:.2f}", ESTIMATE_BASIS_TAG: estimate.basis}
+
+
+def estimate_from_tags(tags: Iterable[dict[str, str]]) -> ExpectedCost | None:
+    """The estimate a job's tags carry; None when it has none, or they were edited into nonsense.
+
+    >>> estimate_from_tags([{"Key": "cloudtrain:estimate-usd", "Value": "1.26"},
+    ...                     {"Key": "cloudtrain:estimate", "Value": "worst-case"}])
+    ExpectedCost(usd=1.26, basis='worst-case')
+    """
+    values = {tag.get("Key"): tag.get("Value", "") for tag in tags}
+    basis = values.get(ESTIMATE_BASIS_TAG, "")
+    try:
+        usd = float(values.get(ESTIMATE_TAG, ""))
+    except ValueError:
+        return None
+    return ExpectedCost(usd, basis) if basis and math.isfinite(usd) and usd >= 0 else None
 
 
 def stopping_condition(max_runtime_s: int, *, spot: bool) -> dict[str, int]:
@@ -298,6 +336,8 @@ def _tags(plan: Plan) -> list[dict[str, str]]:
     tags = {**plan.spec.sagemaker.tags, JOB_TAG: plan.name}
     if plan.run_id is not None:
         tags[RUN_TAG] = plan.run_id
+    if plan.estimate is not None:
+        tags |= estimate_tags(plan.estimate)
     reserved = sorted(key for key in plan.spec.sagemaker.tags if key.lower().startswith("aws:"))
     if reserved:
         raise SpecError(f"sagemaker.tags: {reserved[0]!r} uses the reserved prefix 'aws:'. Rename the tag.")

@@ -2,7 +2,8 @@
 
 The rooms: ``checks`` (what Vertex refuses), ``render`` (the CustomJob body, pure),
 ``outputs`` (where the job's artifacts land), ``clients`` (building the Google clients, retries and error translation), ``job``
-(submit, attach, owns, and the job's status, cancel and wait), ``logs`` (Cloud
+(submit, attach, owns, and the job's status, cancel and wait), ``names`` (job IDs and
+states), ``listing`` (cloudtrain's jobs, their times and usage), ``logs`` (Cloud
 Logging), ``upload`` (the code bundle to Cloud Storage, once), ``emulate`` (the replicas
 Vertex would start, run by the local provider).
 
@@ -17,10 +18,20 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain.errors import SpecError
 from cloudtrain.providers.cloud import CloudProvider, Rooms
 
 # The render room before the function of the same name, which then takes its place here.
-from cloudtrain.providers.vertex import checks, discover, download, emulate, job, outputs, setup_checks
+from cloudtrain.providers.vertex import (
+    checks,
+    discover,
+    download,
+    emulate,
+    job,
+    listing,
+    outputs,
+    setup_checks,
+)
 from cloudtrain.providers.vertex import render as rendering
 from cloudtrain.providers.vertex.clients import VertexClients
 from cloudtrain.providers.vertex.job import VertexJob, attach, owns, submit
@@ -29,7 +40,7 @@ from cloudtrain.providers.vertex.render import fuse_path, render, request_hash
 if TYPE_CHECKING:
     from cloudtrain.defaults import Sources
     from cloudtrain.planning import Plan
-    from cloudtrain.providers.base import Discovered, Provider
+    from cloudtrain.providers.base import Discovered, JobSummary, Provider
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
 
@@ -72,6 +83,21 @@ class Vertex(CloudProvider):
 
     def read_output(self, plan: Plan, uri: str, *, clients: Any = None) -> bytes:
         return download.read_output(plan, uri, clients)
+
+    def configured(self, settings: JobSpec) -> str | None:
+        if settings.vertex.project:
+            return None
+        return (
+            "no Google Cloud project: set vertex.project in a profile of ~/.config/cloudtrain/config.yaml, "
+            "GOOGLE_CLOUD_PROJECT, or `gcloud config set project PROJECT`"
+        )
+
+    def list_jobs(self, settings: JobSpec, *, limit: int | None, clients: Any = None) -> list[JobSummary]:
+        """cloudtrain's custom jobs in the settings' project and region (``listing``)."""
+        vertex = settings.vertex
+        if not vertex.project:
+            raise SpecError(f"vertex.project is required to list jobs: {self.configured(settings)}.")
+        return listing.list_jobs(vertex.project, vertex.region, limit=limit, clients=clients)
 
 
 provider: Provider = Vertex()

@@ -20,23 +20,17 @@ The code bundle is uploaded by ``submit`` to ``storage.root/code/<sha256>.tar.gz
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.base import JobStatus, poll_until_done
+from cloudtrain.providers.base import JobStatus, JobSummary, poll_until_done
 from cloudtrain.providers.transfer import bundle_uri
-from cloudtrain.providers.vertex import outputs, upload
-from cloudtrain.providers.vertex.clients import (
-    ApiCall,
-    GoogleCallError,
-    VertexClients,
-    require_google,
-    with_retries,
-)
+from cloudtrain.providers.vertex import listing, outputs, upload
+from cloudtrain.providers.vertex.clients import GoogleCallError, VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.logs import LogReader
+from cloudtrain.providers.vertex.names import JOB_ID, REUSABLE_STATES, STATES, api_call
 from cloudtrain.providers.vertex.render import REQUEST_LABEL
 
 if TYPE_CHECKING:
@@ -44,29 +38,6 @@ if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
-
-# \Z, not $, which also matches before a trailing newline; [0-9], not \d, which matches
-# any Unicode digit.
-PARENT = re.compile(r"\Aprojects/(?P<project>[^/\s]+)/locations/(?P<region>[^/\s]+)")
-JOB_ID = re.compile(rf"{PARENT.pattern}/customJobs/(?P<id>[0-9]+)\Z")
-
-# JobState name -> neutral state (aiplatform_v1 job_state.proto, reference/vertex.md §1.1).
-STATES = {
-    "JOB_STATE_UNSPECIFIED": "queued",
-    "JOB_STATE_QUEUED": "queued",
-    "JOB_STATE_PENDING": "queued",
-    "JOB_STATE_PAUSED": "queued",
-    "JOB_STATE_RUNNING": "running",
-    "JOB_STATE_UPDATING": "running",
-    "JOB_STATE_SUCCEEDED": "succeeded",
-    "JOB_STATE_PARTIALLY_SUCCEEDED": "succeeded",
-    "JOB_STATE_FAILED": "failed",
-    "JOB_STATE_EXPIRED": "failed",
-    "JOB_STATE_CANCELLING": "cancelling",
-    "JOB_STATE_CANCELLED": "cancelled",
-}
-# An earlier job in these states is the answer to a repeated submit; others are retried.
-REUSABLE_STATES = ("queued", "running", "succeeded")
 
 
 def owns(job_id: str) -> bool:
@@ -144,7 +115,7 @@ def _create(
         return earlier or str(service.create_custom_job(parent=parent, custom_job=custom_job).name)
 
     return with_retries(
-        create_once, _api_call("CreateCustomJob", f"create a custom job in {parent}", parent), sleep=sleep
+        create_once, api_call("CreateCustomJob", f"create a custom job in {parent}", parent), sleep=sleep
     )
 
 
@@ -155,21 +126,12 @@ def find_submitted(
     query = {"parent": parent, "filter": f'labels.{REQUEST_LABEL}="{request["labels"][REQUEST_LABEL]}"'}
     jobs = with_retries(
         lambda: list(service.list_custom_jobs(request=query)),
-        _api_call("ListCustomJobs", f"list custom jobs in {parent}", parent),
+        api_call("ListCustomJobs", f"list custom jobs in {parent}", parent),
         sleep=sleep,
     )
     reusable = [job for job in jobs if STATES[job.state.name] in REUSABLE_STATES]
     newest = max(reusable, key=lambda job: job.create_time, default=None)
     return newest.name if newest is not None else None
-
-
-def _api_call(method: str, action: str, name: str) -> ApiCall:
-    """``method`` on ``name``, a parent or a job, whose project and region it names."""
-    match = PARENT.match(name)
-    where = match.groupdict() if match else {}
-    return ApiCall(
-        action, method, project=where.get("project", ""), region=where.get("region", ""), resource=name
-    )
 
 
 def _custom_job(request: dict[str, Any]) -> Any:
@@ -289,12 +251,16 @@ class VertexJob:
         """Poll until the job ends (or ``until`` holds), reporting each change of state to ``on_status``."""
         return poll_until_done(self.status, self._clients.sleep, poll_s, on_status, until)
 
+    def summary(self) -> JobSummary:
+        """This job as ``list`` shows it: shape, times, the estimate it carries, its usage once ended."""
+        return listing.summary(self._get())
+
     def _get(self) -> Any:
         return self._call(lambda service: service.get_custom_job(name=self.id), "GetCustomJob", "get")
 
     def _call(self, send: Callable[[Any], Any], method: str, verb: str) -> Any:
         service = self._clients.job_service(self.region)
-        call = _api_call(method, f"{verb} {self.id}", self.id)
+        call = api_call(method, f"{verb} {self.id}", self.id)
         return with_retries(lambda: send(service), call, sleep=self._clients.sleep)
 
     def __repr__(self) -> str:

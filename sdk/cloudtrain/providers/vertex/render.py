@@ -39,15 +39,23 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import container
 from cloudtrain.errors import ProviderError, SpecError
+from cloudtrain.providers.base import ExpectedCost
 from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from cloudtrain.catalog import Machine
     from cloudtrain.planning import Plan
 
 JOB_LABEL = "cloudtrain_job"
 REQUEST_LABEL = "cloudtrain_request"
 RUN_LABEL = "cloudtrain_run"
+# The cost expected at submit time: whole cents (label values take no '.'), and its basis.
+ESTIMATE_LABEL = "cloudtrain_estimate_cents"
+ESTIMATE_BASIS_LABEL = "cloudtrain_estimate"
+# Labels that describe the job without being part of what it is: left out of the request hash.
+NOT_HASHED = (REQUEST_LABEL, ESTIMATE_LABEL, ESTIMATE_BASIS_LABEL)
 
 # ContainerSpec.env: "at most 100" (aiplatform_v1 custom_job.proto, reference/vertex.md §1.1).
 MAX_ENV_VARS = 100
@@ -90,9 +98,10 @@ def render(plan: Plan) -> dict[str, Any]:
 def request_hash(body: dict[str, Any]) -> str:
     """A 16-hex-digit hash of the request body, without its own ``cloudtrain_request`` label.
 
-    The label that carries it is how ``submit`` finds a job it already created.
+    The label that carries it is how ``submit`` finds a job it already created. The
+    estimate's labels are left out too: a new price or a measured throughput is no new job.
     """
-    labels = {k: v for k, v in body.get("labels", {}).items() if k != REQUEST_LABEL}
+    labels = {k: v for k, v in body.get("labels", {}).items() if k not in NOT_HASHED}
     canonical = json.dumps({**body, "labels": labels}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -226,7 +235,7 @@ def _user_labels(plan: Plan) -> dict[str, str]:
     labels: dict[str, str] = {}
     for key, value in plan.spec.vertex.labels.items():
         clean = sanitise_label_key(key)
-        if clean in labels or clean in (REQUEST_LABEL, JOB_LABEL, RUN_LABEL):
+        if clean in labels or clean in (JOB_LABEL, RUN_LABEL, *NOT_HASHED):
             raise SpecError(
                 f"vertex.labels: {key!r} becomes the label key {clean!r}, which is already used. "
                 "Rename one of the labels."
@@ -235,6 +244,8 @@ def _user_labels(plan: Plan) -> dict[str, str]:
     labels[JOB_LABEL] = sanitise_label_value(plan.name)
     if plan.run_id is not None:  # part of the request, so of its hash: a new run is a new job
         labels[RUN_LABEL] = plan.run_id
+    if plan.estimate is not None:
+        labels |= estimate_labels(plan.estimate)
     if len(labels) + 1 > MAX_LABELS:
         raise SpecError(
             f"vertex.labels: Vertex AI allows {MAX_LABELS} labels per job and cloudtrain adds "
@@ -242,6 +253,27 @@ def _user_labels(plan: Plan) -> dict[str, str]:
             f"remove {len(labels) + 1 - MAX_LABELS} of the {len(plan.spec.vertex.labels)} labels."
         )
     return labels
+
+
+def estimate_labels(estimate: ExpectedCost) -> dict[str, str]:
+    """The estimate as two labels: whole cents, and its basis.
+
+    >>> estimate_labels(ExpectedCost(1.264, "worst-case"))
+    {'cloudtrain_estimate_cents': '126', 'cloudtrain_estimate': 'worst-case'}
+    """
+    return {ESTIMATE_LABEL: str(round(estimate.usd * 100)), ESTIMATE_BASIS_LABEL: estimate.basis}
+
+
+def estimate_from_labels(labels: Mapping[str, str]) -> ExpectedCost | None:
+    """The estimate a job's labels carry; None when it has none, or they were edited into nonsense.
+
+    >>> estimate_from_labels({"cloudtrain_estimate_cents": "126", "cloudtrain_estimate": "worst-case"})
+    ExpectedCost(usd=1.26, basis='worst-case')
+    """
+    cents, basis = labels.get(ESTIMATE_LABEL, ""), labels.get(ESTIMATE_BASIS_LABEL, "")
+    if not (cents.isdigit() and basis):
+        return None
+    return ExpectedCost(int(cents) / 100, basis)
 
 
 def sanitise_label_key(key: str) -> str:

@@ -11,6 +11,9 @@ the few operations cloudtrain uses, as SageMaker does:
   default Starting -> Downloading -> Training -> Completed; ``script`` sets another one,
   e.g. a spot interruption or a failure;
 - StopTrainingJob moves a running job to Stopping, then Stopped;
+- DescribeTrainingJob (and Search) report the training start, and once ended the end,
+  TrainingTimeInSeconds and BillableTimeInSeconds (``FakeJob.training_s``/``billable_s``);
+- Search finds training jobs by one ``Tags.<key>`` Exists filter, newest first, paged;
 - ``fail`` makes the next N calls of an operation fail (throttling, 5xx);
 - ``reset`` empties it, so one server can serve a whole test session.
 """
@@ -69,6 +72,10 @@ class FakeJob:
     position: int = -1
     created: float = field(default_factory=time.time)
     transitions: list[dict[str, Any]] = field(default_factory=list)
+    training_s: int | None = None
+    """TrainingTimeInSeconds once ended; None: the seconds from its training start to its end."""
+    billable_s: int | None = None
+    """BillableTimeInSeconds once ended; None: the training time (no spot saving)."""
 
     @property
     def step(self) -> Step:
@@ -162,18 +169,7 @@ class FakeSageMaker:
     def _describe_training_job(self, params: dict[str, Any]) -> dict[str, Any]:
         job = self._job(params["TrainingJobName"])
         job.advance()
-        status, secondary, _ = job.step
-        described = {k: v for k, v in job.request.items() if k != "Tags"}
-        described |= {
-            "TrainingJobArn": job.arn,
-            "TrainingJobStatus": status,
-            "SecondaryStatus": secondary,
-            "SecondaryStatusTransitions": job.transitions,
-            "CreationTime": job.created,
-        }
-        if status == "Failed" and job.failure_reason:
-            described["FailureReason"] = job.failure_reason
-        return described
+        return _described(job)
 
     def _stop_training_job(self, params: dict[str, Any]) -> dict[str, Any]:
         job = self._job(params["TrainingJobName"])
@@ -199,6 +195,31 @@ class FakeSageMaker:
         ]
         return {"TrainingJobSummaries": summaries}
 
+    def _search(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Training jobs by one ``Tags.<key>`` Exists filter, sorted by CreationTime, paged; moves no job."""
+        expression = params.get("SearchExpression", {})
+        filters = expression.get("Filters", [])
+        supported = (
+            params["Resource"] == "TrainingJob"
+            and set(expression) == {"Filters"}
+            and len(filters) == 1
+            and filters[0]["Name"].startswith("Tags.")
+            and filters[0].get("Operator") == "Exists"
+            and params.get("SortBy", "CreationTime") == "CreationTime"
+        )
+        if not supported:
+            raise ApiError("ValidationException", f"The fake cannot search with {params}")
+        key = filters[0]["Name"].removeprefix("Tags.")
+        found = [job for job in self.jobs.values() if any(tag["Key"] == key for tag in self.tags[job.arn])]
+        found.sort(key=lambda job: job.created, reverse=params.get("SortOrder") != "Ascending")
+        start, size = int(params.get("NextToken") or 0), params.get("MaxResults", 10)
+        page = [
+            {"TrainingJob": _described(job) | {"Tags": self.tags[job.arn]}}
+            for job in found[start : start + size]
+        ]
+        more = {"NextToken": str(start + size)} if start + size < len(found) else {}
+        return {"Results": page, **more}
+
     def _add_tags(self, params: dict[str, Any]) -> dict[str, Any]:
         self._arn(params["ResourceArn"])
         self.tags[params["ResourceArn"]] += params["Tags"]
@@ -216,6 +237,37 @@ class FakeSageMaker:
         if arn not in self.tags:
             raise ApiError("ResourceNotFound", f"Resource {arn} not found.")
         return arn
+
+
+def _described(job: FakeJob) -> dict[str, Any]:
+    """The DescribeTrainingJob answer for ``job`` where it is now.
+
+    TrainingStartTime is when it first reached Training; once it has ended, TrainingEndTime,
+    TrainingTimeInSeconds and BillableTimeInSeconds are set, as SageMaker sets them.
+    """
+    status, secondary, _ = job.step
+    described = {k: v for k, v in job.request.items() if k != "Tags"}
+    described |= {
+        "TrainingJobArn": job.arn,
+        "TrainingJobStatus": status,
+        "SecondaryStatus": secondary,
+        "SecondaryStatusTransitions": job.transitions,
+        "CreationTime": job.created,
+    }
+    started = next((t["StartTime"] for t in job.transitions if t["Status"] == "Training"), None)
+    if started is not None:
+        described["TrainingStartTime"] = started
+    if status in TERMINAL:
+        ended = job.transitions[-1]["StartTime"] if job.transitions else job.created
+        training = job.training_s if job.training_s is not None else int(ended - (started or ended))
+        described |= {
+            "TrainingEndTime": ended,
+            "TrainingTimeInSeconds": training,
+            "BillableTimeInSeconds": job.billable_s if job.billable_s is not None else training,
+        }
+    if status == "Failed" and job.failure_reason:
+        described["FailureReason"] = job.failure_reason
+    return described
 
 
 def _snake(name: str) -> str:

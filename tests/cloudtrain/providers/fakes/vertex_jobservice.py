@@ -5,7 +5,8 @@ responses go through the real protobuf (de)serialisation. It implements the four
 methods the Vertex backend uses (create, get, list with a label filter, cancel),
 checks what the real service checks that a test can see (pool 0 has one replica,
 filters are valid), records every request, moves jobs through a scripted list of
-states (one step per ``GetCustomJob``), and fails on demand with a given status,
+states (one step per ``GetCustomJob``, setting ``start_time`` on the first running
+state and ``end_time`` on an ended one, as the service does), and fails on demand with a given status,
 before doing what was asked (``fail``) or after it (``lose_response``). A failure can
 carry Google's message and an ``ErrorInfo`` reason (``SERVICE_DISABLED``), sent as the
 real service sends them: in the rich status the client's api_core reads. ``reset``
@@ -30,7 +31,8 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 SERVICE = "google.cloud.aiplatform.v1.JobService"
-LABEL_FILTER = re.compile(r'\Alabels\.([a-z][a-z0-9_-]*)="([a-z0-9_-]*)"\Z')
+# labels.KEY="VALUE" (equality) or labels.KEY:* (the key exists), as ListCustomJobsRequest.filter documents.
+LABEL_FILTER = re.compile(r'\Alabels\.([a-z][a-z0-9_-]*)(?:="([a-z0-9_-]*)"|(:\*))\Z')
 DEFAULT_STATES = ("JOB_STATE_QUEUED", "JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED")
 ENDED_STATES = (
     "JOB_STATE_SUCCEEDED",
@@ -108,7 +110,7 @@ class FakeJobService:
 
     def set_state(self, name: str, state: str) -> None:
         """Put a job in ``state`` and keep it there."""
-        self.jobs[name].state = aiplatform_v1.JobState[state]
+        self._enter(self.jobs[name], state)
         self._progress[name] = deque()
 
     @contextlib.contextmanager
@@ -175,7 +177,7 @@ class FakeJobService:
     def _get(self, request: Any, context: grpc.ServicerContext) -> aiplatform_v1.CustomJob:
         job = self._find(request.name, context)
         if self._progress[job.name]:
-            job.state = aiplatform_v1.JobState[self._progress[job.name].popleft()]
+            self._enter(job, self._progress[job.name].popleft())
         if job.state.name == "JOB_STATE_FAILED":
             job.error = {
                 "code": 9,
@@ -190,7 +192,7 @@ class FakeJobService:
         jobs = [
             job
             for name, job in self.jobs.items()
-            if name.startswith(f"{request.parent}/") and (not match or job.labels.get(match[1]) == match[2])
+            if name.startswith(f"{request.parent}/") and (not match or _matches(job, *match.groups()))
         ]
         return aiplatform_v1.ListCustomJobsResponse(custom_jobs=jobs)
 
@@ -198,7 +200,7 @@ class FakeJobService:
         job = self._find(request.name, context)
         if job.state.name in ENDED_STATES:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"Job {job.name} is already done")
-        job.state = aiplatform_v1.JobState.JOB_STATE_CANCELLING
+        self._enter(job, "JOB_STATE_CANCELLING")
         self._progress[job.name] = deque(["JOB_STATE_CANCELLED"])
         return empty_pb2.Empty()
 
@@ -207,6 +209,19 @@ class FakeJobService:
             context.abort(grpc.StatusCode.NOT_FOUND, f"CustomJob {name} not found")
         return self.jobs[name]
 
+    def _enter(self, job: aiplatform_v1.CustomJob, state: str) -> None:
+        """Move ``job`` to ``state``: the first running state sets start_time, an ended one end_time."""
+        job.state = aiplatform_v1.JobState[state]
+        if state == "JOB_STATE_RUNNING" and "start_time" not in job:
+            job.start_time = self._now()
+        if state in ENDED_STATES and "end_time" not in job:
+            job.end_time = self._now()
+
     def _now(self) -> timestamp_pb2.Timestamp:
         self._clock += 1
         return timestamp_pb2.Timestamp(seconds=self._clock)
+
+
+def _matches(job: aiplatform_v1.CustomJob, key: str, value: str | None, exists: str | None) -> bool:
+    """Whether ``job`` passes ``labels.KEY="VALUE"`` or ``labels.KEY:*``."""
+    return key in job.labels if exists else job.labels.get(key) == value

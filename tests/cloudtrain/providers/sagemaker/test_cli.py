@@ -40,7 +40,9 @@ def test_submit_status_logs_cancel(aws: LoopbackAws, run_cli: Callable[..., Resu
     assert len(aws.client("s3").list_objects_v2(Bucket=BUCKET)["Contents"]) == 1  # uploaded once
 
     # The fake moves one step per describe; the re-submit above described the job once.
-    assert run_cli("status", job_id).out == "pending (InProgress/Downloading): Downloading input data\n"
+    status = run_cli("status", job_id).out.splitlines()
+    assert status[0] == "pending (InProgress/Downloading): Downloading input data"
+    assert any(line.split()[:2] == ["shape", "2"] for line in status[1:] if line.strip())
     name = job_id.rsplit("/", 1)[1]
     aws.put_logs(f"{name}/algo-1-1700000000", [(0, "epoch 1/3")])
     assert run_cli("logs", job_id).out == "[algo-1] epoch 1/3\n"

@@ -57,17 +57,16 @@ def test_submit_status_cancel_and_resubmit(run: Callable[..., Result], fake_vert
     blob = storage.Client().bucket(BUCKET).get_blob(bundle.removeprefix(f"/gcs/{BUCKET}/"))
     assert blob is not None
 
-    assert run("status", job_id).out.strip() == "queued (JOB_STATE_PENDING)"
+    assert run("status", job_id).out.splitlines()[0] == "queued (JOB_STATE_PENDING)"
     assert run("cancel", job_id).err.strip() == f"Cancellation requested for {job_id}"
-    assert run("status", job_id, "--json").out.strip() == json.dumps(
-        {
-            "id": job_id,
-            "state": "cancelled",
-            "provider_state": "JOB_STATE_CANCELLED",
-            "detail": "",
-            "done": True,
-        }
-    )
+    shown = json.loads(run("status", job_id, "--json").out)
+    assert {key: shown[key] for key in ("id", "state", "provider_state", "detail", "done")} == {
+        "id": job_id,
+        "state": "cancelled",
+        "provider_state": "JOB_STATE_CANCELLED",
+        "detail": "",
+        "done": True,
+    }
 
     fake_vertex.set_state(job_id, "JOB_STATE_RUNNING")
     assert run("submit", EXAMPLE, "--provider", "vertex").out.strip() == job_id

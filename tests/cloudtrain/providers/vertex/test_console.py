@@ -29,5 +29,5 @@ def test_submit_and_status_show_the_console_page(
     assert console in submitted.err.splitlines()
     assert re.search(r"^TensorBoard: tensorboard --logdir gs://\S+$", submitted.err, re.MULTILINE)
     status = run_cli("status", match.group(0))
-    assert status.out.strip() == "queued (JOB_STATE_PENDING)"
+    assert status.out.splitlines()[0] == "queued (JOB_STATE_PENDING)"
     assert console in status.err.splitlines()

@@ -347,7 +347,7 @@ def test_cancelling_an_ended_job_says_it_ended_and_in_which_state(
     fake_vertex.set_state(job_id, state)
     with pytest.raises(ProviderError) as error:
         vertex.attach(job_id, clients).cancel()
-    neutral = vertex.job.STATES[state]
+    neutral = vertex.names.STATES[state]
     assert str(error.value) == (
         f"Could not cancel {job_id}: it already ended, {neutral} ({state}). There is nothing to cancel."
     )
