@@ -26,6 +26,7 @@ _EXPORTS = {
     "Job": "cloudtrain.providers.base",
     "JobSpec": "cloudtrain.spec",
     "JobStatus": "cloudtrain.providers.base",
+    "JobSummary": "cloudtrain.providers.base",
     "MissingDependencyError": "cloudtrain.errors",
     "Outputs": "cloudtrain.outputs",
     "Plan": "cloudtrain.planning",
@@ -34,6 +35,7 @@ _EXPORTS = {
     "SpecError": "cloudtrain.errors",
     "attach": "cloudtrain.api",
     "estimate": "cloudtrain.api",
+    "list_jobs": "cloudtrain.api",
     "load_spec": "cloudtrain.specfile",
     "plan": "cloudtrain.api",
     "render": "cloudtrain.api",
@@ -52,6 +54,7 @@ __all__ = [
     "Job",
     "JobSpec",
     "JobStatus",
+    "JobSummary",
     "MissingDependencyError",
     "Outputs",
     "Plan",
@@ -61,6 +64,7 @@ __all__ = [
     "Submission",
     "attach",
     "estimate",
+    "list_jobs",
     "load_spec",
     "plan",
     "render",
@@ -71,7 +75,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from cloudtrain.api import Submission, attach, estimate, plan, render, stage, submit, validate
+    from cloudtrain.api import Submission, attach, estimate, list_jobs, plan, render, stage, submit, validate
     from cloudtrain.cost import CostOption
     from cloudtrain.errors import (
         BudgetError,
@@ -84,7 +88,7 @@ if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
     from cloudtrain.progress import Progress
-    from cloudtrain.providers.base import Job, JobStatus
+    from cloudtrain.providers.base import Job, JobStatus, JobSummary
     from cloudtrain.spec import JobSpec
     from cloudtrain.specfile import load_spec, with_defaults
 

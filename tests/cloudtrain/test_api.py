@@ -131,3 +131,13 @@ def _first_parameter(value: object) -> str | None:
     if not inspect.isfunction(value):
         return None
     return next(iter(inspect.signature(value).parameters), None)
+
+
+def test_list_jobs_is_public_and_reports_what_it_skipped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path))
+    listing = cloudtrain.list_jobs()
+    assert listing.jobs == []
+    assert set(listing.skipped) == {"vertex", "sagemaker"}  # nothing set up in a test
+    assert cloudtrain.JobSummary is base.JobSummary
