@@ -2,8 +2,8 @@
 
 Listing asks the JobService for the jobs carrying the ``cloudtrain_job`` label, never for
 every job: ``ListCustomJobsRequest.filter`` "labels supports general map functions that
-is: labels.key=value - key:value equality, labels.key:* or labels:key - key existence"
-(google-cloud-aiplatform, aiplatform_v1 job_service.proto). The service promises no
+is: labels.key=value - key:value equality labels.key:* - key existence"
+(google-cloud-aiplatform, aiplatform_v1 types/job_service.py). The service promises no
 order, so the jobs are sorted here, newest first.
 
 What a job was billed for comes from its own times: ``start_time`` is "Time when the
