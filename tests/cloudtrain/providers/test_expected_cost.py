@@ -124,6 +124,10 @@ def test_edited_tags_read_as_no_estimate(tags: list[dict[str, str]]) -> None:
     [
         {"cloudtrain_estimate_cents": "1e3", "cloudtrain_estimate": "worst-case"},
         {"cloudtrain_estimate_cents": "12"},
+        {
+            "cloudtrain_estimate_cents": "²",
+            "cloudtrain_estimate": "worst-case",
+        },  # a digit to isdigit(), not to int()
     ],
 )
 def test_edited_labels_read_as_no_estimate(labels: dict[str, str]) -> None:

@@ -64,6 +64,7 @@ MAX_ENV_VARS = 100
 MAX_LABEL_CHARS = 63
 MAX_LABELS = 64
 _LABEL_INVALID = re.compile(r"[^a-z0-9_-]")
+_CENTS = re.compile(r"[0-9]{1,15}")
 
 DEFAULT_BOOT_DISK = "pd-ssd"
 # Machines that boot only from Hyperdisk: hyperdisk-balanced is their default boot disk
@@ -271,7 +272,8 @@ def estimate_from_labels(labels: Mapping[str, str]) -> ExpectedCost | None:
     ExpectedCost(usd=1.26, basis='worst-case')
     """
     cents, basis = labels.get(ESTIMATE_LABEL, ""), labels.get(ESTIMATE_BASIS_LABEL, "")
-    if not (cents.isdigit() and basis):
+    # ASCII digits only: label values may hold any Unicode letter or digit, and int("²") raises.
+    if not (_CENTS.fullmatch(cents) and basis):
         return None
     return ExpectedCost(int(cents) / 100, basis)
 

@@ -126,7 +126,7 @@ def test_the_fake_sets_start_and_end_times_as_the_job_moves(fake_vertex: FakeJob
     assert described.started is not None and described.ended is not None
     assert (
         described.usage is not None
-        and described.usage.seconds == (described.ended - described.started).seconds
+        and described.usage.seconds == (described.ended - described.started).total_seconds()
     )
 
 
