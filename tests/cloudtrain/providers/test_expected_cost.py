@@ -11,7 +11,6 @@ import importlib
 from pathlib import Path
 
 import pytest
-from fakes import sagemaker_model
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
@@ -21,6 +20,7 @@ from cloudtrain.errors import SpecError
 from cloudtrain.providers import vertex
 from cloudtrain.providers.base import FROM_THROUGHPUT, WORST_CASE, ExpectedCost
 from cloudtrain.specfile import load_spec
+from tests.cloudtrain.providers.fakes import sagemaker_model
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "binary_classifier" / "job.yaml"

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import Result
 
 from cloudtrain.errors import SpecError
 from cloudtrain.planning import plan
 from cloudtrain.providers import local, sagemaker, vertex
 from cloudtrain.providers.local.launcher import expand, replica_env
 from cloudtrain.specfile import load_spec
+from tests.conftest import Result
 
 BUNDLES = {
     "local": "/data/outputs/code/0123456789abcdef.tar.gz",

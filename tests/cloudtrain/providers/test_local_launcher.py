@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import Result
 
 from cloudtrain import api
 from cloudtrain.errors import ProviderError
@@ -30,6 +29,7 @@ from cloudtrain.providers.local.job import LocalJob
 from cloudtrain.providers.local.launcher import first_failure
 from cloudtrain.providers.local.processes import is_running
 from cloudtrain.spec import JobSpec
+from tests.conftest import Result
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -14,13 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_local_launcher import stop_runs
 
 from cloudtrain import api
 from cloudtrain.planning import plan
 from cloudtrain.providers import local
 from cloudtrain.providers.local.launcher import VERBOSE_ENV, Launcher, RunFiles, is_start_up_noise
 from cloudtrain.spec import JobSpec
+from tests.cloudtrain.providers.test_local_launcher import stop_runs
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_local_launcher import RUN_RECORDS, stop_runs
 
 from cloudtrain import api
 from cloudtrain.outputs import JOB
 from cloudtrain.providers import local
 from cloudtrain.providers.local.job import LocalJob
+from tests.cloudtrain.providers.test_local_launcher import RUN_RECORDS, stop_runs
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600)]
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import Result
 
 from cloudtrain import api
 from cloudtrain.errors import SpecError
@@ -28,6 +27,7 @@ from cloudtrain.providers.vertex import emulate as vertex_emulate
 from cloudtrain.specfile import load_spec
 from cloudtrain_runtime import callbacks
 from cloudtrain_runtime.providers.sagemaker import ENVIRONMENT as SAGEMAKER_REPLICA
+from tests.conftest import Result
 
 
 def _plan_outputs(run_cli: Callable[..., Result], job: Path, provider: str) -> dict[str, str]:

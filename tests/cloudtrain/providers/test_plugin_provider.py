@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.conftest import Result
 
 from cloudtrain.providers import registry
+from tests.conftest import Result
 
 pytestmark = pytest.mark.usefixtures("toycloud")
 

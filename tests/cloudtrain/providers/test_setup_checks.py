@@ -17,14 +17,14 @@ import grpc
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from fakes.sagemaker_aws import LoopbackAws
-from fakes.vertex_jobservice import FakeJobService
 
 from cloudtrain.providers.sagemaker import setup_checks as aws_checks
 from cloudtrain.providers.vertex import setup_checks as google_checks
 from cloudtrain.providers.vertex.clients import VertexClients
 from cloudtrain.specfile import load_settings
 from cloudtrain_runtime.diagnosis import Check
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml"
 ROLE_NAME = "SageMakerTraining"  # the example job's sagemaker.role

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes.sagemaker_aws import LoopbackAws
 
 from cloudtrain import api
 from cloudtrain.errors import ProviderError
 from cloudtrain.planning import plan
 from cloudtrain.providers import sagemaker
 from cloudtrain.specfile import load_spec
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"
 

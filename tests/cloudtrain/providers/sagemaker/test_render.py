@@ -14,7 +14,6 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 import pytest
-from fakes import sagemaker_model
 
 from cloudtrain import container
 from cloudtrain.errors import ProviderError, SpecError
@@ -23,6 +22,7 @@ from cloudtrain.providers import sagemaker
 from cloudtrain.providers.sagemaker.render import MAX_ARGUMENT, stopping_condition
 from cloudtrain.specfile import load_spec
 from cloudtrain_runtime.config import join_pieces
+from tests.cloudtrain.providers.fakes import sagemaker_model
 
 ROOT = Path(__file__).resolve().parents[4]
 EXAMPLE = ROOT / "examples" / "binary_classifier" / "job.yaml"

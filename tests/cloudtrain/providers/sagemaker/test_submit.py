@@ -11,8 +11,6 @@ import socket
 from pathlib import Path
 
 import pytest
-from fakes.sagemaker_aws import BUCKET, LoopbackAws
-from fakes.sagemaker_service import SPOT_SCRIPT
 
 from cloudtrain import api
 from cloudtrain.errors import CredentialsError, ProviderError
@@ -23,6 +21,8 @@ from cloudtrain.providers.sagemaker import upload as s3
 from cloudtrain.providers.sagemaker.clients import AwsClients
 from cloudtrain.providers.sagemaker.job import STOP_TAG, SageMakerJob
 from cloudtrain.specfile import load_spec
+from tests.cloudtrain.providers.fakes.sagemaker_aws import BUCKET, LoopbackAws
+from tests.cloudtrain.providers.fakes.sagemaker_service import SPOT_SCRIPT
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"
 

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import grpc
 import pytest
-from fakes.vertex_jobservice import FakeJobService
-from fakes.vertex_storage import BUCKET
 from google.cloud import aiplatform_v1, storage
 from google.protobuf import json_format
 
@@ -21,6 +19,8 @@ from cloudtrain.planning import plan
 from cloudtrain.providers import JobStatus, vertex
 from cloudtrain.providers.vertex import clients as vertex_clients
 from cloudtrain.providers.vertex.clients import ATTEMPTS
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
+from tests.cloudtrain.providers.fakes.vertex_storage import BUCKET
 
 REPO = Path(__file__).resolve().parents[4]
 EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"
