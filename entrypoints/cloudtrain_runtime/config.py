@@ -121,6 +121,10 @@ class RuntimeConfig:
     data: Mapping[str, str] = field(default_factory=dict)
     strategy_requested: str | None = None
     """``training.strategy`` as the spec wrote it (``auto`` or a name); None from older SDKs."""
+    run_id: str | None = None
+    """The run every attempt of this job belongs to (``cloudtrain.runs``); None when started by hand."""
+    latest_file: str | None = None
+    """Where the pointer to the newest verified export of the storage root goes; None: nowhere."""
     steps_per_execution: int | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["steps_per_execution"]})
     jit_compile: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["jit_compile"]})
     cache: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["cache"]})

@@ -21,7 +21,7 @@ from typing import Any
 
 from cloudtrain_runtime import backups as backups_lib
 from cloudtrain_runtime import callbacks as cb
-from cloudtrain_runtime import data, devices, export, keras_compat, schedule, strategy, tuning
+from cloudtrain_runtime import data, devices, export, keras_compat, latest, schedule, strategy, tuning
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import AUTO, RuntimeConfig
 from cloudtrain_runtime.errors import UserCodeError
@@ -136,12 +136,19 @@ class Session:
 
     @functools.cached_property
     def backups(self) -> backups_lib.Backups:
-        """This job's backup folder: which run it belongs to, and the completion marker."""
+        """This run's backup folder: whose backup it holds, and the completion marker."""
         mine = backups_lib.Stamp(
-            run=backups_lib.run_id(os.environ), config=backups_lib.config_fingerprint(self.config), model=""
+            run=backups_lib.run_id(self.config, os.environ),
+            config=backups_lib.config_fingerprint(self.config),
+            model="",
         )
         return backups_lib.Backups(
-            self.locations.backup, self.locations.completion_file, mine, self.is_chief, self.say
+            self.locations.backup,
+            self.locations.completion_file,
+            mine,
+            self.is_chief,
+            self.say,
+            keep=self.locations.keep_backups,
         )
 
     def _tensorboard_installed(self) -> bool:
@@ -273,8 +280,9 @@ class Session:
     def export(self, model: Any) -> Path | None:
         """Export (every task), check the chief's export answers, write the results.
 
-        Only then the chief records the completion marker and empties the backup, so a
-        kill before that restarts at the export, with every epoch kept.
+        Only then the chief records the completion marker, empties the backup (where the
+        export is durable already) and points the root's ``latest.json`` at this run, so
+        a kill before that restarts at the export, with every epoch kept.
         """
         path = export.export(
             self.tf,
@@ -288,8 +296,10 @@ class Session:
             cb.kill_self()
         if path is not None:
             self.result = self._results(model, path, export.serve_once(self.tf, path))
-            self.backups.complete(path)
             self._report(self.result)
+            self.backups.complete(path)
+            if self.locations.latest is not None:
+                latest.point(self.locations.latest, self.backups.mine.run, self.config.export_dir)
         return path
 
     def _results(self, model: Any, path: Path, serving: Mapping[str, Any]) -> dict[str, Any]:
