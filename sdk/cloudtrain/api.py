@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Unpack
 
 from cloudtrain import bundle as bundles
-from cloudtrain import planning, usercode
+from cloudtrain import planning, runs, usercode
 from cloudtrain.cost import budget, compare
 from cloudtrain.cost.option import CostOption
 from cloudtrain.cost.throughput import Throughput
@@ -27,7 +27,7 @@ from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
 from cloudtrain.progress import OnProgress
 from cloudtrain.providers import Job, Provider, registry
-from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs
+from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs, NamesRuns
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings, load_spec
 
@@ -164,7 +164,7 @@ def prepare(
     run_id: str | None = None,
     throughput: str | Throughput | None = None,
 ) -> Submission:
-    """Plan, pack the code and render the request; nothing is contacted.
+    """Plan, pack the code, name the run and render the request; nothing is contacted.
 
     ``provider`` is a name, or a configured provider object such as
     ``cloudtrain.providers.local.Local(emulate="vertex")``; ``run_id`` as in ``stage``.
@@ -177,7 +177,19 @@ def prepare(
     if target.billed:
         planned = planned.with_estimate(budget.expected_cost(planned, throughput))
     planned, packed = pack_code(planned)
+    if planned.run_id is None:
+        planned = planned.with_run(new_run_id(target, planned))
     return Submission(planned, packed, target, target.render(planned))
+
+
+def new_run_id(provider: Provider, plan_: Plan) -> str:
+    """The run of a submit that names none: the provider's choice, else a digest of the job.
+
+    By default the same spec and code are the same run (``cloudtrain.runs.derived``), so
+    submitting again attaches to the job or resumes it; a provider that starts a new run
+    on every submit (``NamesRuns``, the local provider) names it itself.
+    """
+    return provider.new_run_id(plan_) if isinstance(provider, NamesRuns) else runs.derived(plan_)
 
 
 def stage(
@@ -194,9 +206,11 @@ def stage(
     CustomJob, CreateTrainingJob arguments) whose code is already in place, ``.outputs``
     where the artifacts will be, ``.plan`` the resolved plan, and ``.submit()`` creates it.
 
-    ``run_id`` makes the idempotency key (request, run_id): the same spec, code and run id
-    attach to the job they created (a retried pipeline step), a new run id makes a new job
-    (next week's retrain of unchanged code). Without one, the request alone is the key.
+    ``run_id`` names the run: every artifact lives under ``ROOT/runs/<run_id>/``, and the
+    same spec, code and run id attach to the job they created or resume it (a retried
+    pipeline step), while a new run id makes a new job with artifacts of its own (next
+    week's retrain of unchanged code). Without one, the run is a digest of the spec and
+    code (``cloudtrain.runs``), except on the local provider, where every submit is a new run.
 
     Example:
     >>> staged = stage("job.yaml", "vertex", run_id="2026-12-03")  # doctest: +SKIP
@@ -207,8 +221,9 @@ def stage(
     return staged
 
 
-# The bundle name a request is checked against before the code is packed.
+# The bundle name and run id a request is checked against before the code is packed.
 PLACEHOLDER_BUNDLE = "0" * 16 + ".tar.gz"
+PLACEHOLDER_RUN = "0" * runs.DIGEST_CHARS
 
 
 def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> Plan:
@@ -228,7 +243,9 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     spec = as_spec(spec)
     target = provider_for(provider, spec)
     planned = target.plan(spec)
-    placeholder = planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}")
+    placeholder = planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}").with_run(
+        PLACEHOLDER_RUN
+    )
     if target.billed:  # the estimate's labels or tags count towards the provider's limits
         placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE))
     target.render(placeholder)

@@ -224,12 +224,23 @@ def test_local_provider_runs_on_cpu_without_a_catalog_machine() -> None:
     assert planned.image == "local"
 
 
-def test_storage_paths_share_one_root() -> None:
-    paths = storage_paths("gs://bucket-a/job/")
-    assert paths.backup == "gs://bucket-a/job/checkpoints"
-    assert paths.export == "gs://bucket-a/job/model"
-    assert paths.tensorboard == "gs://bucket-a/job/logs"
+def test_a_runs_paths_live_under_its_own_prefix_and_the_code_is_shared() -> None:
+    paths = storage_paths("gs://bucket-a/job/", "r7")
+    assert paths.run == "gs://bucket-a/job/runs/r7"
+    assert paths.backup == "gs://bucket-a/job/runs/r7/checkpoints"
+    assert paths.export == "gs://bucket-a/job/runs/r7/model"
+    assert paths.tensorboard == "gs://bucket-a/job/runs/r7/logs"
     assert paths.code == "gs://bucket-a/job/code"
+    assert paths.latest == "gs://bucket-a/job/latest.json"
+
+
+def test_without_a_run_id_the_paths_say_run_and_with_run_moves_them() -> None:
+    planned = plan(spec(storage={"root": "gs://bucket-b/j"}, vertex={"project": "my-project"}), "vertex")
+    assert planned.storage.export == "gs://bucket-b/j/runs/{run}/model"
+    assert planned.with_run("2026-12-03").storage.export == "gs://bucket-b/j/runs/2026-12-03/model"
+    assert planned.with_run("2026-12-03").runtime.run_id == "2026-12-03"
+    with pytest.raises(SpecError, match=r"run_id: 'A/B' is not a run id"):
+        planned.with_run("A/B")
 
 
 def test_image_auto_comes_from_the_catalog() -> None:

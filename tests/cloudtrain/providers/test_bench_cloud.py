@@ -37,7 +37,7 @@ STEPS = 40
 
 def bundled(planned: Plan) -> Plan:
     """``planned`` with a fixed bundle name, so requests are stable."""
-    return planned.with_bundle(f"{planned.storage.code}/{BUNDLE}")
+    return planned.with_bundle(f"{planned.storage.code}/{BUNDLE}").with_run("r1")
 
 
 def bench_and_training(provider: str, tmp_path: Path) -> tuple[list[Plan], Plan]:

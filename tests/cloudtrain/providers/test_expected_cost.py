@@ -84,13 +84,15 @@ def test_a_shape_without_a_price_gets_no_estimate() -> None:
     assert budget.expected_cost(planned, settings=_no_prices()) is None
     assert (
         "cloudtrain_estimate"
-        not in vertex.render(unpriced.with_bundle(f"{planned.storage.code}/x.tar.gz"))["labels"]
+        not in vertex.render(unpriced.with_bundle(f"{planned.storage.code}/x.tar.gz").with_run("r1"))[
+            "labels"
+        ]
     )
 
 
 def test_validate_counts_the_estimate_labels_against_the_limit() -> None:
     """64 labels at most: a spec that leaves no room for cloudtrain's own is refused before any upload."""
-    room = vertex_render.MAX_LABELS - 4  # job, request, estimate cents and basis
+    room = vertex_render.MAX_LABELS - 5  # job, run, request, estimate cents and basis
     labels = [f"vertex.labels.l{i}=v" for i in range(room + 1)]
     with pytest.raises(SpecError, match=r"vertex\.labels"):
         api.validate(load_spec(EXAMPLE, (*SETTINGS, *labels)), "vertex")

@@ -72,7 +72,7 @@ def noisy_run(tmp_path: Path, *, verbose: bool) -> list[str]:
         code={"module": "trainer.task", "source_dir": str(tmp_path)},
         storage={"root": str(tmp_path / "outputs")},
     )
-    planned, packed = api.pack_code(plan(spec, "local"))
+    planned, packed = api.pack_code(plan(spec, "local").with_run("r1"))
     request = local.render(planned)
     request["replicas"][0]["argv"] = [sys.executable, str(script)]
     job = local.provider.submit(planned, request, packed)

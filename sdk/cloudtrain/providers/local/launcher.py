@@ -73,9 +73,6 @@ SCRUBBED_ENV = (
     "CLOUDTRAIN_RUN_ID",
 )
 FAULT_ENV = "CLOUDTRAIN_FAULT"
-# The run a backup belongs to (cloudtrain_runtime.backups): every attempt of one plain local
-# run shares it, as every attempt of a cloud job shares the job's id; a new run starts fresh.
-RUN_ID_ENV = "CLOUDTRAIN_RUN_ID"
 # What the chief's runtime writes beside a verified export (cloudtrain_runtime.replica).
 COMPLETE_FILE = "cloudtrain-complete.json"
 # ``1``: the replicas' whole output, TensorFlow's start-up lines included (``submit -v``).
@@ -209,8 +206,6 @@ class Launcher:
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
         env.update(STREAMING_ENV)
         env.update(replica["env"])
-        if not self.request.get("emulates"):  # an emulated cloud names its job in its own variables
-            env.setdefault(RUN_ID_ENV, self.files.dir.name)
         if attempt == 0 and self.request.get("fault"):
             env[FAULT_ENV] = self.request["fault"]
         if not self.verbose:
@@ -271,7 +266,7 @@ class Launcher:
         export = Path(str((record or {}).get("export", "")))
         if (
             not record
-            or record.get("run") != self.files.dir.name
+            or record.get("run") != self.request.get("run_id")
             or not (export / "saved_model.pb").is_file()
         ):
             return None

@@ -21,17 +21,20 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from cloudtrain import catalog
 from cloudtrain.providers.emulation import (
     CPU_DEVICES_ENV,
+    JOB,
     ROOT_ENV,
     RUNTIME_ENTRYPOINT,
     bucket_path,
     host_python,
     restart,
 )
+from cloudtrain.providers.sagemaker.job import MAX_ATTEMPTS, attempt_name
 
 OPT_ML_CONFIG = "opt/ml/input/config"
 RESOURCE_CONFIG = f"{OPT_ML_CONFIG}/resourceconfig.json"
@@ -49,9 +52,10 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     names = [f"algo-{i + 1}" for i in range(count)]
     resolver = ",".join(f"{name}=127.0.0.1:<port:{i}>" for i, name in enumerate(names))
     # resourceconfig.json lists hosts "sorted lexicographically" (reference/sagemaker.md §3)
-    host_env = {"TRAINING_JOB_NAME": cloud["TrainingJobName"], "TRAINING_JOB_ARN": _job_arn(cloud, region)}
+    # The job's name is taken at submit (``job_names``): SageMaker never reuses one.
+    host_env = {"TRAINING_JOB_NAME": JOB, "TRAINING_JOB_ARN": _job_arn(cloud, region)}
     replicas = [_replica(cloud, name, host_env) for name in names]
-    output = f"{cloud['OutputDataConfig']['S3OutputPath'].rstrip('/')}/{cloud['TrainingJobName']}/output"
+    output = f"{cloud['OutputDataConfig']['S3OutputPath'].rstrip('/')}/{JOB}/output"
     return {
         "job": cloud["TrainingJobName"],
         "restarts": restarts(cloud),
@@ -168,10 +172,21 @@ def _input_data_config(cloud: dict[str, Any]) -> dict[str, dict[str, str]]:
     }
 
 
+def job_names(first: str) -> Iterator[str]:
+    """What SageMaker would call this request's successive jobs: ``first``, then ``-r2``, ``-r3``...
+
+    A training job's name is unique in the account and region forever (CreateTrainingJob:
+    ``TrainingJobName`` "must be unique within an AWS Region in an AWS account";
+    reference/sagemaker.md §9), so a resubmit after a failure is a new job under the next
+    attempt name (``job.attempt_name``), exactly as ``job.submit`` names it on the service.
+    """
+    return (attempt_name(first, attempt) for attempt in range(1, MAX_ATTEMPTS + 1))
+
+
 def _job_arn(cloud: dict[str, Any], region: str) -> str:
-    """The ARN the job would have, in the account and partition of its role."""
+    """The ARN the job will have, in the account and partition of its role (names are lowercase)."""
     parts = cloud["RoleArn"].split(":")
-    return f"arn:{parts[1]}:sagemaker:{region}:{parts[4]}:training-job/{cloud['TrainingJobName'].lower()}"
+    return f"arn:{parts[1]}:sagemaker:{region}:{parts[4]}:training-job/{JOB}"
 
 
 def _devices(instance_type: str) -> int:

@@ -25,7 +25,7 @@ Example:
 ...     name="demo", code={"module": "trainer.task"}, storage={"root": "s3://my-bucket/demo"},
 ...     sagemaker={"role": "arn:aws:iam::123456789012:role/SageMakerTraining"},
 ... )
->>> planned = plan(spec, "sagemaker").with_bundle("s3://my-bucket/demo/code/0123456789abcdef.tar.gz")
+>>> planned = plan(spec, "sagemaker").with_bundle("s3://my-bucket/demo/code/0123456789abcdef.tar.gz").with_run("r1")
 >>> request = render(planned)
 >>> request["ResourceConfig"], request["Environment"]["CLOUDTRAIN_BUNDLE"]
 ({'InstanceType': 'ml.m5.2xlarge', 'InstanceCount': 1, 'VolumeSizeInGB': 100}, '/opt/ml/input/data/code/0123456789abcdef.tar.gz')
@@ -39,7 +39,7 @@ import math
 import posixpath
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import container
+from cloudtrain import container, runs
 from cloudtrain.errors import SpecError
 from cloudtrain.providers.base import ExpectedCost
 from cloudtrain.providers.transfer import bundle_uri
@@ -103,13 +103,14 @@ def render(plan: Plan) -> dict[str, Any]:
 def delivery(plan: Plan) -> dict[str, Any]:
     """The fields that make SageMaker deliver every artifact (``outputs`` reads them back).
 
-    Backups sync from ``/opt/ml/checkpoints`` to the plan's backup URI, the model and
-    the results are uploaded under ``<root>/output``, and TensorBoard files only reach
-    S3 because ``TensorBoardOutputConfig`` asks for them: without it they are lost.
+    All under the run's own prefix: backups sync from ``/opt/ml/checkpoints`` to the run's
+    backup URI (restored into every job of the run: a spot restart, an ``-r2`` retry), the
+    model and the results are uploaded under ``<run>/output/<job>/``, and TensorBoard files
+    only reach S3 because ``TensorBoardOutputConfig`` asks for them: without it they are lost.
     """
     return {
         "CheckpointConfig": {"S3Uri": f"{plan.storage.backup}/", "LocalPath": CHECKPOINT_DIR},
-        "OutputDataConfig": {"S3OutputPath": f"{plan.storage.root}/output"},
+        "OutputDataConfig": {"S3OutputPath": f"{plan.storage.run}/output"},
         "TensorBoardOutputConfig": {"S3OutputPath": plan.storage.tensorboard, "LocalPath": TENSORBOARD_DIR},
     }
 
@@ -329,13 +330,11 @@ def _vpc(plan: Plan) -> dict[str, Any]:
 
 
 def _tags(plan: Plan) -> list[dict[str, str]]:
-    """The spec's tags plus ``cloudtrain:job`` (and ``cloudtrain:run``), sorted by key.
+    """The spec's tags plus ``cloudtrain:job`` and ``cloudtrain:run``, sorted by key.
 
     The run id is part of the request, so of the job name's hash: a new run is a new job.
     """
-    tags = {**plan.spec.sagemaker.tags, JOB_TAG: plan.name}
-    if plan.run_id is not None:
-        tags[RUN_TAG] = plan.run_id
+    tags = {**plan.spec.sagemaker.tags, JOB_TAG: plan.name, RUN_TAG: runs.of_plan(plan)}
     if plan.estimate is not None:
         tags |= estimate_tags(plan.estimate)
     reserved = sorted(key for key in plan.spec.sagemaker.tags if key.lower().startswith("aws:"))
@@ -343,6 +342,7 @@ def _tags(plan: Plan) -> list[dict[str, str]]:
         raise SpecError(f"sagemaker.tags: {reserved[0]!r} uses the reserved prefix 'aws:'. Rename the tag.")
     if len(tags) > MAX_TAGS:
         raise SpecError(
-            f"sagemaker.tags: {len(tags)} tags (with {JOB_TAG!r}); SageMaker allows at most {MAX_TAGS}."
+            f"sagemaker.tags: {len(tags)} tags (with cloudtrain's {JOB_TAG!r} and {RUN_TAG!r}); "
+            f"SageMaker allows at most {MAX_TAGS}."
         )
     return [{"Key": key, "Value": value} for key, value in sorted(tags.items())]

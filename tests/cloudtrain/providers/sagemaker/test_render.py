@@ -40,7 +40,7 @@ SHAPES = {
 def planned(*overrides: str) -> Plan:
     """The example planned for SageMaker, with a fixed bundle name so requests are stable."""
     p = plan(load_spec(EXAMPLE, overrides), "sagemaker")
-    return p.with_bundle(f"{p.storage.code}/{BUNDLE}")
+    return p.with_bundle(f"{p.storage.code}/{BUNDLE}").with_run("r1")
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
@@ -136,6 +136,7 @@ def test_data_channels_and_vpc_and_tags() -> None:
     assert request["VpcConfig"] == {"SecurityGroupIds": ["sg-0abc"], "Subnets": ["subnet-0abc"]}
     assert request["Tags"] == [
         {"Key": "cloudtrain:job", "Value": "binary-classifier"},
+        {"Key": "cloudtrain:run", "Value": "r1"},
         {"Key": "team", "Value": "ml"},
     ]
     assert sagemaker_model.problems("CreateTrainingJob", request) == []
@@ -154,7 +155,7 @@ def test_data_channels_and_vpc_and_tags() -> None:
             "SageMaker allows at most 100. Shorten code.args",
         ),
         (["sagemaker.tags={'aws:x': y}"], "'aws:x' uses the reserved prefix 'aws:'"),
-        (["sagemaker.tags={" + ",".join(f"t{i}: v" for i in range(50)) + "}"], "51 tags"),
+        (["sagemaker.tags={" + ",".join(f"t{i}: v" for i in range(49)) + "}"], "51 tags"),
     ],
 )
 def test_limits_raise_spec_errors_naming_the_field(overrides: list[str], message: str) -> None:
