@@ -121,6 +121,9 @@ class RuntimeConfig:
     data: Mapping[str, str] = field(default_factory=dict)
     strategy_requested: str | None = None
     """``training.strategy`` as the spec wrote it (``auto`` or a name); None from older SDKs."""
+    allow_cpu_fallback: bool = False
+    """``resources.allow_cpu_fallback``: a replica planned with GPUs that sees none trains on the CPU
+    instead of stopping (``cloudtrain_runtime.device_check``)."""
     steps_per_execution: int | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["steps_per_execution"]})
     jit_compile: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["jit_compile"]})
     cache: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["cache"]})
