@@ -51,7 +51,9 @@ FALLBACK_FIELD = "resources.allow_cpu_fallback"
 # The NVIDIA kernel module's version, where start_cuda_compat.sh of the AWS Deep Learning
 # Containers reads it first (aws/deep-learning-containers scripts/docker/common/
 # start_cuda_compat.sh @e0ecede): "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15 ...",
-# or from the open kernel modules "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15 ...".
+# or from NVIDIA's open kernel modules "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04
+# Release Build ..." (read on an H200 host; nvidia-smi said 580.159.04), where that script's sed
+# finds an empty version and falls back to nvidia-smi.
 NVIDIA_VERSION_FILE = Path("/proc/driver/nvidia/version")
 _DRIVER = re.compile(r"^NVRM.*Kernel Module(?: for \S+)?\s+([0-9][0-9.]*)", re.MULTILINE)
 # Where NVIDIA's CUDA images keep the forward-compatibility libraries (cuda-compat package).

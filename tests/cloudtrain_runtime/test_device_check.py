@@ -125,7 +125,11 @@ def test_planned_kind_and_fallback(accelerator: str, kind: str, allowed: bool, f
     ("content", "driver"),
     [
         (VERSION_FILE, DRIVER),
-        ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build\n", "570.86.15"),
+        (  # recorded on an H200 host with NVIDIA's open kernel modules, where the DLC's sed reads ""
+            "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  \n"
+            "GCC version:  gcc version 15.3.0 (GCC) \n",
+            "580.159.04",
+        ),
         ("not a driver file\n", None),
         (b"\xff\xfe\x00garbage", None),  # corrupt: never a traceback
         (None, None),  # no driver: no file
