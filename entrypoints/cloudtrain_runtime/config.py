@@ -125,6 +125,9 @@ class RuntimeConfig:
     """The run every attempt of this job belongs to (``cloudtrain.runs``); None when started by hand."""
     latest_file: str | None = None
     """Where the pointer to the newest verified export of the storage root goes; None: nowhere."""
+    allow_cpu_fallback: bool = False
+    """``resources.allow_cpu_fallback``: a replica planned with GPUs that sees none trains on the CPU
+    instead of stopping (``cloudtrain_runtime.device_check``)."""
     steps_per_execution: int | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["steps_per_execution"]})
     jit_compile: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["jit_compile"]})
     cache: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["cache"]})

@@ -21,7 +21,17 @@ from typing import Any
 
 from cloudtrain_runtime import backups as backups_lib
 from cloudtrain_runtime import callbacks as cb
-from cloudtrain_runtime import data, devices, export, keras_compat, latest, schedule, strategy, tuning
+from cloudtrain_runtime import (
+    data,
+    device_check,
+    devices,
+    export,
+    keras_compat,
+    latest,
+    schedule,
+    strategy,
+    tuning,
+)
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import AUTO, RuntimeConfig
 from cloudtrain_runtime.errors import UserCodeError
@@ -388,8 +398,10 @@ def _start_tensorflow(
 ) -> Session:
     import tensorflow as tf
 
-    count, kind = devices.configure_tensorflow(tf)
-    if config.accelerator.startswith("tpu"):
+    found = devices.configure_tensorflow(tf, config)
+    devices.enforce(found.verdict, say)
+    count, kind = found.count, found.kind
+    if device_check.planned_kind(config) == "tpu":
         count, kind = config.devices_per_host, "tpu"
     cluster, choice = _choose(config, cluster, count, kind)
     created = strategy.create_tensorflow(choice, tf, kind)
@@ -439,6 +451,7 @@ def _start_jax(
     tf.config.set_visible_devices([], "GPU")
     strategy.initialize_jax(cluster, keras)
     count, kind = devices.jax_devices(jax)
+    devices.enforce(device_check.judge(config, devices.jax_sight(os.environ, count, kind)), say)
     cluster, choice = _choose(config, cluster, count, kind)
     distribution = strategy.create_keras_distribution(choice, config, keras)
     strategy.check_replicas(config, len(keras.distribution.list_devices()), cluster)

@@ -176,6 +176,7 @@ class Plan:
             "layout_map": training.layout_map,
             "model_parallel": training.model_parallel,
             "accelerator": spec.resources.accelerator,
+            "allow_cpu_fallback": spec.resources.allow_cpu_fallback,
             "devices_per_host": self.devices_per_host,
             "hosts": self.hosts,
             "run_id": self.run_id,

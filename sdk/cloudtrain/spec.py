@@ -23,6 +23,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationError,
     ValidationInfo,
     WithJsonSchema,
@@ -270,6 +271,13 @@ class Resources(_Section):
     disk_gb: Whole = Field(
         100, ge=30, le=64000, description="Boot/volume disk per host in GB.", examples=[200]
     )
+    allow_cpu_fallback: StrictBool = Field(
+        False,
+        description="Let a replica that was planned with GPUs but sees none train on the CPU (with the "
+        "plan's devices as logical CPU devices) and say so, instead of stopping before training. "
+        "No effect on a CPU plan; not allowed with TPUs.",
+        examples=[True],
+    )
 
     @field_validator("accelerator")
     @classmethod
@@ -284,6 +292,22 @@ class Resources(_Section):
                 "accelerator",
                 "unknown accelerator {value}.{hint}",
                 {"value": quote(value), "hint": hint},
+            )
+        return value
+
+    @field_validator("allow_cpu_fallback")
+    @classmethod
+    def _not_from_tpus(cls, value: bool, info: ValidationInfo) -> bool:
+        """A CPU plan runs on the CPU anyway; a TPU plan cannot fall back: TPUStrategy needs its TPU."""
+        from cloudtrain import catalog
+
+        accelerator = info.data.get("accelerator")
+        if value and accelerator and catalog.accelerators()[accelerator].kind == "tpu":
+            raise PydanticCustomError(
+                "cpu_fallback",
+                "true falls back from GPUs to the CPU; a TPU plan (resources.accelerator {accelerator}) "
+                "cannot, TPUStrategy needs its TPU. Remove it, or plan GPUs",
+                {"accelerator": quote(accelerator)},
             )
         return value
 

@@ -25,7 +25,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "binary_classifier"
 EVERY_FIELD = JobSpec(
     name="every-field",
     code={"module": "trainer.task", "args": ["--epochs", "3"]},
-    resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2},
+    resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2, "allow_cpu_fallback": True},
     training={
         "epochs": 4,
         "steps_per_epoch": 50,

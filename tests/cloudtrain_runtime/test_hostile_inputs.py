@@ -201,6 +201,7 @@ WRONG_TYPES = {
     "an integer": ["3", 2.5, True, None, [1]],
     "an integer or null": ["3", 2.5, False, [1]],
     "a number": ["0.1", True, None, [0.1]],
+    "a boolean": ["true", "yes", 1, 0, None, [True]],  # a flag is never guessed from a string or number
     "a string": [3, ["a"], None, {"a": "b"}],
     "a string or null": [3, ["a"], {"a": "b"}],
     "a list of strings": ["--epochs 3", [1], [None], {"a": "b"}],  # a string is never split

@@ -152,6 +152,38 @@ def images() -> tuple[Row, ...]:
 
 
 @dataclass(frozen=True)
+class ImageStartup:
+    """What a maintained image runs before the command it is given: a row of ``image_startup.csv``.
+
+    Attributes:
+        entrypoint: the image's own ENTRYPOINT, kept so its start-up runs first.
+        setup: a script of the image whose environment (CUDA forward compatibility) must
+            reach the training process, so it is sourced by the shell that starts it.
+    """
+
+    provider: str
+    kind: str
+    entrypoint: tuple[str, ...]
+    setup: str
+    source: str
+
+
+@cached
+def image_startup(provider: str, kind: str) -> ImageStartup | None:
+    """The start-up of ``provider``'s maintained ``kind`` image (``image: auto``); None where none is kept.
+
+    Example:
+    >>> image_startup("sagemaker", "gpu").entrypoint
+    ('bash', '-m', '/usr/local/bin/entrypoint.sh')
+    """
+    for row in rows("image_startup.csv"):
+        if (row["provider"], row["kind"]) == (provider, kind):
+            entrypoint = tuple(row["entrypoint"].split())
+            return ImageStartup(provider, kind, entrypoint, row["setup"], row["source"])
+    return None
+
+
+@dataclass(frozen=True)
 class ImageRegistry:
     """Where a provider's maintained images live in one region: a row of ``image_registries.csv``.
 

@@ -148,7 +148,16 @@ def test_sagemaker_emulation_builds_an_opt_ml_tree_per_host_and_no_tf_config(exa
     assert request["job"] == cloud["TrainingJobName"]
     assert algo2["env"]["CLOUDTRAIN_BUNDLE"] == cloud["Environment"]["CLOUDTRAIN_BUNDLE"]
     assert algo2["env"] == _env(request, "algo-2")
-    config = {path.rsplit("/", 1)[1]: json.loads(text) for path, text in algo2["files"].items()}
+    files = algo2["files"]
+    config = {
+        path.rsplit("/", 1)[1]: json.loads(text) for path, text in files.items() if path.endswith(".json")
+    }
+    # image: auto keeps the DLC's entrypoint, so its start-up scripts stand in under the host's root
+    assert sorted(path for path in files if not path.endswith(".json")) == [
+        "usr/local/bin/entrypoint.sh",
+        "usr/local/bin/start_cuda_compat.sh",
+    ]
+    assert algo2["argv"][:3] == ["bash", "-m", "<run>/hosts/algo-2/usr/local/bin/entrypoint.sh"]
     assert config["resourceconfig.json"]["current_host"] == "algo-2"
     assert config["resourceconfig.json"]["hosts"] == ["algo-1", "algo-2"]
     assert config["hyperparameters.json"] == cloud["HyperParameters"]

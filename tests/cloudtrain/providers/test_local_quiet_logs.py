@@ -33,6 +33,9 @@ BANNER = [
     "to use available CPU instructions in performance-critical operations.",
     "To enable the following instructions: AVX2 AVX512F AVX512_VNNI AVX512_BF16 FMA, in other operations, "
     "rebuild TensorFlow with the appropriate compiler flags.",
+    # bash -m without a terminal: the SageMaker DLC's ENTRYPOINT, emulated with image: auto
+    "bash: cannot set terminal process group (-1): Inappropriate ioctl for device",
+    "bash: no job control in this shell",
 ]
 KEPT = [
     "W0000 00:00:1796327994.9   16293 gpu_device.cc:2342] Cannot dlopen some GPU libraries.",  # a C++ warning

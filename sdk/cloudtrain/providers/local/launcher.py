@@ -86,11 +86,15 @@ QUIET_ENV = {"TF_CPP_MIN_LOG_LEVEL": "1"}
 # (absl's prefix "IMMDD hh:mm:ss.uuuuuu thread file:line] ", abseil.io/docs/cpp/guides/logging;
 # before initialisation the date is 0000 and the time the Unix epoch), e.g. port.cc's
 # "oneDNN custom operations are on", and cpu_feature_guard's second line. INFO of a Python
-# file (absl-py's same prefix, ``.py:``) is the user's and stays.
+# file (absl-py's same prefix, ``.py:``) is the user's and stays. And the two lines of
+# ``bash -m`` without a terminal, as the SageMaker TensorFlow DLC's ENTRYPOINT runs (emulated
+# SageMaker with image: auto; on SageMaker every such job logs them too).
 START_UP_NOISE = re.compile(
     r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     r"|I\d{4} \d\d:\d\d:[\d.]+ +\d+ [\w/.-]+\.cc:\d+\] .*"
     r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags\."
+    r"|bash: cannot set terminal process group \(-?\d+\): Inappropriate ioctl for device"
+    r"|bash: no job control in this shell"
 )
 
 

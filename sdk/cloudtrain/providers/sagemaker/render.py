@@ -10,8 +10,12 @@ How the container is fed (no cloud SDK inside it):
 - the runtime config travels as hyperparameters ``cloudtrain_config_0``, ``_1``, ... of
   at most 256 characters each (Environment values are capped at 512 characters; the
   API documentation caps hyperparameter values at 256, botocore's model at 2,500);
-- with ``image: auto`` the bootstrap program is split one line per ContainerArguments
-  entry (each entry is capped at 256 characters) and re-joined by a one-line loader.
+- with ``image: auto`` the Deep Learning Container's own ENTRYPOINT stays the
+  ContainerEntrypoint (``catalog/image_startup.csv``), so its start-up runs first as on
+  ``docker run IMAGE train`` (telemetry, its CUDA forward-compatibility step), and the
+  ContainerArguments are what it execs: a shell that sources the image's CUDA set-up
+  (``container.sourcing``), then ``python3 -c LOADER`` with the bootstrap program split
+  one line per entry (each entry is capped at 256 characters), re-joined by the loader.
 
 ``TrainingJobName`` is the spec's name plus 10 hex digits of the SHA-256 of the rest of
 the request, which holds the bundle's content hash: rendering the same spec and code
@@ -39,13 +43,13 @@ import math
 import posixpath
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import container, runs
+from cloudtrain import catalog, container, runs
 from cloudtrain.errors import SpecError
 from cloudtrain.providers.base import ExpectedCost
 from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from cloudtrain.planning import Plan
 
@@ -206,26 +210,41 @@ def _algorithm(plan: Plan) -> dict[str, Any]:
         "MetricDefinitions": metric_definitions(plan.spec.sagemaker.metrics),
     }
     command = container.command(plan)
-    if command is not None:
-        spec.update(container_command(command))
-    return spec
+    if command is None:
+        return spec
+    startup = catalog.image_startup(plan.provider, _image_kind(plan))
+    if startup is None:
+        return {**spec, **container_command(command)}
+    return {**spec, **container_command(container.sourcing(startup.setup, command), startup.entrypoint)}
 
 
-def container_command(command: list[str]) -> dict[str, list[str]]:
+def _image_kind(plan: Plan) -> str:
+    """The hardware kind ``image: auto`` picked its image for (``planning.resolve_image``)."""
+    return catalog.accelerators()[plan.machine.accelerator].kind if plan.machine else "cpu"
+
+
+def container_command(command: list[str], entrypoint: Sequence[str] = ()) -> dict[str, list[str]]:
     """ContainerEntrypoint/ContainerArguments for ``command``, each entry within 256 characters.
 
-    ``[python, -c, PROGRAM]`` with a long program becomes ``[python, -c, LOADER]`` plus the
-    program's lines as arguments; the loader joins them and runs the result.
+    ``[..., python, -c, PROGRAM]`` with a long program becomes ``[..., python, -c, LOADER]``
+    plus the program's lines; the loader joins them and runs the result. With the image's
+    ``entrypoint`` kept, that entrypoint is the ContainerEntrypoint and all of it the
+    ContainerArguments, which SageMaker passes to the entrypoint as ``docker run`` would.
 
     Example:
     >>> container_command(["python3", "-c", "print(1)"])
     {'ContainerEntrypoint': ['python3', '-c', 'print(1)']}
+    >>> container_command(["python3", "-c", "print(1)"], ["bash", "/entrypoint.sh"])
+    {'ContainerEntrypoint': ['bash', '/entrypoint.sh'], 'ContainerArguments': ['python3', '-c', 'print(1)']}
     """
     *head, program = command
+    start, lines = list(command), []
     if head[-1:] == ["-c"] and len(program) > MAX_ARGUMENT:
-        rendered = {"ContainerEntrypoint": [*head, LOADER], "ContainerArguments": program.splitlines()}
+        start, lines = [*head, LOADER], program.splitlines()
+    if entrypoint:
+        rendered = {"ContainerEntrypoint": list(entrypoint), "ContainerArguments": [*start, *lines]}
     else:
-        rendered = {"ContainerEntrypoint": list(command)}
+        rendered = {"ContainerEntrypoint": start, **({"ContainerArguments": lines} if lines else {})}
     too_long = [arg for args in rendered.values() for arg in args if len(arg) > MAX_ARGUMENT]
     if too_long:
         raise SpecError(
