@@ -212,7 +212,12 @@ def _source_root(source_dir: str | Path) -> Path:
         raise SpecError(
             f"code.source_dir: {str(root)!r} is not a directory. Point it at your project folder."
         )
-    return root.resolve()
+    resolved = root.resolve()
+    if resolved == Path(resolved.anchor):  # every file of the machine would ship
+        raise SpecError(
+            f"code.source_dir: {str(root)!r} is the root of the file system. Point it at your project folder."
+        )
+    return resolved
 
 
 # -- choosing the files ---------------------------------------------------------------
@@ -278,7 +283,23 @@ class _Rules:
 
 
 def _select(root: Path, exclude: Iterable[str | Path]) -> _Selection:
-    """The files to ship and the credentials refused, judged by name and stat only."""
+    """The files to ship and the credentials refused, judged by name and stat only.
+
+    Raises:
+        SpecError: a folder or link under ``root`` cannot be read (permissions, a loop the
+            system refuses to follow), naming it.
+    """
+    try:
+        return _select_readable(root, exclude)
+    except OSError as err:
+        where = os.fsdecode(err.filename) if err.filename is not None else str(root)
+        raise SpecError(
+            f"code.source_dir: cannot read {where!r} ({err.strerror or type(err).__name__}). "
+            f"Fix its permissions, or add it to {IGNORE_FILE}."
+        ) from None
+
+
+def _select_readable(root: Path, exclude: Iterable[str | Path]) -> _Selection:
     rules = _Rules(
         fixed=_Patterns([*ALWAYS_EXCLUDED, *_inside(root, exclude)]),
         own=_Patterns(_lines(root / IGNORE_FILE)),

@@ -372,6 +372,10 @@ def choose_strategy(spec: JobSpec, devices_per_host: int) -> tuple[str, str]:
     if verdict.broken:
         raise SpecError(verdict.text("spec"))
     assert verdict.strategy is not None  # every fact is known once the machine is
+    if verdict.strategy == "keras-model-parallel":  # the mesh spans every device of every host
+        problem = rules.model_axis_problem(spec.training.model_parallel, res.hosts * devices_per_host)
+        if problem:
+            raise SpecError(problem)
     return verdict.strategy, verdict.text("spec")
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -53,8 +53,8 @@ KerasBackend = Literal["tensorflow", "jax"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,61}[a-z0-9]$")
-_BUCKET_URI = re.compile(r"[a-z][a-z0-9+.-]*://[a-z0-9][a-z0-9._-]{1,61}[a-z0-9](/[^\s\x00-\x1f\x7f]*)?")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Region shapes: us-central1, northamerica-northeast1 (GCP); us-east-1, us-gov-west-1 (AWS).
 _GCP_REGION = r"^[a-z]+(-[a-z]+)+\d+$"
 _AWS_REGION = r"^[a-z]{2}(-gov)?-[a-z]+-\d+$"
@@ -91,8 +91,22 @@ def _exact_number(value: Any) -> Any:
     return value
 
 
-Whole = Annotated[int, BeforeValidator(_exact_number)]
-Real = Annotated[float, BeforeValidator(_exact_number)]
+def _whole(value: Any) -> Any:
+    """A whole number as written: YAML's ``true`` is no count (pydantic would read it as 1)."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "must be a whole number")
+    return _exact_number(value)
+
+
+def _real(value: Any) -> Any:
+    """A number as written: YAML's ``true`` is no rate or price (pydantic would read it as 1.0)."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("float_type", "must be a number")
+    return _exact_number(value)
+
+
+Whole = Annotated[int, BeforeValidator(_whole)]
+Real = Annotated[float, BeforeValidator(_real)]
 # TensorFlow sizes are int32; a larger batch or step count cannot be represented.
 INT32_MAX = 2**31 - 1
 
@@ -187,6 +201,43 @@ class _Section(BaseModel):
     # marked as the base one (pydantic/main.py marks BaseModel.__init__ so). Marked, only a direct
     # ``Section(...)`` call comes here; model_validate keeps raising pydantic's ValidationError.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @field_validator("*")
+    @classmethod
+    def _portable_text(cls, value: Any) -> Any:
+        """Every string of every field can travel: no NUL, and valid Unicode.
+
+        No environment variable, argument or file name can hold a NUL character, and a lone
+        surrogate (``"\\ud800"`` in YAML or Python) is not UTF-8, which Vertex AI's protos
+        and SageMaker's JSON require of every string.
+        """
+        where, problem = _text_problem(value)
+        if problem:
+            raise PydanticCustomError(
+                "text", "{where}holds {problem}; remove it", {"where": where, "problem": problem}
+            )
+        return value
+
+
+def _text_problem(value: Any, where: str = "") -> tuple[str, str | None]:
+    """Where in ``value`` (a string, or lists and mappings of them) a string cannot travel, and why."""
+    if isinstance(value, str):
+        if "\0" in value:
+            return where, "a NUL character, a control character no variable, argument or file name can carry"
+        if _SURROGATE.search(value):
+            return where, "a lone surrogate (not valid Unicode text)"
+        return where, None
+    items: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        items = [(f"the key {shorten(repr(key))} ", key) for key in value]
+        items += [(f"{shorten(repr(key))} ", item) for key, item in value.items()]
+    elif isinstance(value, list | tuple):
+        items = [(f"item {index} ", item) for index, item in enumerate(value)]
+    for inner, item in items:
+        found = _text_problem(item, where or inner)
+        if found[1]:
+            return found
+    return where, None
 
 
 class Code(_Section):
@@ -335,24 +386,22 @@ class Training(_Section):
 
     # cloudtrain limits: a million epochs, int32 steps and batches, 10^15 examples.
     epochs: Whole = Field(10, gt=0, le=1_000_000, description="Passes over the training data.", examples=[30])
-    steps_per_epoch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_exact_number)] | None = Field(
+    steps_per_epoch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_whole)] | None = Field(
         None,
         description="Steps per epoch; default: the dataset's length.",
         examples=[128],
     )
-    examples_per_epoch: Annotated[int, Field(gt=0, le=10**15), BeforeValidator(_exact_number)] | None = Field(
+    examples_per_epoch: Annotated[int, Field(gt=0, le=10**15), BeforeValidator(_whole)] | None = Field(
         None,
         description="Size of one epoch; used for warm-up steps and cost.",
         examples=[1281167],
     )
-    per_replica_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_exact_number)] | None = (
-        Field(
-            None,
-            description="Batch per replica (default 32); global batch = per_replica_batch × replicas.",
-            examples=[64],
-        )
+    per_replica_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_whole)] | None = Field(
+        None,
+        description="Batch per replica (default 32); global batch = per_replica_batch × replicas.",
+        examples=[64],
     )
-    global_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_exact_number)] | None = Field(
+    global_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_whole)] | None = Field(
         None,
         description="Alternative to per_replica_batch; must divide by the replica count.",
         examples=[512],
@@ -393,6 +442,32 @@ class Training(_Section):
     parallel_map: Annotated[bool, _speed_switch("parallel_map")] = _speed_field(
         "parallel_map", examples=[False]
     )
+
+    @field_validator("layout_map")
+    @classmethod
+    def _layout_rules(cls, value: dict[str, list[str | None]]) -> dict[str, list[str | None]]:
+        """Keys are regular expressions (Keras fullmatches them); axes name the mesh's two axes."""
+        for key, axes in value.items():
+            try:
+                re.compile(key)
+            except re.error as err:
+                raise PydanticCustomError(
+                    "layout_map",
+                    "{key} is not a regular expression ({why}); escape special characters, e.g. '.*dense/kernel'",
+                    {"key": quote(key), "why": str(err)},
+                ) from None
+            unknown = [axis for axis in axes if axis is not None and axis not in rules.MESH_AXES]
+            if unknown:
+                raise PydanticCustomError(
+                    "layout_map",
+                    "{key} shards over {axis}, but the mesh has the axes {axes}; use those or null",
+                    {
+                        "key": quote(key),
+                        "axis": quote(unknown[0]),
+                        "axes": " and ".join(map(repr, rules.MESH_AXES)),
+                    },
+                )
+        return value
 
     @model_validator(mode="after")
     def _one_batch(self) -> Training:
@@ -441,6 +516,17 @@ class Storage(_Section):
 
 def check_storage_root(value: str) -> str:
     """A bucket URI of a provider's scheme (gs://, s3://, ...) or a local path; trailing '/' dropped."""
+    check_location(value)
+    return value.rstrip("/") if len(value) > 1 else value
+
+
+def check_location(value: str, *, schemes: tuple[str, ...] = ()) -> str:
+    """A bucket URI its store can have (``cloudtrain.buckets``), or a local path; as written.
+
+    ``schemes``: the only schemes the field takes (a provider's own section), if not every
+    registered provider's.
+    """
+    from cloudtrain import buckets
     from cloudtrain.providers import registry
 
     if not value.strip():
@@ -454,31 +540,36 @@ def check_storage_root(value: str) -> str:
             "{value} holds a control character (newline, tab, NUL); remove it",
             {"value": quote(value)},
         )
-    if "://" in value:
-        scheme = value.split("://", 1)[0] + "://"
-        schemes = registry.schemes(plugins=False)
-        if scheme not in schemes:
-            schemes = registry.schemes()
-        if scheme not in schemes:
-            raise PydanticCustomError(
-                "storage_root",
-                "{value} uses an unsupported scheme; use {schemes} or a local path",
-                {"value": quote(value), "schemes": ", ".join(schemes)},
-            )
-        if not _BUCKET_URI.fullmatch(value):
-            raise PydanticCustomError(
-                "storage_root",
-                "{value} is not a valid bucket URI; use {examples}",
-                {"value": quote(value), "examples": " or ".join(f"{s}BUCKET/path" for s in schemes)},
-            )
-        if ".." in value.split("://", 1)[1].split("/"):
-            raise PydanticCustomError(
-                "storage_root",
-                "{value} has a '..' segment, which object stores keep as a literal name; "
-                "write the path without '..'",
-                {"value": quote(value)},
-            )
-    return value.rstrip("/") if len(value) > 1 else value
+    if "://" not in value:
+        return value
+    scheme = value.split("://", 1)[0] + "://"
+    allowed = schemes or registry.schemes(plugins=False)
+    if not schemes and scheme not in allowed:
+        allowed = registry.schemes()
+    if scheme not in allowed:
+        raise PydanticCustomError(
+            "storage_root",
+            "{value} uses an unsupported scheme; use {schemes}",
+            {
+                "value": quote(value),
+                "schemes": " or ".join(f"{s}BUCKET/path" for s in allowed)
+                if schemes
+                else ", ".join(allowed) + " or a local path",
+            },
+        )
+    problem = buckets.uri_problem(value)
+    if problem:
+        raise PydanticCustomError(
+            "storage_root", "{value} {problem}", {"value": quote(value), "problem": problem}
+        )
+    if ".." in value.split("://", 1)[1].split("/"):
+        raise PydanticCustomError(
+            "storage_root",
+            "{value} has a '..' segment, which object stores keep as a literal name; "
+            "write the path without '..'",
+            {"value": quote(value)},
+        )
+    return value
 
 
 class Limits(_Section):
@@ -491,7 +582,7 @@ class Limits(_Section):
         examples=["24h", "90m", "2d"],
         json_schema_extra={"default": "24h"},
     )
-    max_cost_usd: Annotated[float, Field(gt=0, le=10_000_000), BeforeValidator(_exact_number)] | None = Field(
+    max_cost_usd: Annotated[float, Field(gt=0, le=10_000_000), BeforeValidator(_real)] | None = Field(
         None,
         description="submit refuses a job whose estimate (or worst case) is above this, unless --force.",
         examples=[400],
@@ -499,14 +590,25 @@ class Limits(_Section):
 
 
 class _ProviderSettings(_Section):
+    # The provider whose section this is: its storage_root takes that provider's schemes only.
+    provider: ClassVar[str | None] = None
+
     @field_validator("storage_root", check_fields=False)
     @classmethod
     def _bucket_uri(cls, value: str | None) -> str | None:
-        return None if value is None else check_storage_root(value)
+        if value is None:
+            return None
+        from cloudtrain.providers import registry
+
+        schemes = registry.get(cls.provider).schemes if cls.provider else ()
+        check_location(value, schemes=schemes)
+        return check_storage_root(value)
 
 
 class VertexSettings(_ProviderSettings):
     """Vertex AI settings; only read when the provider is vertex."""
+
+    provider: ClassVar[str | None] = "vertex"
 
     project: Annotated[
         str | None,
@@ -570,6 +672,8 @@ class VertexSettings(_ProviderSettings):
 
 class SageMakerSettings(_ProviderSettings):
     """SageMaker settings; only read when the provider is sagemaker."""
+
+    provider: ClassVar[str | None] = "sagemaker"
 
     region: Annotated[
         str, _shaped("region", _AWS_REGION, "is not an AWS region; use a region like us-east-1")
@@ -675,7 +779,7 @@ class JobSpec(_Section):
         description="Where backups, checkpoints, TensorBoard logs and the model go (default ./outputs).",
         examples=[{"root": "gs://bucket/churn"}],
     )
-    data: dict[str, str] = Field(
+    data: dict[str, Annotated[str, AfterValidator(check_location)]] = Field(
         default_factory=dict,
         description="Input channels: name -> gs://, s3:// or local path.",
         examples=[{"train": "gs://bucket/data/train"}],

@@ -522,3 +522,31 @@ def test_a_link_out_is_one_error_line_from_the_cli(tmp_path: Path, run_cli: RunC
         "ship. Copy what it points to into the folder, or add 'data' to .cloudtrainignore (read data "
         "through a data: channel instead)."
     ]
+
+
+def test_an_unreadable_folder_is_a_spec_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # regression: code.source_dir: / ended in PermissionError from realpath(/proc/1/cwd)
+    (tmp_path / "task.py").write_text("x = 1\n")
+    (tmp_path / "locked").mkdir()
+    real_scandir = os.scandir
+
+    def refuse(path: str | os.PathLike[str]) -> object:
+        if Path(path).name == "locked":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(bundle.os, "scandir", refuse)
+    monkeypatch.setattr(bundle, "_git_listing", lambda root: None)
+    with pytest.raises(SpecError) as error:
+        collect(tmp_path)
+    assert error.value.problems == [
+        f"code.source_dir: cannot read {str(tmp_path / 'locked')!r} (Permission denied). "
+        "Fix its permissions, or add it to .cloudtrainignore."
+    ]
+
+
+def test_the_file_system_root_is_no_source_folder() -> None:
+    with pytest.raises(SpecError, match=r"code.source_dir: '/' is the root of the file system"):
+        collect("/")
