@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -202,31 +203,53 @@ class _Section(BaseModel):
     # ``Section(...)`` call comes here; model_validate keeps raising pydantic's ValidationError.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
+    # Fields users write free text into, which may hold a pasted credential: every string in
+    # them is scanned (``cloudtrain.secrets``), and a credential is refused without being shown.
+    scanned_fields: ClassVar[frozenset[str]] = frozenset()
+
     @field_validator("*")
     @classmethod
-    def _portable_text(cls, value: Any) -> Any:
-        """Every string of every field can travel: no NUL, and valid Unicode.
+    def _portable_text(cls, value: Any, info: ValidationInfo) -> Any:
+        """Every string of every field can travel (no NUL, valid Unicode), and holds no credential.
 
         No environment variable, argument or file name can hold a NUL character, and a lone
         surrogate (``"\\ud800"`` in YAML or Python) is not UTF-8, which Vertex AI's protos
         and SageMaker's JSON require of every string.
         """
-        where, problem = _text_problem(value)
+        where, problem = _find(value, _text_problem)
         if problem:
             raise PydanticCustomError(
                 "text", "{where}holds {problem}; remove it", {"where": where, "problem": problem}
             )
+        if info.field_name in cls.scanned_fields:
+            where, found = _find(value, value_kind)
+            if found:
+                raise PydanticCustomError(
+                    "secret_env",
+                    "{where}holds {found} (the value is not shown). Never put secrets in a job spec: "
+                    "keep it in the provider's secret manager, or grant the job's identity "
+                    "(vertex.service_account or sagemaker.role) access instead",
+                    {"where": where, "found": found},
+                )
         return value
 
 
-def _text_problem(value: Any, where: str = "") -> tuple[str, str | None]:
-    """Where in ``value`` (a string, or lists and mappings of them) a string cannot travel, and why."""
+def _text_problem(text: str) -> str | None:
+    """Why ``text`` cannot travel in a request, environment or argument list; None if it can."""
+    if "\0" in text:
+        return "a NUL character, a control character no variable, argument or file name can carry"
+    if _SURROGATE.search(text):
+        return "a lone surrogate (not valid Unicode text)"
+    return None
+
+
+def _find(value: Any, test: Callable[[str], str | None], where: str = "") -> tuple[str, str | None]:
+    """The first string in ``value`` (a string, or lists and mappings of them) ``test`` objects to.
+
+    Returns where it is, in words ending in a space ("item 0 ", "'KEY' "), and the objection.
+    """
     if isinstance(value, str):
-        if "\0" in value:
-            return where, "a NUL character, a control character no variable, argument or file name can carry"
-        if _SURROGATE.search(value):
-            return where, "a lone surrogate (not valid Unicode text)"
-        return where, None
+        return where, test(value)
     items: list[tuple[str, Any]] = []
     if isinstance(value, dict):
         items = [(f"the key {shorten(repr(key))} ", key) for key in value]
@@ -234,7 +257,7 @@ def _text_problem(value: Any, where: str = "") -> tuple[str, str | None]:
     elif isinstance(value, list | tuple):
         items = [(f"item {index} ", item) for index, item in enumerate(value)]
     for inner, item in items:
-        found = _text_problem(item, where or inner)
+        found = _find(item, test, where or inner)
         if found[1]:
             return found
     return where, None
@@ -242,6 +265,8 @@ def _text_problem(value: Any, where: str = "") -> tuple[str, str | None]:
 
 class Code(_Section):
     """The user's training code: a module with ``build_model``/``make_dataset``, or a script."""
+
+    scanned_fields: ClassVar[frozenset[str]] = frozenset({"args"})
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -609,6 +634,7 @@ class VertexSettings(_ProviderSettings):
     """Vertex AI settings; only read when the provider is vertex."""
 
     provider: ClassVar[str | None] = "vertex"
+    scanned_fields: ClassVar[frozenset[str]] = frozenset({"labels"})
 
     project: Annotated[
         str | None,
@@ -674,6 +700,7 @@ class SageMakerSettings(_ProviderSettings):
     """SageMaker settings; only read when the provider is sagemaker."""
 
     provider: ClassVar[str | None] = "sagemaker"
+    scanned_fields: ClassVar[frozenset[str]] = frozenset({"tags"})
 
     region: Annotated[
         str, _shaped("region", _AWS_REGION, "is not an AWS region; use a region like us-east-1")
@@ -741,6 +768,8 @@ class SageMakerSettings(_ProviderSettings):
 
 class JobSpec(_Section):
     """One training job, provider-neutral. Load it with ``load_spec`` or build it in Python."""
+
+    scanned_fields: ClassVar[frozenset[str]] = frozenset({"env"})
 
     name: str = Field(
         ...,
@@ -834,22 +863,13 @@ class JobSpec(_Section):
     @field_validator("env")
     @classmethod
     def _no_credentials(cls, value: dict[str, str]) -> dict[str, str]:
-        for key, text in value.items():
+        for key in value:
             if _SECRET_KEY.search(key.upper()):
                 raise PydanticCustomError(
                     "secret_env",
                     "{key} looks like a credential; never put secrets in a job spec. The job runs as "
                     "vertex.service_account or sagemaker.role: grant that identity access instead",
                     {"key": repr(key)},
-                )
-            found = value_kind(text)
-            if found:
-                raise PydanticCustomError(
-                    "secret_env",
-                    "{key} holds {found} (the value is not shown). Never put secrets in a job spec: "
-                    "keep it in the provider's secret manager, or grant the job's identity "
-                    "(vertex.service_account or sagemaker.role) access instead",
-                    {"key": repr(key), "found": found},
                 )
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
                 raise PydanticCustomError(
