@@ -276,6 +276,8 @@ def _scheme_problems(spec: JobSpec, provider: Provider) -> list[str]:
 
 def _machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None, list[str]]:
     res = spec.resources
+    if res.machine_type is not None and catalog.device_counts(provider.name, res.accelerator):
+        return _chosen_machine(spec, provider)
     machine = catalog.machine_for(provider.name, res.accelerator, res.per_host)
     if machine is not None:
         return machine, []
@@ -291,6 +293,38 @@ def _machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None,
     return None, [
         f"resources.per_host: {res.per_host} is not a valid {kind} count for {res.accelerator} "
         f"on {provider.name} ({', '.join(map(str, counts))})."
+    ]
+
+
+def _chosen_machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None, list[str]]:
+    """The machine ``resources.machine_type`` names, if the provider's catalog has it for this hardware."""
+    res = spec.resources
+    offered = catalog.machines(provider.name)
+    machine = next(
+        (m for m in offered if m.machine_type == res.machine_type and m.accelerator == res.accelerator), None
+    )
+    fitting = [
+        m.machine_type for m in offered if m.accelerator == res.accelerator and m.devices == res.per_host
+    ]
+    if machine is not None and machine.devices == res.per_host:
+        return machine, []
+    if machine is not None:
+        return None, [
+            f"resources.machine_type: {res.machine_type!r} has {machine.devices} {res.accelerator} per host, "
+            f"but resources.per_host is {res.per_host}. Set resources.per_host: {machine.devices}."
+        ]
+    other = next((m for m in catalog.machines() if m.machine_type == res.machine_type), None)
+    why = (
+        f"is a {registry.get(other.provider).title} machine with {other.accelerator}"
+        if other is not None and other.provider != provider.name
+        else f"carries {other.accelerator}, not {res.accelerator}"
+        if other is not None
+        else f"is not a {provider.title} machine type in the catalog"
+    )
+    choices = f"choose one of {', '.join(fitting)}." if fitting else "the catalog has none: leave it out."
+    return None, [
+        f"resources.machine_type: {res.machine_type!r} {why}. For {res.per_host} × {res.accelerator} "
+        f"on {provider.title}, {choices}"
     ]
 
 

@@ -174,10 +174,11 @@ Duration = Annotated[int, BeforeValidator(parse_duration), WithJsonSchema(DURATI
 
 
 def _accelerator_names(schema: dict[str, Any]) -> None:
-    """The catalog's accelerator names as the schema's enum, so editors complete them."""
+    """The catalog's accelerator names as the schema's enum, so editors complete them; then the
+    providers' own names, which stand for them (``Resources._provider_names``)."""
     from cloudtrain import catalog
 
-    schema["enum"] = sorted(catalog.accelerator_names())
+    schema["enum"] = sorted(catalog.accelerator_names()) + catalog.accelerator_aliases()
 
 
 class _Section(BaseModel):
@@ -346,6 +347,35 @@ class Resources(_Section):
     disk_gb: Whole = Field(
         100, ge=30, le=64000, description="Boot/volume disk per host in GB.", examples=[200]
     )
+    machine_type: Text | None = Field(
+        None,
+        description="The provider's machine type, where it offers several for the accelerator and per_host "
+        "(CPU jobs, L4 hosts on Vertex AI); one of the catalog's. Default: the catalog's first.",
+        examples=["n1-standard-16", "g2-standard-16", "ml.m5.4xlarge"],
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_names(cls, data: Any) -> Any:
+        """A provider's own accelerator or machine name stands for the neutral one.
+
+        ``NVIDIA_TESLA_T4`` is ``t4``; ``ml.g4dn.12xlarge`` is ``t4``, 4 per host, on that
+        instance type (``catalog.accelerator_alias``).
+        """
+        if not isinstance(data, dict) or not isinstance(data.get("accelerator"), str):
+            return data
+        from cloudtrain import catalog
+
+        alias = (
+            None
+            if data["accelerator"] in catalog.accelerator_names()
+            else catalog.accelerator_alias(data["accelerator"])
+        )
+        if alias is None:
+            return data
+        accelerator, machine = alias
+        named = {"machine_type": machine.machine_type, "per_host": machine.devices} if machine else {}
+        return {**named, **data, "accelerator": accelerator}
 
     @field_validator("accelerator")
     @classmethod
