@@ -28,6 +28,7 @@ from cloudtrain.providers import registry
 from cloudtrain.spec import JobSpec
 from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import rules
+from cloudtrain_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -175,7 +176,10 @@ class Plan:
             "data": spec.data,
         }
         values.update({name: getattr(training, name) for name in runtime_config.SWITCH_DOCS})
-        return runtime_config.from_dict(values, "the plan")
+        try:
+            return runtime_config.from_dict(values, "the plan")
+        except ConfigError as err:  # a value the spec let through: still a spec error, never a traceback
+            raise SpecError(str(err)) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON-ready data (what ``cloudtrain plan --json`` prints)."""

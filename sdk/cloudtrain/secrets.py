@@ -18,6 +18,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pathspec
@@ -68,7 +69,13 @@ CREDENTIAL_FILES: tuple[tuple[str, str], ...] = (
     (".aws/", "the AWS credentials folder"),
     ("**/.config/gcloud/", "the gcloud credentials folder"),
 )
-_NAMES = pathspec.GitIgnoreSpec.from_lines(pattern for pattern, _ in CREDENTIAL_FILES)
+
+
+@functools.cache
+def _names() -> pathspec.GitIgnoreSpec:
+    """The patterns, compiled when a file is first judged: a spec's values never need them."""
+    return pathspec.GitIgnoreSpec.from_lines(pattern for pattern, _ in CREDENTIAL_FILES)
+
 
 # How much of a file ``file_content_kind`` needs: a PEM key or a service-account key
 # starts within its first few hundred bytes.
@@ -111,7 +118,7 @@ def file_name_kind(path: str) -> str | None:
     >>> file_name_kind("trainer/task.py") is None
     True
     """
-    found = _NAMES.check_file(path.lower())
+    found = _names().check_file(path.lower())
     if not found.include or found.index is None:
         return None
     return CREDENTIAL_FILES[found.index][1]

@@ -308,3 +308,11 @@ def test_provider_names_and_chosen_machine_types_plan_that_machine(
     planned = plan(spec, provider)
     assert planned.machine is not None and planned.machine.machine_type == machine
     assert spec.resources.accelerator in catalog.accelerator_names()
+
+
+def test_a_value_the_runtime_refuses_is_a_spec_error_not_its_config_error() -> None:
+    # regression: a NUL in code.args raised the runtime's ConfigError from render, uncaught
+    spec = JobSpec(name="demo", code={"module": "trainer.task"})
+    unchecked = spec.model_copy(update={"code": spec.code.model_copy(update={"args": ["a\x00b"]})})
+    with pytest.raises(SpecError, match="runtime configuration key 'args' must be free of NUL characters"):
+        _ = plan(unchecked, "local").runtime
