@@ -263,7 +263,8 @@ def regions(provider: str) -> tuple[str, ...]:
 def region_problem(provider: str, title: str, region: str) -> str | None:
     """Why ``region`` is not one ``provider`` trains in, naming ``<provider>.region``; None if it is.
 
-    A provider without rows in ``regions.csv`` (a third-party one) is not judged.
+    A provider without rows in ``regions.csv`` is not judged: SageMaker's regions are
+    judged by ``image_registry`` for ``image: auto``, and any region may pull its own image.
 
     Example:
     >>> region_problem("vertex", "Vertex AI", "us-centrl1")

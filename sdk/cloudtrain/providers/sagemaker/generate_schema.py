@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import re
-import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -167,7 +166,6 @@ def main() -> None:
         writer = csv.DictWriter(file, COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(generate())
-    sys.stderr.write(f"wrote {target}\n")
 
 
 if __name__ == "__main__":
