@@ -243,13 +243,25 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     spec = as_spec(spec)
     target = provider_for(provider, spec)
     planned = target.plan(spec)
-    placeholder = planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}").with_run(
-        PLACEHOLDER_RUN
-    )
-    if target.billed:  # the estimate's labels or tags count towards the provider's limits
-        placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE))
-    target.render(placeholder)
+    placeholder_request(planned, target)
     return planned
+
+
+def placeholder_request(planned: Plan, provider: Provider) -> dict[str, Any]:
+    """What ``planned`` renders to before its code is packed: the request ``validate`` checks.
+
+    The bundle's name and the run id are placeholders of the same length; a billed job
+    carries an estimate, whose labels or tags count towards the provider's limits.
+
+    Raises:
+        SpecError: the request would break one of the provider's limits.
+    """
+    placeholder = planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}").with_run(
+        planned.run_id or PLACEHOLDER_RUN
+    )
+    if provider.billed:
+        placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE))
+    return provider.render(placeholder)
 
 
 def render(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> dict[str, Any]:

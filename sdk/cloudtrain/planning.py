@@ -27,6 +27,7 @@ from cloudtrain.providers import registry
 from cloudtrain.spec import JobSpec
 from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import rules
+from cloudtrain_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -187,7 +188,10 @@ class Plan:
             "data": spec.data,
         }
         values.update({name: getattr(training, name) for name in runtime_config.SWITCH_DOCS})
-        return runtime_config.from_dict(values, "the plan")
+        try:
+            return runtime_config.from_dict(values, "the plan")
+        except ConfigError as err:  # a value the spec let through: still a spec error, never a traceback
+            raise SpecError(str(err)) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON-ready data (what ``cloudtrain plan --json`` prints)."""
@@ -288,6 +292,8 @@ def _scheme_problems(spec: JobSpec, provider: Provider) -> list[str]:
 
 def _machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None, list[str]]:
     res = spec.resources
+    if res.machine_type is not None and catalog.device_counts(provider.name, res.accelerator):
+        return _chosen_machine(spec, provider)
     machine = catalog.machine_for(provider.name, res.accelerator, res.per_host)
     if machine is not None:
         return machine, []
@@ -303,6 +309,38 @@ def _machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None,
     return None, [
         f"resources.per_host: {res.per_host} is not a valid {kind} count for {res.accelerator} "
         f"on {provider.name} ({', '.join(map(str, counts))})."
+    ]
+
+
+def _chosen_machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None, list[str]]:
+    """The machine ``resources.machine_type`` names, if the provider's catalog has it for this hardware."""
+    res = spec.resources
+    offered = catalog.machines(provider.name)
+    machine = next(
+        (m for m in offered if m.machine_type == res.machine_type and m.accelerator == res.accelerator), None
+    )
+    fitting = [
+        m.machine_type for m in offered if m.accelerator == res.accelerator and m.devices == res.per_host
+    ]
+    if machine is not None and machine.devices == res.per_host:
+        return machine, []
+    if machine is not None:
+        return None, [
+            f"resources.machine_type: {res.machine_type!r} has {machine.devices} {res.accelerator} per host, "
+            f"but resources.per_host is {res.per_host}. Set resources.per_host: {machine.devices}."
+        ]
+    other = next((m for m in catalog.machines() if m.machine_type == res.machine_type), None)
+    why = (
+        f"is a {registry.get(other.provider).title} machine with {other.accelerator}"
+        if other is not None and other.provider != provider.name
+        else f"carries {other.accelerator}, not {res.accelerator}"
+        if other is not None
+        else f"is not a {provider.title} machine type in the catalog"
+    )
+    choices = f"choose one of {', '.join(fitting)}." if fitting else "the catalog has none: leave it out."
+    return None, [
+        f"resources.machine_type: {res.machine_type!r} {why}. For {res.per_host} × {res.accelerator} "
+        f"on {provider.title}, {choices}"
     ]
 
 
@@ -384,6 +422,10 @@ def choose_strategy(spec: JobSpec, devices_per_host: int) -> tuple[str, str]:
     if verdict.broken:
         raise SpecError(verdict.text("spec"))
     assert verdict.strategy is not None  # every fact is known once the machine is
+    if verdict.strategy == "keras-model-parallel":  # the mesh spans every device of every host
+        problem = rules.model_axis_problem(spec.training.model_parallel, res.hosts * devices_per_host)
+        if problem:
+            raise SpecError(problem)
     return verdict.strategy, verdict.text("spec")
 
 

@@ -228,6 +228,11 @@ CONFIG_VALUE_ROWS = [
     ("name", ".hidden", "a folder name"),  # starts with a dot
     ("data", {"../x": "gs://b/x"}, "keys are channel names"),  # channel climbs out
     ("layout_map", {"k": "model"}, "an object of lists of strings or nulls"),  # not split
+    # regression: a strategy cloudtrain does not have ran as the default strategy, without a word
+    ("strategy", "parameter-server", "must be one of 'auto', 'one-device', 'mirrored'"),
+    ("strategy_requested", "ps", "must be one of 'auto', 'one-device'"),  # what the spec asked for
+    ("keras_backend", "torch", "must be one of 'tensorflow', 'jax'"),  # no such backend here
+    ("mixed_precision", "fp8", "must be one of 'bf16', 'fp16', 'off'"),  # would train in float32
     *[
         (switch, value, f"key {switch!r} must be {config.switch_problem(switch, 'fast')}")
         for switch in config.SWITCH_DOCS

@@ -252,6 +252,62 @@ def accelerator_names() -> list[str]:
     return list(accelerators())
 
 
+def accelerator_aliases() -> list[str]:
+    """Every provider name ``accelerator_alias`` takes: accelerator names, then machine types."""
+    named = dict.fromkeys(m.provider_accelerator for m in _machines() if m.provider_accelerator)
+    return [*named, *dict.fromkeys(m.machine_type for m in _machines())]
+
+
+def accelerator_alias(name: str) -> tuple[str, Machine | None] | None:
+    """The neutral accelerator a provider's own name stands for, and the machine when it names one.
+
+    A provider's accelerator name (``NVIDIA_TESLA_T4``, any case) is that accelerator; a
+    machine or instance type (``ml.g4dn.xlarge``, ``a2-highgpu-1g``) is its accelerator on
+    that machine. None when ``name`` is neither.
+
+    Example:
+    >>> accelerator_alias("nvidia_tesla_t4")
+    ('t4', None)
+    >>> accelerator, machine = accelerator_alias("ml.g5.2xlarge")
+    >>> accelerator, machine.accelerator_count
+    ('a10g', 1)
+    """
+    for machine in _machines():
+        if machine.machine_type == name:
+            return machine.accelerator, machine
+    folded = name.casefold()
+    return next(
+        (
+            (m.accelerator, None)
+            for m in _machines()
+            if m.provider_accelerator.casefold() == folded and folded
+        ),
+        None,
+    )
+
+
+@cached
+def regions(provider: str) -> tuple[str, ...]:
+    """The regions ``provider`` runs training jobs in (``regions.csv``), in catalog order."""
+    return tuple(row["region"] for row in rows("regions.csv") if row["provider"] == provider)
+
+
+def region_problem(provider: str, title: str, region: str) -> str | None:
+    """Why ``region`` is not one ``provider`` trains in, naming ``<provider>.region``; None if it is.
+
+    A provider without rows in ``regions.csv`` is not judged: SageMaker's regions are
+    judged by ``image_registry`` for ``image: auto``, and any region may pull its own image.
+
+    Example:
+    >>> region_problem("vertex", "Vertex AI", "us-centrl1")
+    "vertex.region: 'us-centrl1' is not a region Vertex AI trains in. Did you mean 'us-central1'?"
+    """
+    known = regions(provider)
+    if not known or region in known:
+        return None
+    return f"{provider}.region: {region!r} is not a region {title} trains in.{did_you_mean(region, known, noun='regions')}"
+
+
 _INT_FIELDS = ("accelerator_count", "accelerator_memory_gb", "vcpus", "memory_gb", "network_gbps")
 
 

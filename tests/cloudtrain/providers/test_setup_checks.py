@@ -131,7 +131,7 @@ def test_vertex_missing_bucket_gives_the_create_command(vertex_check: Callable[.
 
 
 def test_vertex_root_that_is_not_gs_is_refused(vertex_check: Callable[..., list[Check]]) -> None:
-    checks = vertex_check("vertex.storage_root=s3://my-bucket/x")
+    checks = vertex_check("storage.root=s3://my-bucket/x", "vertex.storage_root=null")
     assert line(checks, "bucket").detail == "the storage root 's3://my-bucket/x' is not a gs:// URI"
 
 

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain import catalog, container, runs
 from cloudtrain.errors import SpecError
 from cloudtrain.providers.base import ExpectedCost
+from cloudtrain.providers.sagemaker import schema
 from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
@@ -72,6 +73,30 @@ MAX_WAIT_CAP_S = 28 * 86400
 NAME_HASH_CHARS = 10
 # Runs the bootstrap from its lines in argv (see the module docstring).
 LOADER = 'import sys; source = "\\n".join(sys.argv[1:]); del sys.argv[1:]; exec(source)'
+
+# The spec field each request member comes from, named when the member breaks SageMaker's
+# own constraints (``schema.problems``; a member not here is named by its request path).
+SPEC_FIELDS = {
+    "TrainingJobName": "name",
+    "AlgorithmSpecification.TrainingImage": "image",
+    "AlgorithmSpecification.MetricDefinitions": "sagemaker.metrics",
+    "AlgorithmSpecification.ContainerEntrypoint": "image",
+    "AlgorithmSpecification.ContainerArguments": "image",
+    "RoleArn": "sagemaker.role",
+    "ResourceConfig.InstanceCount": "resources.hosts",
+    "ResourceConfig.VolumeSizeInGB": "resources.disk_gb",
+    "StoppingCondition": "limits.max_runtime",
+    "CheckpointConfig": "sagemaker.storage_root",
+    "OutputDataConfig": "sagemaker.storage_root",
+    "TensorBoardOutputConfig": "sagemaker.storage_root",
+    "InputDataConfig": "data",
+    "HyperParameters": "code.args, data or training.layout_map",
+    "Environment": "env",
+    "RetryStrategy": "sagemaker.max_retries",
+    "VpcConfig.Subnets": "sagemaker.subnets",
+    "VpcConfig.SecurityGroupIds": "sagemaker.security_groups",
+    "Tags": "sagemaker.tags",
+}
 
 # SageMaker's documented limits (botocore sagemaker service model, CreateTrainingJob).
 MAX_ARGUMENT = 256
@@ -101,7 +126,11 @@ def render(plan: Plan) -> dict[str, Any]:
         **_vpc(plan),
         "Tags": _tags(plan),
     }
-    return {"TrainingJobName": job_name(plan.name, _identity(request)), **request}
+    rendered = {"TrainingJobName": job_name(plan.name, _identity(request)), **request}
+    problems = schema.problems(rendered, fields=SPEC_FIELDS)
+    if problems:
+        raise SpecError(problems)
+    return rendered
 
 
 def delivery(plan: Plan) -> dict[str, Any]:
