@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -103,3 +106,25 @@ def test_missing_examples_per_epoch_says_what_to_set(run_cli: Run) -> None:
         "training.examples_per_epoch is needed to estimate time and cost. "
         "Set training.examples_per_epoch (or training.steps_per_epoch)."
     ]
+
+
+# regression: piped output fell back to 80 columns and lost region, accelerator and the marks
+def test_piped_cost_keeps_every_column(repo: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    with (tmp_path / "cost.txt").open("w") as file:
+        subprocess.run(
+            [sys.executable, "-m", "cloudtrain", "cost", EXAMPLE, "-t", "100@t4"],
+            stdout=file,
+            env=env,
+            check=True,
+        )
+    lines = (tmp_path / "cost.txt").read_text().splitlines()
+    assert lines[0].split() == [
+        "#", "provider", "region", "shape", "accel", "dev", "capacity", "eff", "time", "USD", "USD/h",
+        "price", "as", "of", "marks",
+    ]  # fmt: skip
+    rows = [line.split() for line in lines[2 : lines.index("")]]
+    # Each row names its region and accelerator, so a T4 and a V100 row never read the same.
+    assert all(row[2] in ("us-central1", "us-east-1") for row in rows)
+    assert {"t4", "v100"} <= {row[6] for row in rows}  # after "2 × machine"
+    assert any(row[-1].endswith("pareto") for row in rows) and "cheapest," in rows[0]
