@@ -23,7 +23,7 @@ from cloudtrain.cli.since import parse_since, parse_tail
 from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.providers import Job, JobStatus, Provider
-from cloudtrain.providers.base import WAITING_STATES, HasConsole, HasSummary
+from cloudtrain.providers.base import WAITING_STATES, HasConsole, HasSummary, attached
 from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
@@ -149,8 +149,11 @@ def submit_command(
 ) -> None:
     """Submit JOB to a provider (local by default) and print the job ID.
 
-    With --dry-run, print the request JSON on stdout and the plan summary on stderr,
-    so `cloudtrain submit job.yaml --dry-run | jq` works.
+    stdout holds the result alone: the job ID, or with --json one JSON document
+    ({"id", "provider", "attached", "outputs"}). Everything else goes to stderr, and so
+    do the followed logs of a local run (or --wait) whenever stdout is not a terminal,
+    so `ID=$(cloudtrain submit job.yaml)` and `cloudtrain submit job.yaml --json | jq`
+    work. With --dry-run, the request JSON on stdout and the plan summary on stderr.
 
     A billed job is checked against limits.max_cost_usd: with --throughput its
     estimate, without it the worst case (every host for all of limits.max_runtime).
@@ -193,20 +196,42 @@ def submit_command(
         return
     with UploadBars() as progress:
         submitted = submission.submit(progress=progress)
+    earlier = attached(submitted)
     if as_json:
-        click.echo(
-            json.dumps(
-                {"id": submitted.id, "provider": submitted.provider, "outputs": submitted.outputs.to_dict()}
-            )
-        )
+        outputs = submitted.outputs.to_dict()
+        document = {
+            "id": submitted.id,
+            "provider": submitted.provider,
+            "attached": earlier,
+            "outputs": outputs,
+        }
+        click.echo(json.dumps(document))
     else:
         click.echo(submitted.id)
         click.echo(describe_outputs(submitted.outputs), err=True)
         click.echo(_hints(submitted), err=True)
+    if earlier:
+        click.echo(_attached_note(submitted), err=True)
     if wait_ if wait_ is not None else submitted.provider == "local":
-        _follow(submitted)
+        _follow(submitted, logs_to_stderr=as_json or not _terminal(sys.stdout))
     else:
         click.echo(f"Follow it with: cloudtrain logs {submitted.id} --follow", err=True)
+
+
+def _terminal(stream: object) -> bool:
+    """Whether ``stream`` is a terminal: a pipe or a file gets the result alone."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _attached_note(job: Job) -> str:
+    """What a submit that found its job already made says: which job, in which state, and how to start anew."""
+    now = job.status()
+    return (
+        f"Attached to {job.id}, which an earlier submit of this spec, code and run id started "
+        f"({now.state}); nothing new was started. Its log follows from the beginning. "
+        "For a new run: --new, or another --run-id."
+    )
 
 
 @click.command()
@@ -314,12 +339,16 @@ def _print_bundle(packed: Bundle, *, list_files: bool) -> None:
         click.echo(f"Note: {note}", err=True)
 
 
-def _follow(job: Job) -> None:
-    """Show the job's state until it starts (it may queue for minutes), then stream its logs."""
+def _follow(job: Job, *, logs_to_stderr: bool) -> None:
+    """Show the job's state until it starts (it may queue for minutes), then stream its logs.
+
+    ``logs_to_stderr``: the log is progress, not the result, when stdout is a pipe, a file
+    or a JSON document.
+    """
     with StatusLine() as line:
         job.wait(poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES)
     for log_line in job.logs(follow=True):
-        click.echo(log_line)
+        click.echo(log_line, err=logs_to_stderr)
     _exit_for(job.wait(poll_s=1.0))
 
 

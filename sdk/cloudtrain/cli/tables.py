@@ -117,7 +117,9 @@ def _total(needed: list[int], kept: list[int]) -> int:
 
 def _natural(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> list[int]:
     """Each column's width with nothing folded: its widest cell's, or its header's."""
-    return [_needed(Column(column.header), [row[index] for row in rows]) for index, column in enumerate(columns)]
+    return [
+        _needed(Column(column.header), [row[index] for row in rows]) for index, column in enumerate(columns)
+    ]
 
 
 def _needed(column: Column, cells: list[str]) -> int:

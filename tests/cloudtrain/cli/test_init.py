@@ -158,6 +158,7 @@ def test_a_new_project_trains_here_and_exports_a_model(
         timeout=540,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    assert "[cloudtrain] Job succeeded. All 1 replicas exited 0." in done.stdout
-    assert f"[chief-0] export={project / 'outputs' / 'model'}\n" in done.stdout
+    # piped: stdout holds the job ID alone, the followed log is on stderr
+    assert "[cloudtrain] Job succeeded. All 1 replicas exited 0." in done.stderr
+    assert f"[chief-0] export={project / 'outputs' / 'model'}\n" in done.stderr
     assert (project / "outputs" / "model" / "saved_model.pb").is_file()

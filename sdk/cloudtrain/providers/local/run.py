@@ -55,6 +55,7 @@ def submit(
     key = request_key(request)
     earlier = find_submitted(key) if "run_id" in request else None
     if earlier is not None:
+        earlier.attached = True
         return earlier
     job_id, run_dir = _new_run(plan.name)
     resolved = substitute(request, {"<run>": str(run_dir), "<buckets>": str(home / "buckets")})
