@@ -30,6 +30,13 @@ THROUGHPUT_HELP = (
     "Pass --throughput EXAMPLES_PER_SEC@ACCELERATOR (e.g. 1200@a100-40gb, measured on one device), "
     "or the path of the cloudtrain-throughput.json a run wrote."
 )
+# For a throughput file without a rate: how to get one, not the same file again.
+MEASURE_AGAIN = (
+    "Train 2 epochs or more and pass the cloudtrain-throughput.json that run writes, or measure with "
+    "cloudtrain bench JOB --json > bench.json and pass bench.json, or give RATE@ACCELERATOR (e.g. 1200@t4)."
+)
+# What a run's file says when its timed epochs began before the full warm-up (callbacks.Throughput).
+SHORT_WARMUP = "timed after a short warm-up"
 
 
 @dataclass(frozen=True)
@@ -85,8 +92,8 @@ def _throughput_file(path: Path, accelerator: str | None) -> Throughput:
     data = _json(path)
     rate = data.get("examples_per_sec", data.get("examples_per_second"))
     if rate is None:
-        note = data.get("note") or "no examples_per_sec (or examples_per_second) key"
-        raise SpecError(f"{path}: no measured throughput ({note}). {THROUGHPUT_HELP}")
+        note = str(data.get("note") or "no examples_per_sec (or examples_per_second) key").rstrip(".")
+        raise SpecError(f"{path}: no measured throughput ({note}). {MEASURE_AGAIN}")
     accelerator = accelerator or data.get("accelerator")
     if not accelerator:
         raise SpecError(
@@ -95,7 +102,8 @@ def _throughput_file(path: Path, accelerator: str | None) -> Throughput:
         )
     devices = _devices(path, data)
     per_device = _rate(rate, str(path)) / devices
-    return Throughput(per_device, _accelerator(accelerator), f"{path}, ÷ {devices} device(s)")
+    short = f", {SHORT_WARMUP}" if data.get("steady") is False else ""
+    return Throughput(per_device, _accelerator(accelerator), f"{path}, ÷ {devices} device(s){short}")
 
 
 def _json(path: Path) -> dict[str, Any]:

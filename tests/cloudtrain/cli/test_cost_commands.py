@@ -128,3 +128,55 @@ def test_piped_cost_keeps_every_column(repo: Path, tmp_path: Path) -> None:
     assert all(row[2] in ("us-central1", "us-east-1") for row in rows)
     assert {"t4", "v100"} <= {row[6] for row in rows}  # after "2 × machine"
     assert any(row[-1].endswith("pareto") for row in rows) and "cheapest," in rows[0]
+
+
+# regression: -t was required, so there was no plain price list (sky show-gpus)
+def test_without_a_throughput_every_shape_is_listed_with_its_price_per_hour(
+    run_cli: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "250")
+    result = run_cli("cost", EXAMPLE)
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].split() == ["accel", "dev", "provider", "region", "shape", "on-demand", "USD/h", "spot", "USD/h", "price", "as", "of"]  # fmt: skip
+    rows = [line.split() for line in lines[2 : lines.index("")]]
+    # 2 × ml.g4dn.xlarge at $0.736/h each; SageMaker publishes no spot price: the on-demand bound
+    assert ["t4", "2", "sagemaker", "us-east-1", "2", "×", "ml.g4dn.xlarge", "$1.47", "≤", "$1.47"] in [
+        row[:10] for row in rows
+    ]
+    accelerators = [row[0] for row in rows]
+    assert accelerators == sorted(accelerators, key=accelerators.index)  # grouped by accelerator
+    assert {"cpu", "t4", "v100", "l4", "a10g", "a100-40gb"} <= set(accelerators)
+    assert "For time and total cost, give a measured speed: -t RATE@ACCELERATOR" in result.out
+
+
+def test_the_price_list_as_json_has_null_for_unknown_prices(run_cli: Run) -> None:
+    data = json.loads(run_cli("cost", EXAMPLE, "--provider", "vertex", "--json").out)
+    assert data["replicas"] == 2
+    prices = data["prices"]
+    assert {row["provider"] for row in prices} == {"vertex"}
+    unknown = [row for row in prices if row["price"] is None]
+    assert unknown and all(row["on_demand_usd_per_hour"] is None for row in unknown)
+    t4 = next(row for row in prices if row["machine_type"] == "n1-standard-8" and row["accelerator"] == "t4")
+    assert t4["hosts"] == 2 and t4["spot_usd_per_hour"] < t4["on_demand_usd_per_hour"]
+
+
+def test_filters_that_need_a_total_say_so_without_a_throughput(run_cli: Run) -> None:
+    result = run_cli("cost", EXAMPLE, "--max-cost", "3", "--plot", "x.png")
+    assert (result.code, result.errors) == (
+        2,
+        [
+            "--max-cost and --plot need the time and total cost of each option, so a measured speed: add "
+            "--throughput RATE@ACCELERATOR (e.g. -t 300@t4) or a run's cloudtrain-throughput.json."
+        ],
+    )
+
+
+# regression: the init spec had no examples_per_epoch, so cost refused it
+def test_a_new_project_is_priced_with_and_without_a_throughput(run_cli: Run, tmp_path: Path) -> None:
+    assert run_cli("init", str(tmp_path / "proj")).code == 0
+    job = str(tmp_path / "proj" / "job.yaml")
+    assert run_cli("cost", job).code == 0
+    ranked = run_cli("cost", job, "-t", "300@cpu", "--json")
+    assert ranked.code == 0, ranked.err
+    assert json.loads(ranked.out)["work_basis"] == "256 examples/epoch × 5 epochs"

@@ -185,8 +185,26 @@ def test_throughput_json_problems_say_what_to_do(tmp_path: Path) -> None:
         f"Add it after the path, e.g. --throughput {path}@a100-40gb."
     )
     runtime_files(tmp_path, None, replicas=8)
-    with pytest.raises(SpecError, match=r"no measured throughput \(needs > 50 steps and a second epoch"):
+    with pytest.raises(SpecError) as error:
         cost.parse_throughput(f"{path}@t4")
+    # regression: the advice pointed back at the same file
+    assert str(error.value) == (
+        f"{path}: no measured throughput (needs > 50 steps and a second epoch to measure). Train 2 epochs "
+        "or more and pass the cloudtrain-throughput.json that run writes, or measure with cloudtrain bench "
+        "JOB --json > bench.json and pass bench.json, or give RATE@ACCELERATOR (e.g. 1200@t4)."
+    )
+
+
+def test_a_run_timed_after_a_short_warm_up_is_used_and_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "cloudtrain-throughput.json"
+    path.write_text(
+        json.dumps({"examples_per_sec": 900.0, "steady": False, "replicas": 1, "accelerator": "cpu"})
+    )
+    measured = cost.parse_throughput(str(path))
+    assert (measured.examples_per_sec, measured.source) == (
+        900.0,
+        f"{path}, ÷ 1 device(s), timed after a short warm-up",
+    )
 
 
 def test_work_needs_examples_or_steps() -> None:
