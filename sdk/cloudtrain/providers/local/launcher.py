@@ -251,7 +251,8 @@ class Launcher:
                 stop(procs.values(), grace_s=FAILURE_GRACE_S)
                 return outcome
             if all(rc == 0 for rc in codes.values()):
-                return Outcome(ok=True, detail=f"All {len(procs)} replicas exited 0.")
+                every = f"All {len(procs)} replicas" if len(procs) > 1 else "The replica"
+                return Outcome(ok=True, detail=f"{every} exited 0.")
             time.sleep(POLL_S)
         stop(procs.values(), grace_s=CANCEL_GRACE_S, first=signal.SIGTERM)
         return Outcome(ok=False, detail="Cancelled by the user.", cancelled=True)
