@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cloudtrain import api
-from cloudtrain.cli import tables
+from cloudtrain.cli import failure, tables
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
 from cloudtrain.cli.live import StatusLine
@@ -244,19 +244,34 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     Below it: the shape, the times, the cost estimated at submit and, once a billed job
     has ended, what it cost (SageMaker: BillableTimeInSeconds × instances; Vertex AI:
     start to end × replicas, in 30-second increments; both at the catalog's prices).
+    A failed job's failing replica's last lines follow: its traceback and error.
     """
     job = _attach(job_id, provider)
     current = job.status()
     described = job.summary() if isinstance(job, HasSummary) else None
+    found = failure.failure_lines(job) if current.state == "failed" else None
     if as_json:
         times = as_dict(described) if described else {}
-        click.echo(json.dumps({**times, "id": job.id, **current.__dict__, "done": current.done}))
+        click.echo(
+            json.dumps({**times, "id": job.id, **current.__dict__, "done": current.done, **_last(found)})
+        )
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
     if described:
         tables.echo(DETAIL_COLUMNS, details(described))
+    if found is not None:
+        click.echo("\n".join(["", *failure.describe(found, job.id)]))
     if isinstance(job, HasConsole):
         click.echo(f"Console: {job.console_url}", err=True)
+
+
+def _last(found: failure.LastLines | str | None) -> dict[str, object]:
+    """A failed job's ``failed_replica`` and ``last_lines`` for ``status --json``; nothing otherwise."""
+    if found is None:
+        return {}
+    if isinstance(found, str):
+        return {"failed_replica": None, "last_lines": [], "last_lines_error": found}
+    return {"failed_replica": found.replica, "last_lines": found.lines}
 
 
 def _hints(job: Job) -> str:
@@ -315,10 +330,14 @@ def wait(job_id: str, provider: str | None, poll: float) -> None:
     """Block until JOB_ID ends; exit 0 if it succeeded, 1 otherwise.
 
     Each change of state is one line on stderr; on a terminal a live line below it
-    shows the provider's state and how long the job has been in it.
+    shows the provider's state and how long the job has been in it. A failed job's
+    failing replica's last lines (its traceback and error) follow on stderr.
     """
+    job = _attach(job_id, provider)
     with StatusLine() as line:
-        final = _attach(job_id, provider).wait(poll_s=poll, on_status=line)
+        final = job.wait(poll_s=poll, on_status=line)
+    if final.state == "failed":
+        click.echo("\n".join(failure.describe(failure.failure_lines(job), job.id)), err=True)
     _exit_for(final)
 
 

@@ -10,14 +10,12 @@ import json
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from cloudtrain.providers.local import Local
-from tests.cloudtrain.providers.test_local_launcher import stop_runs
+from tests.cloudtrain.cli.conftest import Scripted
 from tests.conftest import Result
 
 Run = Callable[..., Result]
@@ -25,30 +23,9 @@ REPLICA = "print('epoch 1/1 loss=0.5')\nprint('export=done')\n"
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A one-host local job whose replica prints two lines; runs kept under ``tmp_path/home``."""
-    home = tmp_path / "home"
-    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(home))
-    source = tmp_path / "project"
-    (source / "trainer").mkdir(parents=True)
-    (source / "trainer" / "task.py").write_text(
-        "def build_model(config): ...\ndef make_dataset(context): ...\n"
-    )
-    (source / "replica.py").write_text(REPLICA)
-    (source / "job.yaml").write_text(
-        "name: piped\ncode: {module: trainer.task}\nstorage: {root: ./outputs}\n"
-    )
-    render = Local.render
-
-    def replica_script(self: Local, plan: Any) -> dict[str, Any]:
-        request = render(self, plan)
-        for replica in request["replicas"]:
-            replica["argv"] = [sys.executable, str(source / "replica.py")]
-        return request
-
-    monkeypatch.setattr(Local, "render", replica_script)
-    yield source / "job.yaml"
-    stop_runs(home)
+def project(scripted_job: Scripted) -> Path:
+    """A one-host local job whose replica prints two lines."""
+    return scripted_job(REPLICA)
 
 
 # regression: the JSON line was followed by every log line on stdout (JSONDecodeError: Extra data)
@@ -56,7 +33,7 @@ def test_submit_json_is_one_document_and_the_followed_log_goes_to_stderr(run_cli
     result = run_cli("submit", str(project), "--json")
     assert result.code == 0, result.err
     document = json.loads(result.out)
-    assert document["id"].startswith("local:piped-") and document["attached"] is False
+    assert document["id"].startswith("local:scripted-") and document["attached"] is False
     assert document["outputs"]["model"].endswith("outputs/model")
     assert "[chief-0] epoch 1/1 loss=0.5" in result.err.splitlines()
 
@@ -65,7 +42,7 @@ def test_submit_json_is_one_document_and_the_followed_log_goes_to_stderr(run_cli
 def test_piped_submit_prints_the_id_alone(run_cli: Run, project: Path) -> None:
     result = run_cli("submit", str(project))
     assert result.code == 0, result.err
-    assert result.out.splitlines() == [result.out.strip()] and result.out.startswith("local:piped-")
+    assert result.out.splitlines() == [result.out.strip()] and result.out.startswith("local:scripted-")
     assert "[chief-0] export=done" in result.err.splitlines()
 
 

@@ -287,7 +287,8 @@ class Launcher:
             detail = f"Replica {name} died ({describe_exit(rc)}{', spot interruption' if spot else ''})."
             self.files.say("cloudtrain", f"{detail} Stopping the other replicas.")
             return Outcome(ok=False, detail=detail, loss="spot" if spot else "host")
-        detail = f"Replica {name} failed ({describe_exit(rc)}); see its lines above."
+        # Not "see its lines above": status and wait show the failing replica's last lines themselves.
+        detail = f"Replica {name} failed ({describe_exit(rc)})."
         self.files.say("cloudtrain", f"{detail} Stopping the other replicas; an error exit is not retried.")
         return Outcome(ok=False, detail=detail)
 
