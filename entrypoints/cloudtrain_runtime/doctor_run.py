@@ -88,7 +88,7 @@ def tensorflow_checks(
     """TensorFlow's devices, the strategy for them, then the run under it."""
     count, kind, devices_line = tensorflow_devices(tf, env)
     choice, strategy_line = strategy_check(expected, cluster, count, kind)
-    checks = [devices_line, strategy_line]
+    checks = [devices_line, strategy_line, *planned_devices_check(expected, kind)]
     local = local_choice(choice, count) if choice else None
     if choice is not None and local is None:
         fix = "The job's first epoch is the check there: watch its first log lines."
@@ -176,6 +176,41 @@ def guarded(name: str, check: Callable[[], Check]) -> Check:
         return check()
     except Exception as err:  # TensorFlow raises many types here; each one is a finding
         return Check(name, FAIL, f"raised {first_line(err)}", _COLLECTIVE_FIX)
+
+
+def planned_devices_check(expected: Expectation, kind: str) -> list[Check]:
+    """A warning when the plan's accelerators are not what this machine has: the run checks stand-ins.
+
+    A 2 × T4 plan checked on a machine without a GPU runs its replicas on emulated CPU
+    devices: every line can be ok while nothing is said about the T4s. Without a plan
+    there is nothing to compare.
+
+    Example:
+    >>> from cloudtrain_runtime import config
+    >>> from cloudtrain_runtime.doctor import NO_PLAN
+    >>> t4 = config.from_dict({**NO_PLAN, "accelerator": "t4"}, "a plan")
+    >>> [check.status for check in planned_devices_check(Expectation(t4, planned=True), "cpu")]
+    ['warn']
+    >>> planned_devices_check(Expectation(t4, planned=True), "gpu")
+    []
+    """
+    config = expected.config
+    wanted = (
+        "cpu" if config.accelerator == "cpu" else "tpu" if config.accelerator.startswith("tpu") else "gpu"
+    )
+    if not expected.planned or wanted == kind:
+        return []
+    return [
+        Check(
+            "plan-devices",
+            WARN,
+            f"the plan runs on {config.accelerator} ({config.hosts} host(s) × {config.devices_per_host}); "
+            f"this machine has no {wanted.upper()}, so the checks below ran on {kind} devices standing in "
+            f"for them and say nothing about the {config.accelerator}s",
+            f"Run the checks where the job runs: cloudtrain-runtime doctor in the job's image on a "
+            f"{config.accelerator} host.",
+        )
+    ]
 
 
 def replicas_check(expected: Expectation, cluster: ClusterInfo, local: int, kind: str) -> Check:

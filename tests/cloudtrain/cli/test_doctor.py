@@ -21,7 +21,7 @@ from cloudtrain.errors import CloudtrainError
 from cloudtrain.planning import plan
 from cloudtrain.specfile import load_spec
 from cloudtrain_runtime import config as runtime_config
-from cloudtrain_runtime.diagnosis import FAIL, OK, Check
+from cloudtrain_runtime.diagnosis import FAIL, OK, WARN, Check
 from tests.cloudtrain.test_startup import HEAVY
 from tests.conftest import Result
 
@@ -132,3 +132,9 @@ def test_doctor_with_a_job_checks_its_plan_and_exits_1_on_a_broken_cluster(
     )
     assert checks["all-reduce"].detail == "SUM over 3 replica(s) = 6 on every replica, as expected"
     assert [name for name, check in checks.items() if check.status == FAIL] == ["environment"]
+    # regression: a T4 plan checked on a machine with no GPU was all ok
+    if checks["gpus"].detail == "no GPU here: CPU devices":
+        assert checks["plan-devices"].status == WARN
+        assert checks["plan-devices"].detail.startswith(
+            "the plan runs on t4 (3 host(s) × 1); this machine has no GPU"
+        )
