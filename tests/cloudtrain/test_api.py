@@ -144,9 +144,7 @@ def test_list_jobs_is_public_and_reports_what_it_skipped(
 
 
 # regression: list_jobs() returned an object that was neither a list nor iterable
-def test_list_jobs_is_the_sequence_of_its_jobs(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, example_job: Path
-) -> None:
+def test_list_jobs_is_the_sequence_of_its_jobs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path))
     runs = tmp_path / "runs"
     for stamp in ("20260101-120000-0a1b", "20260102-120000-0a1c"):
