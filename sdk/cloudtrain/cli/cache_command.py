@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import click
 
+from cloudtrain.bundle import size_text
 from cloudtrain.cli import tables
 from cloudtrain.cli.options import json_option
 from cloudtrain.cli.since import parse_age
@@ -42,9 +43,9 @@ def cache_group(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([part.to_dict() for part in parts], indent=2))
         return
-    rows = [(part.name, megabytes(part.size), f"{part.items} {part.unit}", str(part.path)) for part in parts]
+    rows = [(part.name, size_text(part.size), f"{part.items} {part.unit}", str(part.path)) for part in parts]
     tables.echo(COLUMNS, rows)
-    click.echo(f"\nIn all {megabytes(sum(part.size for part in parts))}. Free it: cloudtrain cache clean")
+    click.echo(f"\nIn all {size_text(sum(part.size for part in parts))}. Free it: cloudtrain cache clean")
 
 
 @cache_group.command("clean")
@@ -78,20 +79,7 @@ def clean_command(older_than: str | None, buckets: bool, dry_run: bool, as_json:
         return
     verb = "Would remove" if dry_run else "Removed"
     for path, size in cleaned.removed:
-        click.echo(f"{verb} {path} ({megabytes(size)})", err=True)
+        click.echo(f"{verb} {path} ({size_text(size)})", err=True)
     for path, why in cleaned.kept:
         click.echo(f"Kept {path}: {why}", err=True)
-    click.echo(f"{verb} {len(cleaned.removed)} item(s), {megabytes(cleaned.size)}.")
-
-
-def megabytes(size: int) -> str:
-    """``803.2 MB`` (decimal units, as the bundle notes write sizes); small sizes in kB or bytes.
-
-    Example:
-    >>> megabytes(803_200_000), megabytes(2_500_000_000), megabytes(12_345), megabytes(0)
-    ('803.2 MB', '2.5 GB', '12.3 kB', '0 B')
-    """
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{size} B"
+    click.echo(f"{verb} {len(cleaned.removed)} item(s), {size_text(cleaned.size)}.")

@@ -186,10 +186,7 @@ def submit_command(
         packed = submission.bundle
         click.echo(json.dumps(submission.request, indent=2))
         click.echo(f"Plan: {summary(submission.plan)}", err=True)
-        click.echo(
-            f"Code: {packed.name} ({packed.files} files, {packed.size} bytes) -> {submission.plan.bundle}",
-            err=True,
-        )
+        click.echo(f"Code: {describe_bundle(packed)} -> {submission.plan.bundle}", err=True)
         click.echo(describe_outputs(submission.outputs), err=True)
     _print_bundle(submission.bundle, list_files=list_files)
     if dry_run:
@@ -344,6 +341,21 @@ def wait(job_id: str, provider: str | None, poll: float) -> None:
 def fresh_run_id() -> str:
     """A run id no earlier submit used: the time, and random digits for two in one second."""
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+def describe_bundle(packed: Bundle) -> str:
+    """``3f2a….tar.gz, 91.1 kB: 3 files of yours (5.2 kB), and cloudtrain's runtime (38 files)``.
+
+    The user's files and cloudtrain's runtime (shipped for ``image: auto``) are counted
+    apart, so the size of a two-file project does not read as 41 files of its own.
+    """
+    from cloudtrain.bundle import is_runtime, size_text
+
+    mine = [size for name, size in packed.contents if not is_runtime(name)]
+    runtime = len(packed.contents) - len(mine)
+    yours = f"{len(mine)} file{'s' * (len(mine) != 1)} of yours ({size_text(sum(mine))})"
+    shipped = f"{yours}, and cloudtrain's runtime ({runtime} files)" if runtime else yours
+    return f"{packed.name}, {size_text(packed.size)}: {shipped}"
 
 
 def _print_bundle(packed: Bundle, *, list_files: bool) -> None:
