@@ -222,11 +222,13 @@ def _terminal(stream: object) -> bool:
 
 
 def _attached_note(job: Job) -> str:
-    """What a submit that found its job already made says: which job, in which state, and how to start anew."""
-    now = job.status()
+    """What a submit that found its job already made says: which job, and how to start anew.
+
+    No status call: on a cloud it would be one more API call for what ``status`` tells.
+    """
     return (
-        f"Attached to {job.id}, which an earlier submit of this spec, code and run id started "
-        f"({now.state}); nothing new was started. Its log follows from the beginning. "
+        f"Attached to {job.id}, which an earlier submit of this spec, code and run id started; "
+        "nothing new was started. A followed log starts from its beginning. "
         "For a new run: --new, or another --run-id."
     )
 

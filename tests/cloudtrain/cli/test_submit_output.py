@@ -53,8 +53,9 @@ def test_a_second_submit_of_a_run_id_says_it_attached(run_cli: Run, project: Pat
     job_id = json.loads(first.out)["id"]
     assert json.loads(second.out) == {**json.loads(first.out), "attached": True}
     assert (
-        f"Attached to {job_id}, which an earlier submit of this spec, code and run id started (succeeded); "
-        "nothing new was started. Its log follows from the beginning. For a new run: --new, or another --run-id."
+        f"Attached to {job_id}, which an earlier submit of this spec, code and run id started; "
+        "nothing new was started. A followed log starts from its beginning. For a new run: --new, or another "
+        "--run-id."
     ) in second.err.splitlines()
     assert "Attached" not in first.err
 
