@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -180,3 +181,18 @@ def test_a_new_project_is_priced_with_and_without_a_throughput(run_cli: Run, tmp
     ranked = run_cli("cost", job, "-t", "300@cpu", "--json")
     assert ranked.code == 0, ranked.err
     assert json.loads(ranked.out)["work_basis"] == "256 examples/epoch × 5 epochs"
+
+
+def test_the_readme_price_list_is_what_cost_prints(
+    run_cli: Run, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    block = re.search(
+        r"\n```\n\$ cloudtrain cost examples/binary_classifier/job.yaml\n(.*?)\n\.\.\.\n```",
+        (repo / "README.md").read_text(),
+        re.DOTALL,
+    )
+    assert block is not None
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("COLUMNS", raising=False)  # as piped: every column
+    shown = run_cli("cost", "examples/binary_classifier/job.yaml").out.splitlines()
+    assert shown[: len(block.group(1).splitlines())] == block.group(1).splitlines()
