@@ -46,7 +46,7 @@ from pathlib import Path
 
 from cloudtrain_runtime.config import RuntimeConfig
 
-OK, FALLBACK, SHORT = "ok", "fallback", "short"
+OK, FALLBACK, SHORT, EMULATED = "ok", "fallback", "short", "emulated"
 FALLBACK_FIELD = "resources.allow_cpu_fallback"
 # The NVIDIA kernel module's version, where start_cuda_compat.sh of the AWS Deep Learning
 # Containers reads it first (aws/deep-learning-containers scripts/docker/common/
@@ -135,7 +135,8 @@ def judge(config: RuntimeConfig, sight: Sight) -> Verdict:
         return Verdict(OK, f"planned {shape}: TPUStrategy checks them when it connects")
     if sight.emulated is not None and sight.gpus == 0:
         return Verdict(
-            OK, f"planned {shape}, emulated on the CPU as {sight.emulated} device(s) (CLOUDTRAIN_CPU_DEVICES)"
+            EMULATED,
+            f"planned {shape}, emulated on the CPU as {sight.emulated} device(s) (CLOUDTRAIN_CPU_DEVICES)",
         )
     if sight.gpus >= planned:
         return Verdict(OK, f"planned {shape}; {_sees(sight)}")

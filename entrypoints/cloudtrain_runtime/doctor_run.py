@@ -85,6 +85,15 @@ def plan_devices_check(verdict: device_check.Verdict) -> Check:
     if verdict.status == device_check.FALLBACK:
         fix = f"Nothing to fix if the CPU is meant. To train on the GPUs: {verdict.cause}"
         return Check("plan-devices", WARN, f"{verdict.detail} {verdict.instead}", fix)
+    if verdict.status == device_check.EMULATED:
+        # regression: a 2 × T4 plan checked on a machine with no GPU was all ok
+        detail = (
+            f"{verdict.detail}: the checks below ran on those stand-ins and say nothing of the planned GPUs"
+        )
+        fix = (
+            "Run the checks where the job runs: cloudtrain-runtime doctor in the job's image on its machine."
+        )
+        return Check("plan-devices", WARN, detail, fix)
     return Check("plan-devices", OK, verdict.detail)
 
 

@@ -13,9 +13,10 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any, Unpack, overload
 
 from cloudtrain import bundle as bundles
 from cloudtrain import planning, runs, usercode
@@ -327,11 +328,38 @@ def listing_providers(provider: str | None = None) -> tuple[ListsJobs, ...]:
 
 
 @dataclass(frozen=True)
-class JobListing:
-    """The jobs found, newest first, and each provider that was not asked or did not answer, with why."""
+class JobListing(Sequence[JobSummary]):
+    """The jobs found, newest first, and each provider that was not asked or did not answer, with why.
+
+    It is the sequence of its jobs, as the name ``list_jobs`` promises: iterate it, index
+    it, take its ``len``; ``.jobs`` is the same as a plain list, ``.skipped`` says who
+    was not asked and why.
+
+    Example:
+    >>> from datetime import UTC, datetime
+    >>> job = JobSummary("local:demo-20260101-120000-0a1b", "demo", "local", "succeeded", datetime.now(UTC))
+    >>> listing = JobListing([job], {"vertex": "no project set"})
+    >>> [found.name for found in listing], len(listing), listing[0] is job
+    (['demo'], 1, True)
+    """
 
     jobs: list[JobSummary]
     skipped: dict[str, str]
+
+    @overload
+    def __getitem__(self, index: int) -> JobSummary: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[JobSummary]: ...
+
+    def __getitem__(self, index: int | slice) -> JobSummary | list[JobSummary]:
+        return self.jobs[index]
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def __repr__(self) -> str:
+        return f"JobListing({len(self.jobs)} job(s), skipped={sorted(self.skipped)})"
 
 
 def list_jobs(

@@ -579,19 +579,35 @@ def _bundle(out: Path, digest: str, size: int, entries: list[_Entry], refused: l
 
 
 def _size_notes(contents: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
-    total = sum(size for _, size in contents)
+    """Advice when the user's own files (cloudtrain's runtime left out) are too large for code."""
+    mine = [(name, size) for name, size in contents if not is_runtime(name)]
+    total = sum(size for _, size in mine)
     if total <= LARGE_BYTES:
         return ()
-    largest = heapq.nlargest(5, contents, key=lambda item: item[1])
-    listed = ", ".join(f"{name} ({_megabytes(size)})" for name, size in largest)
+    largest = heapq.nlargest(5, mine, key=lambda item: item[1])
+    listed = ", ".join(f"{name} ({size_text(size)})" for name, size in largest)
     return (
-        f"The code bundle holds {_megabytes(total)} of files; the largest: {listed}. "
+        f"The code bundle holds {size_text(total)} of files; the largest: {listed}. "
         f"Bundles are for code: read data through a data: channel, and list large files in {IGNORE_FILE}.",
     )
 
 
-def _megabytes(size: int) -> str:
-    return f"{size / 1e6:.1f} MB"
+def is_runtime(arcname: str) -> bool:
+    """Whether a bundle entry is cloudtrain's own runtime (``image: auto``), not the user's code."""
+    return arcname.startswith(f"{RUNTIME_PREFIX}/")
+
+
+def size_text(size: int) -> str:
+    """``803.2 MB``: decimal units, as disks and clouds count; small sizes in kB or bytes.
+
+    Example:
+    >>> size_text(803_200_000), size_text(2_500_000_000), size_text(12_345), size_text(0)
+    ('803.2 MB', '2.5 GB', '12.3 kB', '0 B')
+    """
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} B"
 
 
 # -- the index of earlier packs --------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -498,8 +499,33 @@ def test_a_large_bundle_names_its_largest_files(tmp_path: Path, monkeypatch: pyt
     src = make_project(tmp_path / "src")
     write(src / "data" / "train.csv", "x" * 3000)
     (note,) = pack(src, tmp_path / "out").notes
-    assert note.startswith("The code bundle holds 0.0 MB of files; the largest: data/train.csv (0.0 MB), ")
+    assert note.startswith("The code bundle holds 3.1 kB of files; the largest: data/train.csv (3.0 kB), ")
     assert note.endswith("list large files in .cloudtrainignore.")
+
+
+# regression: the size counted cloudtrain's own runtime files as the user's
+def test_cloudtrains_runtime_is_not_counted_as_the_users_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: RunCli
+) -> None:
+    src = make_project(tmp_path / "src")
+    write(src / "job.yaml", JOB)
+    mine = sum(path.stat().st_size for path in src.rglob("*") if path.is_file())
+    monkeypatch.setattr(bundle, "LARGE_BYTES", mine + 1)
+    packed = pack(src, tmp_path / "out", include_runtime=True)
+    runtime = [name for name, _ in packed.contents if bundle.is_runtime(name)]
+    assert runtime and packed.notes == ()  # the runtime alone is larger than LARGE_BYTES
+    args = ("--provider", "vertex", "--dry-run")
+    code = next(
+        line
+        for line in run_cli("submit", str(src / "job.yaml"), *args).err.splitlines()
+        if line.startswith("Code: ")
+    )
+    count = len(packed.contents) - len(runtime)
+    assert re.fullmatch(
+        rf"Code: [0-9a-f]{{16}}\.tar\.gz, [\d.]+ kB: {count} files of yours \({bundle.size_text(mine)}\), "
+        rf"and cloudtrain's runtime \({len(runtime)} files\) -> gs://.*",
+        code,
+    ), code
 
 
 def test_dry_run_lists_what_ships_and_what_was_refused(

@@ -16,6 +16,7 @@ import pytest
 from cloudtrain_runtime import config as config_lib
 from cloudtrain_runtime import doctor, doctor_run
 from cloudtrain_runtime.device_check import (
+    EMULATED,
     FALLBACK,
     OK,
     SHORT,
@@ -59,7 +60,12 @@ def _sight(gpus: int = 0, **changes: Any) -> Sight:
         (_plan("tpu-v5e", 4), _sight(0, driver=None), OK, "TPUStrategy checks them"),  # not counted here
         (_plan("t4"), _sight(1), OK, "planned 1 × t4 per host; TensorFlow sees 1 GPU"),
         (_plan("a100-40gb", 8), _sight(8), OK, "planned 8 × a100-40gb per host; TensorFlow sees 8 GPUs"),
-        (_plan("t4", 2), _sight(0, emulated=2), OK, "emulated on the CPU as 2 device(s)"),  # local provider
+        (
+            _plan("t4", 2),
+            _sight(0, emulated=2),
+            EMULATED,
+            "emulated on the CPU as 2 device(s)",
+        ),  # local provider
         (_plan("t4", 2), _sight(1, emulated=2), SHORT, "but TensorFlow sees 1 GPU"),  # real GPUs, too few
         (_plan("t4"), _sight(0, gpu_build=False), SHORT, "no CUDA support (tensorflow-cpu is installed"),
         (_plan("t4"), _sight(0, driver=None), SHORT, "no NVIDIA driver reaches the container"),

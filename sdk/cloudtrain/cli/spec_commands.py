@@ -8,6 +8,7 @@ import click
 
 from cloudtrain.cli.options import json_option, run_id_option, spec_options
 from cloudtrain.errors import SpecError
+from cloudtrain.messages import counted
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import RUN, Plan, plan
 from cloudtrain.specfile import load_spec, load_spec_sources, problem_details
@@ -97,7 +98,8 @@ def summary(p: Plan) -> str:
     """One line: hosts × machine, replicas, global batch, strategy."""
     machine = p.machine.machine_type if p.machine else f"local ({p.devices_per_host} CPU device(s))"
     return (
-        f"{p.hosts} × {machine}, {p.replicas} replicas, global batch {p.global_batch}, strategy {p.strategy}"
+        f"{p.hosts} × {machine}, {counted(p.replicas, 'replica')}, global batch {p.global_batch}, "
+        f"strategy {p.strategy}"
     )
 
 

@@ -132,6 +132,15 @@ class JobSummary:
         return (self.ended - self.started).total_seconds()
 
 
+def attached(job: Job) -> bool:
+    """Whether ``Provider.submit`` returned a job an earlier submit created, rather than a new one.
+
+    A provider's job says so with an ``attached`` attribute set to True; a job without one
+    (a plugin's that does not tell) reads as new.
+    """
+    return getattr(job, "attached", False) is True
+
+
 class Job(Protocol):
     """A submitted job, whatever the provider."""
 
@@ -260,6 +269,8 @@ class Provider(Protocol):
 
         ``progress`` is the caller's callback: call it with a ``cloudtrain.Progress`` as the
         code uploads (``cloudtrain.providers.transfer.upload_once`` does), and print nothing.
+        A job an earlier submit of the same request created is returned with
+        ``attached = True`` (see ``attached``), so the caller can say nothing new started.
         """
         ...
 

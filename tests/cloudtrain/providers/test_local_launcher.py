@@ -217,7 +217,7 @@ def test_a_replica_that_exits_with_an_error_fails_the_job_without_a_restart(
     final = job.wait(poll_s=0.2)
     lines = list(job.logs())
     assert final.state == "failed"
-    assert final.detail.endswith("failed (exit 3); see its lines above.")
+    assert final.detail == "Replica chief-0 failed (exit 3)."
     assert not any("Restarting" in line for line in lines)
 
 

@@ -122,7 +122,7 @@ def test_a_real_run_hides_the_banner_and_submit_v_shows_it(project: Path) -> Non
         one_host = ["--set", "resources.hosts=1", "--set", "training.epochs=1"]
         done = subprocess.run([*command, *one_host], capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stdout + done.stderr
-        return done.stdout
+        return done.stderr  # piped: stdout holds the job ID alone, the followed log is on stderr
 
     quiet, verbose = submit(), submit("-v")
     assert "oneDNN custom operations are on" not in quiet

@@ -53,21 +53,21 @@ def test_the_readme_main_job_trains_on_two_hosts_and_prints_the_summary(project:
         text=True,
         check=False,
     )
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr
+    out = done.stderr  # piped: stdout holds the job ID alone, the followed log is on stderr
+    assert done.returncode == 0, done.stdout + out
     assert re.search(r"^\[chief-0\] epoch 3/3 .*val_binary_accuracy=", out, re.MULTILINE)
     assert "[chief-0] replicas=2\n" in out
     assert "[chief-0] global_batch=32\n" in out
     accuracy = float(re.search(r"^\[chief-0\] final_val_binary_accuracy=([\d.]+)$", out, re.MULTILINE)[1])
     assert accuracy >= MIN_VAL_ACCURACY
-    run = project / "outputs" / "runs" / LocalJob(out.splitlines()[0]).summary().run
+    run = project / "outputs" / "runs" / str(LocalJob(done.stdout.strip()).summary().run)
     assert f"[chief-0] export={run / 'model'}\n" in out
     assert re.search(
         r"^\[chief-0\] serving_default\(.*\) -> \{'output_0': \[\[[\d.e-]+\]\]\}$", out, re.MULTILINE
     )
     assert _saved_models(project / "outputs") == [run / "model"]
     assert json.loads((project / "outputs" / "latest.json").read_text())["model"] == str(run / "model")
-    _assert_nothing_left_behind(project.parent, LocalJob(out.splitlines()[0]))
+    _assert_nothing_left_behind(project.parent, LocalJob(done.stdout.strip()))
 
 
 def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(project: Path) -> None:

@@ -75,6 +75,7 @@ class LocalJob:
     """A local run: one launcher process supervising one process per host."""
 
     provider = "local"
+    attached = False  # True when submit found this job made by an earlier submit (providers.base.attached)
 
     def __init__(self, job_id: str, *, request: dict[str, Any] | None = None) -> None:
         self.id = job_id

@@ -57,6 +57,7 @@ def submit(
     key = request_key(request)
     earlier = find_submitted(key)
     if earlier is not None:
+        earlier.attached = True
         return earlier
     job_id, run_dir = _new_run(plan.name)
     placeholders = {"<run>": str(run_dir), "<buckets>": str(home / "buckets")}

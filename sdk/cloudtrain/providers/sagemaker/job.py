@@ -60,7 +60,10 @@ def submit(
     """
     aws = clients or AwsClients(region=plan.spec.sagemaker.region)
     upload_bundle(plan, bundle, aws, progress)
-    return SageMakerJob(_create(aws, request), aws, request=request)
+    arn, existed = _create(aws, request)
+    job = SageMakerJob(arn, aws, request=request)
+    job.attached = existed
+    return job
 
 
 def upload_bundle(
@@ -71,8 +74,8 @@ def upload_bundle(
     upload.upload_bundle(aws, bundle, bundle_uri(plan, scheme="s3://"), progress=progress)
 
 
-def _create(aws: AwsClients, request: dict[str, Any]) -> str:
-    """Create the job and return its ARN; reuse a live or completed job of the same name.
+def _create(aws: AwsClients, request: dict[str, Any]) -> tuple[str, bool]:
+    """Create the job and return its ARN, and whether it already existed (a live or completed job of the same name).
 
     Raises:
         ProviderError: every attempt name up to ``MAX_ATTEMPTS`` already failed.
@@ -80,17 +83,14 @@ def _create(aws: AwsClients, request: dict[str, Any]) -> str:
     for attempt in range(1, MAX_ATTEMPTS + 1):
         name = attempt_name(request["TrainingJobName"], attempt)
         try:
-            return str(
-                aws.call("sagemaker", "create_training_job", **{**request, "TrainingJobName": name})[
-                    "TrainingJobArn"
-                ]
-            )
+            created = aws.call("sagemaker", "create_training_job", **{**request, "TrainingJobName": name})
+            return str(created["TrainingJobArn"]), False
         except AwsCallError as exc:
             if exc.code != "ResourceInUse" and "already exists" not in str(exc):
                 raise
         described = aws.call("sagemaker", "describe_training_job", TrainingJobName=name)
         if described["TrainingJobStatus"] not in RETRIED_STATUSES:
-            return str(described["TrainingJobArn"])
+            return str(described["TrainingJobArn"]), True
     raise ProviderError(
         f"{MAX_ATTEMPTS} attempts of {request['TrainingJobName']} already failed on SageMaker. "
         "Fix the cause (cloudtrain logs ID) and change the spec before submitting again."
@@ -147,6 +147,7 @@ class SageMakerJob:
     """A SageMaker training job, by ARN. Every call goes through ``AwsClients.call``."""
 
     provider = "sagemaker"
+    attached = False  # True when submit found this job made by an earlier submit (providers.base.attached)
 
     def __init__(self, arn: str, aws: AwsClients, *, request: dict[str, Any] | None = None) -> None:
         self.id = arn
