@@ -21,7 +21,17 @@ from typing import Any
 
 from cloudtrain_runtime import backups as backups_lib
 from cloudtrain_runtime import callbacks as cb
-from cloudtrain_runtime import data, devices, export, keras_compat, schedule, strategy, tuning
+from cloudtrain_runtime import (
+    data,
+    devices,
+    environments,
+    export,
+    hparams,
+    keras_compat,
+    schedule,
+    strategy,
+    tuning,
+)
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import AUTO, RuntimeConfig
 from cloudtrain_runtime.errors import UserCodeError
@@ -122,6 +132,8 @@ class Session:
         The fault comes last so the epoch's backup is on disk before the task dies.
         """
         found = [self.backup_callback(), self.progress, self.throughput]
+        if self.is_chief and self.config.objective:
+            found.append(self._objective_report(self.config.objective))
         if self.is_chief and self._tensorboard_installed():
             found.append(cb.tensorboard(self.keras, str(self.locations.tensorboard)))
         if self.fault and self.fault.unit != "export":
@@ -143,6 +155,16 @@ class Session:
         return backups_lib.Backups(
             self.locations.backup, self.locations.completion_file, mine, self.is_chief, self.say
         )
+
+    def _objective_report(self, metric: str) -> Any:
+        """A sweep trial's objective after every epoch, as this provider reads it (``hparams``)."""
+        reporter = environments.named(self.cluster.provider).objective_reporter(os.environ, self.root)
+
+        def report(epoch: int, value: float) -> None:
+            if reporter is not None:
+                reporter(metric, epoch, value)
+
+        return cb.keras_callback(self.keras, hparams.ObjectiveReport, metric, report)
 
     def _tensorboard_installed(self) -> bool:
         # Stock TensorFlow images ship tensorboard; tensorflow-cpu wheels do not require it.
@@ -182,6 +204,7 @@ class Session:
             steps_per_epoch=self.config.steps_per_epoch,
             is_chief=self.is_chief,
             seed=SEED,
+            hparams=dict(self.config.hparams),
         )
 
     def distribute(self, dataset: Any, split: str = "train") -> Any:

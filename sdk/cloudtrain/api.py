@@ -13,9 +13,10 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from cloudtrain import bundle as bundles
 from cloudtrain import planning, usercode
@@ -30,6 +31,9 @@ from cloudtrain.providers import Job, Provider, registry
 from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings, load_spec
+
+if TYPE_CHECKING:
+    from cloudtrain.sweep.submit import SweepSubmission
 
 
 def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:
@@ -163,19 +167,29 @@ def prepare(
     *,
     run_id: str | None = None,
     throughput: str | Throughput | None = None,
-) -> Submission:
+    hparams: Mapping[str, int | float | str] | None = None,
+) -> Submission | SweepSubmission:
     """Plan, pack the code and render the request; nothing is contacted.
 
+    A spec with ``tuning:`` is a sweep: the request is the provider's tuning job (or the
+    local search's), ``.submit()`` returns a handle with ``trials()`` and ``best()``.
+
     ``provider`` is a name, or a configured provider object such as
-    ``cloudtrain.providers.local.Local(emulate="vertex")``; ``run_id`` as in ``stage``.
+    ``cloudtrain.providers.local.Local(emulate="vertex")``; ``run_id`` as in ``stage``;
+    ``hparams``: the values of one trial of a sweep (``cloudtrain.sweep``).
     A billed job's request carries the cost expected now (``budget.expected_cost``: from
     ``throughput`` if given, else the worst case), for ``status`` to set beside the actual.
     """
     spec = as_spec(spec)
     target = provider_for(provider, spec)
-    planned = target.plan(spec).with_run(run_id)
+    planned = target.plan(spec).with_run(run_id).with_hparams(hparams or {})
     if target.billed:
         planned = planned.with_estimate(budget.expected_cost(planned, throughput))
+    if spec.tuning is not None and not hparams:  # a sweep; a trial of one is a job
+        from cloudtrain.sweep.submit import SweepSubmission, tuner
+
+        planned, packed = pack_code(planned)
+        return SweepSubmission(planned, packed, target, tuner(target).render_sweep(planned))
     planned, packed = pack_code(planned)
     return Submission(planned, packed, target, target.render(planned))
 
@@ -187,7 +201,7 @@ def stage(
     run_id: str | None = None,
     clients: Any = None,
     progress: OnProgress | None = None,
-) -> Submission:
+) -> Submission | SweepSubmission:
     """Plan, pack, upload the code once and render: a job ready for any orchestrator.
 
     Nothing is created on the provider. ``.request`` is the exact provider request (a
@@ -231,7 +245,12 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     placeholder = planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}")
     if target.billed:  # the estimate's labels or tags count towards the provider's limits
         placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE))
-    target.render(placeholder)
+    if spec.tuning is not None:
+        from cloudtrain.sweep.submit import tuner
+
+        tuner(target).render_sweep(placeholder)
+    else:
+        target.render(placeholder)
     return planned
 
 

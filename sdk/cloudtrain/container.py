@@ -22,10 +22,10 @@ image's ENTRYPOINT (``cloudtrain-runtime``) runs and no command is rendered.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from cloudtrain.planning import Plan
+from cloudtrain_runtime import config as runtime_config
 
 CONFIG_ENV = "CLOUDTRAIN_CONFIG"
 BUNDLE_ENV = "CLOUDTRAIN_BUNDLE"
@@ -58,7 +58,7 @@ main(sys.argv[1:])
 
 def runtime_config_json(plan: Plan) -> str:
     """The plan's runtime configuration as compact, key-sorted JSON (stable for golden files)."""
-    return json.dumps(dataclasses.asdict(plan.runtime), separators=(",", ":"), sort_keys=True)
+    return json.dumps(runtime_config.as_dict(plan.runtime), separators=(",", ":"), sort_keys=True)
 
 
 def config_hyperparameters(plan: Plan) -> dict[str, str]:

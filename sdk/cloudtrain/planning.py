@@ -82,6 +82,8 @@ class Plan:
     """Variables cloudtrain itself adds to every container (see ``with_env``); empty for training."""
     estimate: ExpectedCost | None = None
     """The cost expected at submit time, stored with the job (see ``with_estimate``); None: none."""
+    hparams: Mapping[str, int | float | str] = field(default_factory=dict)
+    """A sweep trial's values (``cloudtrain.sweep``); empty: the provider hands them to each trial."""
 
     @property
     def name(self) -> str:
@@ -135,6 +137,10 @@ class Plan:
         """
         return replace(self, estimate=estimate)
 
+    def with_hparams(self, hparams: Mapping[str, int | float | str]) -> Plan:
+        """This plan as a sweep trial with these values (``cloudtrain.sweep``), in ``config.hparams``."""
+        return replace(self, hparams=dict(hparams))
+
     def with_bundle(self, uri: str) -> Plan:
         """This plan with the code bundle's URI filled in; render needs it."""
         return replace(self, bundle=uri)
@@ -147,7 +153,7 @@ class Plan:
         one it needs and misses) fails here, at plan time, rather than in the container.
         """
         spec, training = self.spec, self.spec.training
-        values = {
+        values: dict[str, Any] = {
             "name": spec.name,
             "module": spec.code.module,
             "script": spec.code.script,
@@ -175,6 +181,10 @@ class Plan:
             "data": spec.data,
         }
         values.update({name: getattr(training, name) for name in runtime_config.SWITCH_DOCS})
+        if spec.tuning is not None:
+            values["tuned"] = {name: p.kind for name, p in spec.tuning.parameters.items()}
+            values["objective"] = spec.tuning.objective.metric
+            values["hparams"] = dict(self.hparams)
         return runtime_config.from_dict(values, "the plan")
 
     def to_dict(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cloudtrain import api
-from cloudtrain.cli import tables
+from cloudtrain.cli import tables, trials_table
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
 from cloudtrain.cli.live import StatusLine
@@ -25,6 +25,7 @@ from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.providers import Job, JobStatus, Provider
 from cloudtrain.providers.base import WAITING_STATES, HasConsole, HasSummary
 from cloudtrain.specfile import load_spec
+from cloudtrain.sweep.trials import HasTrials
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
@@ -223,13 +224,17 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     job = _attach(job_id, provider)
     current = job.status()
     described = job.summary() if isinstance(job, HasSummary) else None
+    sweep = job if isinstance(job, HasTrials) else None
     if as_json:
         times = as_dict(described) if described else {}
-        click.echo(json.dumps({**times, "id": job.id, **current.__dict__, "done": current.done}))
+        trials = trials_table.as_json(sweep) if sweep is not None else {}
+        click.echo(json.dumps({**times, "id": job.id, **current.__dict__, "done": current.done, **trials}))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
     if described:
         tables.echo(DETAIL_COLUMNS, details(described))
+    if sweep is not None:
+        trials_table.echo(sweep)
     if isinstance(job, HasConsole):
         click.echo(f"Console: {job.console_url}", err=True)
 
@@ -315,12 +320,18 @@ def _print_bundle(packed: Bundle, *, list_files: bool) -> None:
 
 
 def _follow(job: Job) -> None:
-    """Show the job's state until it starts (it may queue for minutes), then stream its logs."""
+    """Show the job's state until it starts (it may queue for minutes), then stream its logs.
+
+    A sweep's logs are its trial events; once it ends, its trials table and best trial follow.
+    """
     with StatusLine() as line:
         job.wait(poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES)
     for log_line in job.logs(follow=True):
         click.echo(log_line)
-    _exit_for(job.wait(poll_s=1.0))
+    final = job.wait(poll_s=1.0)
+    if isinstance(job, HasTrials):
+        trials_table.echo(job)
+    _exit_for(final)
 
 
 def _exit_for(final: JobStatus) -> None:
