@@ -98,3 +98,26 @@ def describe_values(values: Mapping[str, int | float | str]) -> str:
         f"{name}={value:.4g}" if isinstance(value, float) else f"{name}={value}"
         for name, value in values.items()
     )
+
+
+def events(before: Sequence[Trial], now: Sequence[Trial], metric: str) -> list[str]:
+    """The lines that tell what changed between two readings of a sweep's trials.
+
+    >>> first = [Trial(1, "1", "running", {"units": 8})]
+    >>> events([], first, "val_loss")
+    ['trial 1 running: units=8']
+    >>> events(first, [Trial(1, "1", "succeeded", {"units": 8}, 0.25, 2)], "val_loss")
+    ['trial 1 epoch 2 val_loss=0.2500', 'trial 1 succeeded val_loss=0.2500']
+    """
+    known = {trial.number: trial for trial in before}
+    lines: list[str] = []
+    for trial in now:
+        old = known.get(trial.number)
+        if old is None:
+            lines.append(f"trial {trial.number} {trial.state}: {describe_values(trial.values)}")
+        if trial.objective is not None and (old is None or trial.epochs != old.epochs):
+            lines.append(f"trial {trial.number} epoch {trial.epochs} {metric}={trial.objective:.4f}")
+        if old is not None and old.state != trial.state:
+            shown = "" if trial.objective is None else f" {metric}={trial.objective:.4f}"
+            lines.append(f"trial {trial.number} {trial.state}{shown}")
+    return lines
