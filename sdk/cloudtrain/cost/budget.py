@@ -18,13 +18,13 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cloudtrain import planning
 from cloudtrain.cost.compare import work_examples
 from cloudtrain.cost.inputs import CostSettings, Price
 from cloudtrain.cost.option import CostOption, Workload, host_rate, price_option
 from cloudtrain.cost.shapes import Shape
 from cloudtrain.cost.throughput import Throughput, parse_throughput
 from cloudtrain.cost.units import billed_seconds, charge, dollars, duration
-from cloudtrain import planning
 from cloudtrain.errors import BudgetError
 from cloudtrain.providers import registry
 from cloudtrain.providers.base import FROM_THROUGHPUT, WORST_CASE, ExpectedCost
