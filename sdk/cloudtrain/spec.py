@@ -499,6 +499,39 @@ class Limits(_Section):
     )
 
 
+def _no_boolean(value: Any) -> Any:
+    """Refuse a YAML boolean where a count or a choice belongs: ``yes``, ``no`` and ``on`` are booleans in YAML."""
+    items = value if isinstance(value, list) else [value]
+    if any(isinstance(item, bool) for item in items):
+        raise PydanticCustomError(
+            "boolean",
+            "holds a YAML boolean (yes, no, true, false, on, off); quote it ('yes') or write a number",
+        )
+    return value
+
+
+# A count of trials: a whole number, never a YAML boolean.
+TrialCount = Annotated[int, BeforeValidator(_exact_number), BeforeValidator(_no_boolean)]
+
+
+def _choices(values: list[Any]) -> list[Any]:
+    """Each choice a string without control characters, or a finite number of at most 18 digits."""
+    _no_boolean(values)
+    for index, value in enumerate(values):
+        if isinstance(value, str):
+            if not value.strip() or _CONTROL.search(value):
+                raise PydanticCustomError(
+                    "choice",
+                    "values[{index}] must be non-empty text without control characters",
+                    {"index": index},
+                )
+        elif not isinstance(value, int | float) or not math.isfinite(value) or abs(value) >= 10**MAX_DIGITS:
+            raise PydanticCustomError(
+                "choice", "values[{index}] must be a string or a finite number", {"index": index}
+            )
+    return values
+
+
 ParameterType = Literal["float", "int", "categorical", "discrete"]
 TuningAlgorithm = Literal["auto", "random", "grid", "bayesian"]
 # A tuned parameter's name: a flag on Vertex AI (--NAME=VALUE), a hyperparameter on SageMaker,
@@ -524,7 +557,7 @@ class Parameter(_Section):
     scale: Literal["linear", "log"] = Field(
         "linear", description="How a range is searched: linear, or log (bounds above 0).", examples=["log"]
     )
-    values: list[Annotated[str, AfterValidator(_plain_text)] | Real] | None = Field(
+    values: Annotated[list[Any], AfterValidator(_choices)] | None = Field(
         None,
         min_length=1,
         max_length=1000,
@@ -623,8 +656,10 @@ class Tuning(_Section):
         examples=[{"learning_rate": {"type": "float", "min": 1e-4, "max": 0.1, "scale": "log"}}],
         json_schema_extra={"propertyNames": {"pattern": f"^{_PARAMETER_NAME}$"}},
     )
-    max_trials: Whole = Field(10, ge=1, le=10_000, description="Trials in all.", examples=[40])
-    parallel_trials: Whole = Field(1, ge=1, le=1_000, description="Trials running at once.", examples=[4])
+    max_trials: TrialCount = Field(10, ge=1, le=10_000, description="Trials in all.", examples=[40])
+    parallel_trials: TrialCount = Field(
+        1, ge=1, le=1_000, description="Trials running at once.", examples=[4]
+    )
     algorithm: TuningAlgorithm = Field(
         "auto",
         description="auto (the provider's default: Bayesian on the clouds, TPE here), random, grid, or bayesian.",
@@ -635,7 +670,7 @@ class Tuning(_Section):
         description="Stop trials whose objective trails the others' median (per epoch).",
         examples=[True],
     )
-    max_failed_trials: Whole = Field(
+    max_failed_trials: TrialCount = Field(
         0,
         ge=0,
         le=10_000,
