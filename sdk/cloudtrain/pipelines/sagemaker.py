@@ -130,7 +130,7 @@ def tuning_step(
         ProviderError: the step would differ from cloudtrain's render; names the fields.
     """
     require("sagemaker", "sagemaker-pipelines")
-    from sagemaker.workflow.steps import TuningStep  # type: ignore[import-not-found]
+    from sagemaker.workflow.steps import TuningStep
 
     staged = api.stage(spec, "sagemaker", run_id=run_id)
     session = session or pipeline_session(staged.plan.spec.sagemaker.region)
