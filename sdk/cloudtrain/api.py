@@ -13,7 +13,6 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
@@ -167,7 +166,6 @@ def prepare(
     *,
     run_id: str | None = None,
     throughput: str | Throughput | None = None,
-    hparams: Mapping[str, int | float | str] | None = None,
 ) -> Submission | SweepSubmission:
     """Plan, pack the code and render the request; nothing is contacted.
 
@@ -175,17 +173,16 @@ def prepare(
     local search's), ``.submit()`` returns a handle with ``trials()`` and ``best()``.
 
     ``provider`` is a name, or a configured provider object such as
-    ``cloudtrain.providers.local.Local(emulate="vertex")``; ``run_id`` as in ``stage``;
-    ``hparams``: the values of one trial of a sweep (``cloudtrain.sweep``).
+    ``cloudtrain.providers.local.Local(emulate="vertex")``; ``run_id`` as in ``stage``.
     A billed job's request carries the cost expected now (``budget.expected_cost``: from
     ``throughput`` if given, else the worst case), for ``status`` to set beside the actual.
     """
     spec = as_spec(spec)
     target = provider_for(provider, spec)
-    planned = target.plan(spec).with_run(run_id).with_hparams(hparams or {})
+    planned = target.plan(spec).with_run(run_id)
     if target.billed:
         planned = planned.with_estimate(budget.expected_cost(planned, throughput))
-    if spec.tuning is not None and not hparams:  # a sweep; a trial of one is a job
+    if spec.tuning is not None:
         from cloudtrain.sweep.submit import SweepSubmission, tuner
 
         planned, packed = pack_code(planned)

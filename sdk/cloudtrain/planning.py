@@ -99,8 +99,16 @@ class Plan:
 
     @property
     def outputs(self) -> Outputs:
-        """Where each artifact really is after the job, as the provider documents it."""
-        return registry.get(self.provider).outputs(self)
+        """Where each artifact really is after the job, as the provider documents it.
+
+        A sweep's are its best trial's, ``{trial}`` standing for it (``cloudtrain.sweep``).
+        """
+        from cloudtrain.sweep.submit import TunesJobs
+
+        provider = registry.get(self.provider)
+        if self.spec.tuning is not None and not self.hparams and isinstance(provider, TunesJobs):
+            return provider.sweep_outputs(self)
+        return provider.outputs(self)
 
     def with_run(self, run_id: str | None) -> Plan:
         """This plan as run ``run_id``: the provider's idempotency key becomes (request, run_id).

@@ -30,8 +30,11 @@ class TunesJobs(Protocol):
         """The exact request ``submit_sweep`` sends for the sweep of ``plan``: pure."""
         ...
 
-    def sweep_outputs(self, plan: Plan, request: dict[str, Any]) -> Outputs:
-        """Where the sweep's artifacts land: the best trial's, ``{trial}`` until it is known."""
+    def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        """Where the sweep's artifacts land: the best trial's, ``{trial}`` until it is known.
+
+        With the rendered ``request``, whatever it already names is filled in.
+        """
         ...
 
     def submit_sweep(

@@ -15,7 +15,7 @@ from cloudtrain.errors import ProviderError
 from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 from tests.conftest import REPO
 
-pytest.importorskip("sagemaker")
+pytest.importorskip("sagemaker.tuner")  # the SDK, not tests/.../providers/sagemaker
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*is part of the SageMaker Python SDK v2"),

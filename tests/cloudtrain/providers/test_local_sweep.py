@@ -74,3 +74,25 @@ def _hidden_kernel_shape(model: Path) -> list[int]:
     # The export's variables by position: the hidden kernel, [features, width], comes first.
     variables = dict(tf.train.list_variables(str(model / "variables" / "variables")))
     return list(variables["variables/0/.ATTRIBUTES/VARIABLE_VALUE"])
+
+
+def test_an_emulated_vertex_sweep_runs_each_trial_as_the_custom_job_vertex_would(project: Path) -> None:
+    """--emulate vertex: each trial is the Vertex CustomJob of its plan, run here with Vertex's environment."""
+    job = str(project / "job.yaml")
+    done = cloudtrain(
+        "submit",
+        job,
+        "--emulate",
+        "vertex",
+        "--set",
+        "tuning.max_trials=1",
+        "--set",
+        "tuning.parallel_trials=1",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    sweep_id = done.stdout.splitlines()[0]
+    [trial] = json.loads(cloudtrain("status", sweep_id, "--json").stdout)["trials"]
+    assert trial["state"] == "succeeded" and trial["epochs"] == 2
+    # Under the stand-in bucket of the Vertex storage root, in the trial's own prefix.
+    assert trial["model"].endswith(f"/gcs/my-bucket/tuning-example/runs/{trial['id']}/model")
+    assert (Path(trial["model"]) / "saved_model.pb").is_file()

@@ -18,7 +18,7 @@ import pytest
 
 from cloudtrain import api
 
-pytest.importorskip("sagemaker")
+pytest.importorskip("sagemaker.tuner")  # the SDK, not tests/.../providers/sagemaker
 
 pytestmark = [pytest.mark.filterwarnings("ignore:.*is part of the SageMaker Python SDK v2")]
 

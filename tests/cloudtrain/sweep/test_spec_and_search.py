@@ -51,12 +51,32 @@ def spec(parameters: dict[str, Any], **tuning: Any) -> JobSpec:
         ({}, {}, "tuning.parameters"),
         # hostile input: a YAML boolean, NaN, a NUL byte, a nested list, a huge number
         ({"x": {"type": "categorical", "values": [True, "no"]}}, {}, "holds a YAML boolean"),
-        ({"x": {"type": "discrete", "values": [1, float("nan")]}}, {}, "values[1] must be a string or a finite number"),
-        ({"x": {"type": "categorical", "values": ["a\x00b"]}}, {}, "values[0] must be non-empty text without control"),
-        ({"x": {"type": "discrete", "values": [1, [2]]}}, {}, "values[1] must be a string or a finite number"),
-        ({"x": {"type": "discrete", "values": [1, 10**30]}}, {}, "values[1] must be a string or a finite number"),
+        (
+            {"x": {"type": "discrete", "values": [1, float("nan")]}},
+            {},
+            "values[1] must be a string or a finite number",
+        ),
+        (
+            {"x": {"type": "categorical", "values": ["a\x00b"]}},
+            {},
+            "values[0] must be non-empty text without control",
+        ),
+        (
+            {"x": {"type": "discrete", "values": [1, [2]]}},
+            {},
+            "values[1] must be a string or a finite number",
+        ),
+        (
+            {"x": {"type": "discrete", "values": [1, 10**30]}},
+            {},
+            "values[1] must be a string or a finite number",
+        ),
         ({"x": {"type": "float", "min": 0, "max": 10**30}}, {}, "tuning.parameters.x.max"),
-        ({"x": {"type": "int", "min": 1, "max": 9}}, {"max_trials": True}, "tuning.max_trials: holds a YAML boolean"),
+        (
+            {"x": {"type": "int", "min": 1, "max": 9}},
+            {"max_trials": True},
+            "tuning.max_trials: holds a YAML boolean",
+        ),
     ],
 )
 def test_a_bad_tuning_section_names_the_field(parameters: dict, tuning: dict, message: str) -> None:

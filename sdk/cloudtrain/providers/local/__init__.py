@@ -143,8 +143,9 @@ class Local:
         """The local search's request (``sweep``): the trials run here, or as the emulated cloud."""
         return sweep.render(plan, emulate=self.emulate)
 
-    def sweep_outputs(self, plan: Plan, request: dict[str, Any]) -> Outputs:
-        return sweep.LocalSweep(f"{sweep.ID_PREFIX}{plan.name}", request=request).outputs
+    def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        """Trial ``{trial}``'s, under ``<root>/runs/<trial run id>`` (``sweep.trial_root``)."""
+        return sweep.template_outputs(plan.storage.root)
 
     def submit_sweep(
         self,

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.outputs import Outputs
+from cloudtrain.outputs import Outputs, standard
 from cloudtrain.providers.base import TERMINAL_STATES, JobStatus, JobSummary, poll_until_done
 from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.local.job import FOLLOW_POLL_S, LAUNCHER_FILE, RUN_NAME, LocalJob, Tail, local_home
@@ -84,6 +84,11 @@ def trial_root(root: str, trial_run_id: str) -> str:
     '/tmp/outputs/runs/20261205-101500-a1b2c3-t2'
     """
     return f"{root.rstrip('/')}/runs/{trial_run_id}"
+
+
+def template_outputs(root: str) -> Outputs:
+    """Trial ``{trial}``'s artifacts under ``root``: ``<root>/runs/{trial}/...``; its log in its run folder."""
+    return standard(trial_root(root, "{trial}"), logs=str(local_home() / "runs" / "{job}" / "output.log"))
 
 
 def submit(plan: Plan, request: dict[str, Any]) -> LocalSweep:
@@ -190,15 +195,8 @@ class LocalSweep:
         best = self.best()
         if best is not None and best.job is not None:
             return LocalJob(best.job).outputs
-        root = self._request()["trials"]["root"].replace("{run}", "{trial}")
-        return Outputs(
-            model=f"{root}/model",
-            backup=f"{root}/checkpoints",
-            tensorboard=f"{root}/logs",
-            logs=str(self.folder / EVENTS_FILE),
-            result=f"{root}/cloudtrain-result.json",
-            throughput=f"{root}/cloudtrain-throughput.json",
-        )
+        template = self._request()["trials"]["root"].replace("/runs/{run}", "")
+        return Outputs(**{**template_outputs(template).to_dict(), "logs": str(self.folder / EVENTS_FILE)})
 
     def status(self) -> JobStatus:
         state = self._state()

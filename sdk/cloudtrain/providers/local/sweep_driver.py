@@ -69,6 +69,9 @@ class Driver:
         self.tuning = self.spec.tuning
         self.provider = Local(emulate=request["emulates"])
         self.study = search.create_study(self.tuning)
+        # One bundle for every trial, packed from the sweep's own spec, as the clouds' trials share
+        # one: a trial's storage root (under the sweep's) never decides what the bundle leaves out.
+        self.packed_plan, self.bundle = api.pack_code(self.provider.plan(self.spec))
         self.trials: list[Trial] = []
         self.running: dict[int, Running] = {}
         self.state: dict[str, str] = {"state": "running", "provider_state": "RUNNING", "detail": ""}
@@ -92,7 +95,14 @@ class Driver:
         number = len(self.trials) + 1
         run_id = trial_run_id(self.request["run_id"], number)
         spec = with_root(trial_spec(self.spec, values), self.provider.plans_for, run_id)
-        job = api.prepare(spec, self.provider, run_id=run_id, hparams=values).submit()
+        assert self.packed_plan.bundle is not None  # pack_code set it
+        planned = (
+            self.provider.plan(spec)
+            .with_run(run_id)
+            .with_hparams(values)
+            .with_bundle(self.packed_plan.bundle)
+        )
+        job = api.Submission(planned, self.bundle, self.provider, self.provider.render(planned)).submit()
         assert isinstance(job, LocalJob)
         record = Trial(number, run_id, "running", values, job=job.id, model=job.outputs.model)
         self.trials.append(record)

@@ -70,7 +70,7 @@ class SageMaker(CloudProvider):
         """CreateHyperParameterTuningJob arguments (``sweep``)."""
         return sweep.render(plan)
 
-    def sweep_outputs(self, plan: Plan, request: dict[str, Any]) -> Outputs:
+    def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
         return sweep.outputs(plan, request)
 
     def submit_sweep(

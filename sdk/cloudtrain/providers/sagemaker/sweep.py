@@ -54,6 +54,7 @@ from cloudtrain.providers.sagemaker.render import (
     NAME_HASH_CHARS,
     NOT_HASHED,
     check_map,
+    delivery,
     metric_definitions,
 )
 from cloudtrain.providers.sagemaker.render import render as render_job
@@ -193,8 +194,8 @@ def tuning_job_name(name: str, request: dict[str, Any]) -> str:
     return f"{name[: MAX_NAME - NAME_HASH_CHARS - 1].rstrip('-')}-{digest[:NAME_HASH_CHARS]}"
 
 
-def outputs(plan: Plan, request: dict[str, Any], *, trial: str = TRIAL) -> Outputs:
+def outputs(plan: Plan, request: dict[str, Any] | None = None, *, trial: str = TRIAL) -> Outputs:
     """Training job ``trial``'s artifacts (``{trial}``: the best one's name, once known); no TensorBoard."""
-    definition = request["TrainingJobDefinition"]
+    definition = request["TrainingJobDefinition"] if request else delivery(plan)
     found = job_outputs.of_request({**definition, "TrainingJobName": trial}, region=plan.region)
     return Outputs(**{**found.to_dict(), "tensorboard": ""})

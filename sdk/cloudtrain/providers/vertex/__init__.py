@@ -81,7 +81,7 @@ class Vertex(CloudProvider):
         """The HyperparameterTuningJob body (``sweep``)."""
         return sweep.render(plan)
 
-    def sweep_outputs(self, plan: Plan, request: dict[str, Any]) -> Outputs:
+    def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
         return sweep.outputs(plan, request)
 
     def submit_sweep(

@@ -108,8 +108,9 @@ def parameter_spec(name: str, parameter: Parameter) -> dict[str, Any]:
     return {**spec, "scaleType": SCALES[parameter.scale]}
 
 
-def outputs(plan: Plan, request: dict[str, Any]) -> Outputs:
+def outputs(plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
     """Where the sweep's best trial will write, ``{trial}`` standing for its id (see the module docstring)."""
+    request = request or {"trialJobSpec": {"baseOutputDirectory": {"outputUriPrefix": plan.storage.root}}}
     return outputs_of(request, project=plan.spec.vertex.project or "", trial=TRIAL)
 
 

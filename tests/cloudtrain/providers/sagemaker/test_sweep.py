@@ -83,6 +83,12 @@ def test_the_trials_run_the_jobs_own_training_request() -> None:
     assert "val_binary_accuracy" in names  # the objective is read off the logs
 
 
+def test_plan_shows_where_the_best_trial_writes() -> None:
+    outputs = api.plan(api.as_spec(EXAMPLE, (IMAGE,)), "sagemaker").outputs
+    assert outputs.model == "s3://my-bucket/tuning-example/output/{trial}/output/model.tar.gz"
+    assert outputs.tensorboard == ""  # a trial definition has no TensorBoardOutputConfig
+
+
 def test_a_grid_lists_integer_ranges_as_values() -> None:
     config = rendered("tuning.parameters={units: {type: int, min: 2, max: 4}}", "tuning.algorithm=grid")[
         "HyperParameterTuningJobConfig"

@@ -159,6 +159,7 @@ def test_a_trial_writes_under_its_id_as_vertex_sets_its_aip_dirs() -> None:
     body = rendered()
     outputs = sweep.outputs(api.plan(spec, "vertex"), body)
     assert outputs.model == "gs://my-bucket/tuning-example/{trial}/model"
+    assert api.plan(spec, "vertex").outputs == outputs  # what `cloudtrain plan` shows
     assert (
         sweep.outputs_of(body, project="my-project", trial="3").backup
         == "gs://my-bucket/tuning-example/3/checkpoints"
