@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from cloudtrain.spec import Parameter, Tuning
 
 SEED = 0
-# The median rule waits for this many ended trials, and compares from this epoch on.
+# The median rule waits for this many ended trials, and compares from this epoch on (Optuna's
+# MedianPruner skips steps below n_warmup_steps; the runtime reports epochs from 1).
 PRUNE_AFTER_TRIALS = 2
 PRUNE_FROM_EPOCH = 2
 
@@ -67,7 +68,7 @@ def _pruner(tuning: Tuning) -> optuna.pruners.BasePruner:
     if not tuning.early_stopping:
         return optuna.pruners.NopPruner()
     return optuna.pruners.MedianPruner(
-        n_startup_trials=PRUNE_AFTER_TRIALS, n_warmup_steps=PRUNE_FROM_EPOCH - 1
+        n_startup_trials=PRUNE_AFTER_TRIALS, n_warmup_steps=PRUNE_FROM_EPOCH
     )
 
 

@@ -161,3 +161,25 @@ def test_a_spec_without_tuning_renders_as_before() -> None:
     from cloudtrain import container
 
     assert '"tuned"' not in container.runtime_config_json(plan(plain, "local").with_bundle("/tmp/b.tar.gz"))
+
+
+def test_early_stopping_prunes_a_trial_below_the_median_from_its_second_epoch() -> None:
+    tuning = spec({"units": {"type": "int", "min": 1, "max": 9}}, early_stopping=True).tuning
+    assert tuning is not None
+    study = search.create_study(tuning)  # minimize val_loss
+    for _ in range(search.PRUNE_AFTER_TRIALS):
+        done = search.ask(study, tuning)
+        for epoch, loss in ((1, 0.5), (2, 0.3)):
+            done.report(loss, epoch)
+        study.tell(done, 0.3)
+    worse = search.ask(study, tuning)
+    worse.report(0.9, 1)
+    assert not worse.should_prune()  # the first epoch is never compared
+    worse.report(0.8, 2)
+    assert worse.should_prune()  # above the others' median at epoch 2
+    plain = spec({"units": {"type": "int", "min": 1, "max": 9}}).tuning
+    assert plain is not None
+    never = search.create_study(plain)
+    trial = search.ask(never, plain)
+    trial.report(9.9, 5)
+    assert not trial.should_prune()  # without early_stopping nothing is pruned

@@ -105,7 +105,14 @@ def list_sweeps(clients: AwsClients, *, limit: int | None) -> list[JobSummary]:
     }
     page = clients.call("sagemaker", "search", **query)
     found = [r["HyperParameterTuningJob"] for r in page.get("Results", []) if "HyperParameterTuningJob" in r]
-    return [summary(job, job.get("Tags", []), []) for job in found[:limit]]
+    return [summary(job, job.get("Tags", []), _ended_trials(job, clients)) for job in found[:limit]]
+
+
+def _ended_trials(job: dict[str, Any], clients: AwsClients) -> list[dict[str, Any]]:
+    """An ended tuning job's training jobs (for its cost); none asked for one still running."""
+    if not job.get("HyperParameterTuningEndTime"):
+        return []
+    return SageMakerSweep(job["HyperParameterTuningJobArn"], clients)._training_jobs()
 
 
 class SageMakerSweep:

@@ -150,6 +150,7 @@ def test_submit_status_trials_best_stop_and_list(aws: LoopbackAws) -> None:
     [listed] = sagemaker.provider.list_jobs(api.as_spec(EXAMPLE), limit=None, clients=clients)
     assert (listed.id, listed.state, listed.name) == (handle.id, "succeeded", "tuning-example")
     assert listed.estimate is not None
+    assert listed.usage is not None and listed.usage.machine_type == "ml.g4dn.xlarge"  # what the trials cost
 
 
 def test_stop_ends_the_sweep_stopped(aws: LoopbackAws) -> None:
