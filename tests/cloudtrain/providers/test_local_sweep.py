@@ -96,3 +96,15 @@ def test_an_emulated_vertex_sweep_runs_each_trial_as_the_custom_job_vertex_would
     # Under the stand-in bucket of the Vertex storage root, in the trial's own prefix.
     assert trial["model"].endswith(f"/gcs/my-bucket/tuning-example/runs/{trial['id']}/model")
     assert (Path(trial["model"]) / "saved_model.pb").is_file()
+
+
+def test_cancel_stops_the_search_and_every_running_trial(project: Path) -> None:
+    done = cloudtrain("submit", str(project / "job.yaml"), "--no-wait")
+    assert done.returncode == 0, done.stderr
+    sweep = local.provider.attach(done.stdout.splitlines()[0])
+    sweep.wait(poll_s=0.2, until=lambda status: bool(sweep.trials()))  # a trial has started
+    sweep.cancel()
+    assert sweep.wait(poll_s=0.2).state == "cancelled"
+    trials = sweep.trials()
+    assert trials and {trial.state for trial in trials} == {"cancelled"}
+    assert {local.provider.attach(trial.job).status().state for trial in trials} == {"cancelled"}
