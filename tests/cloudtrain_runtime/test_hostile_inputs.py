@@ -206,6 +206,7 @@ WRONG_TYPES = {
     "a list of strings": ["--epochs 3", [1], [None], {"a": "b"}],  # a string is never split
     "an object of strings": [[], "train", {"train": 1}],
     "an object of lists of strings or nulls": [[], {"k": "model"}, {"k": [1]}],
+    "an object of integers or numbers or strings": [[], "lr=0.1", {"lr": True}, {"lr": None}, {"lr": [0.1]}],
 }
 CONFIG_TYPE_ROWS = [
     (name, value, f"key {name!r} must be {config.describe(hint)}")
@@ -227,6 +228,9 @@ CONFIG_VALUE_ROWS = [
     ("name", ".hidden", "a folder name"),  # starts with a dot
     ("data", {"../x": "gs://b/x"}, "keys are channel names"),  # channel climbs out
     ("layout_map", {"k": "model"}, "an object of lists of strings or nulls"),  # not split
+    ("hparams", {"lr": 10**400}, "an object of strings and finite numbers"),  # a trial's value past a float
+    ("hparams", {"opt": "ad\x00am"}, "free of NUL characters"),  # NUL in a trial's value
+    ("tuned", {"lr": "double"}, "an object of kinds (int, float, str)"),  # a kind the runtime cannot parse
     *[
         (switch, value, f"key {switch!r} must be {config.switch_problem(switch, 'fast')}")
         for switch in config.SWITCH_DOCS
