@@ -46,6 +46,7 @@ ORDER = (
     "tf-devices",
     "jax-devices",
     "gpus",
+    "plan-devices",
     "strategy",
     "replicas",
     "smoke-step",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
 from cloudtrain import bundle as bundles
-from cloudtrain import planning, usercode
+from cloudtrain import planning, runs, usercode
 from cloudtrain.cost import budget, compare
 from cloudtrain.cost.option import CostOption
 from cloudtrain.cost.throughput import Throughput
@@ -27,7 +27,7 @@ from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
 from cloudtrain.progress import OnProgress
 from cloudtrain.providers import Job, Provider, registry
-from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs
+from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs, NamesRuns
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings, load_spec
 
@@ -167,7 +167,7 @@ def prepare(
     run_id: str | None = None,
     throughput: str | Throughput | None = None,
 ) -> Submission | SweepSubmission:
-    """Plan, pack the code and render the request; nothing is contacted.
+    """Plan, pack the code, name the run and render the request; nothing is contacted.
 
     A spec with ``tuning:`` is a sweep: the request is the provider's tuning job (or the
     local search's), ``.submit()`` returns a handle with ``trials()`` and ``best()``.
@@ -182,13 +182,24 @@ def prepare(
     planned = target.plan(spec).with_run(run_id)
     if target.billed:
         planned = planned.with_estimate(budget.expected_cost(planned, throughput))
+    planned, packed = pack_code(planned)
+    if planned.run_id is None:
+        planned = planned.with_run(new_run_id(target, planned))
     if spec.tuning is not None:
         from cloudtrain.sweep.submit import SweepSubmission, tuner
 
-        planned, packed = pack_code(planned)
         return SweepSubmission(planned, packed, target, tuner(target).render_sweep(planned))
-    planned, packed = pack_code(planned)
     return Submission(planned, packed, target, target.render(planned))
+
+
+def new_run_id(provider: Provider, plan_: Plan) -> str:
+    """The run of a submit that names none: the provider's choice, else a digest of the job.
+
+    By default the same spec and code are the same run (``cloudtrain.runs.derived``), so
+    submitting again attaches to the job or resumes it; a provider that starts a new run
+    on every submit (``NamesRuns``, the local provider) names it itself.
+    """
+    return provider.new_run_id(plan_) if isinstance(provider, NamesRuns) else runs.derived(plan_)
 
 
 def stage(
@@ -205,9 +216,11 @@ def stage(
     CustomJob, CreateTrainingJob arguments) whose code is already in place, ``.outputs``
     where the artifacts will be, ``.plan`` the resolved plan, and ``.submit()`` creates it.
 
-    ``run_id`` makes the idempotency key (request, run_id): the same spec, code and run id
-    attach to the job they created (a retried pipeline step), a new run id makes a new job
-    (next week's retrain of unchanged code). Without one, the request alone is the key.
+    ``run_id`` names the run: every artifact lives under ``ROOT/runs/<run_id>/``, and the
+    same spec, code and run id attach to the job they created or resume it (a retried
+    pipeline step), while a new run id makes a new job with artifacts of its own (next
+    week's retrain of unchanged code). Without one, the run is a digest of the spec and
+    code (``cloudtrain.runs``), except on the local provider, where every submit is a new run.
 
     Example:
     >>> staged = stage("job.yaml", "vertex", run_id="2026-12-03")  # doctest: +SKIP
@@ -218,8 +231,9 @@ def stage(
     return staged
 
 
-# The bundle name a request is checked against before the code is packed.
+# The bundle name and run id a request is checked against before the code is packed.
 PLACEHOLDER_BUNDLE = "0" * 16 + ".tar.gz"
+PLACEHOLDER_RUN = "0" * runs.DIGEST_CHARS
 
 
 def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> Plan:
@@ -239,16 +253,29 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     spec = as_spec(spec)
     target = provider_for(provider, spec)
     planned = target.plan(spec)
-    placeholder = planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}")
-    if target.billed:  # the estimate's labels or tags count towards the provider's limits
+    placeholder_request(planned, target)
+    return planned
+
+
+def placeholder_request(planned: Plan, provider: Provider) -> dict[str, Any]:
+    """What ``planned`` renders to before its code is packed: the request ``validate`` checks.
+
+    The bundle's name and the run id are placeholders of the same length; a billed job
+    carries an estimate, whose labels or tags count towards the provider's limits.
+
+    Raises:
+        SpecError: the request would break one of the provider's limits.
+    """
+    placeholder = planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}").with_run(
+        planned.run_id or PLACEHOLDER_RUN
+    )
+    if provider.billed:
         placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE))
-    if spec.tuning is not None:
+    if planned.spec.tuning is not None:
         from cloudtrain.sweep.submit import tuner
 
-        tuner(target).render_sweep(placeholder)
-    else:
-        target.render(placeholder)
-    return planned
+        return tuner(provider).render_sweep(placeholder)
+    return provider.render(placeholder)
 
 
 def render(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> dict[str, Any]:

@@ -179,12 +179,14 @@ _OWN_MESSAGES = {
     "env_key",
     "gcp_project",
     "job_name",
+    "layout_map",
     "provider",
     "region",
     "reserved_env",
     "role_arn",
     "secret_env",
     "storage_root",
+    "text",
     "warmup",
 }
 

@@ -28,7 +28,7 @@ SPEC_FUNCTIONS: dict[str, Callable[[Any], Any]] = {
     "estimate": lambda spec: cloudtrain.estimate(spec, throughput="100@t4"),
     "validate": lambda spec: cloudtrain.validate(spec, "sagemaker"),
     "render": lambda spec: cloudtrain.render(spec, "vertex"),
-    "stage": lambda spec: cloudtrain.stage(spec, "local").request,
+    "stage": lambda spec: cloudtrain.stage(spec, "local", run_id="r1").request,
 }
 
 

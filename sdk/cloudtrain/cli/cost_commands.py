@@ -21,9 +21,9 @@ BILLED_CHOICE = RegistryChoice(billed)
 
 
 def _sources() -> tuple[str, ...]:
-    from cloudtrain.cost.refresh import SOURCES
+    from cloudtrain.cost import refresh
 
-    return SOURCES
+    return refresh.names()
 
 
 def throughput_option(required: bool) -> Any:
@@ -190,7 +190,7 @@ def prices_group() -> None:
     "sources",
     type=RegistryChoice(_sources),
     multiple=True,
-    help="Price source (catalog/price_sources.csv). Default: all.",
+    help="Provider whose prices to fetch (catalog/price_sources.csv). Default: all.",
 )
 @click.option("--region", "regions", multiple=True, help="Regions to fetch. Default: the catalog's regions.")
 @click.option("--out", type=click.Path(dir_okay=False), default="prices.csv", show_default=True)
@@ -202,11 +202,16 @@ def refresh(sources: tuple[str, ...], regions: tuple[str, ...], out: str) -> Non
 
     \b
     Example:
-      cloudtrain prices refresh --provider aws --region us-east-1 --out prices.csv
+      cloudtrain prices refresh --provider sagemaker --region us-east-1 --out prices.csv
     """
     from cloudtrain.cost import refresh as prices
 
-    written = prices.refresh(sources=sources or prices.SOURCES, regions=regions, out=out)
+    named = [prices.source_named(name) for name in sources]
+    for _, note in named:
+        if note:
+            click.echo(f"Note: {note}", err=True)
+    chosen = tuple(dict.fromkeys(source for source, _ in named)) or prices.SOURCES
+    written = prices.refresh(sources=chosen, regions=regions, out=out)
     click.echo(f"Wrote {written.rows} prices ({written.unknown} unknown) to {written.path}", err=True)
 
 

@@ -4,26 +4,25 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sys
-import time
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import click
 
-from cloudtrain import api
+from cloudtrain import api, runs
 from cloudtrain.cli import tables, trials_table
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
 from cloudtrain.cli.live import StatusLine
-from cloudtrain.cli.options import PROVIDER_CHOICE, RegistryChoice, json_option, spec_options
+from cloudtrain.cli.options import PROVIDER_CHOICE, RegistryChoice, json_option, run_id_option, spec_options
 from cloudtrain.cli.progress import UploadBars
 from cloudtrain.cli.since import parse_since, parse_tail
 from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.providers import Job, JobStatus, Provider
-from cloudtrain.providers.base import WAITING_STATES, HasConsole, HasSummary
+from cloudtrain.providers.base import WAITING_STATES, HasConsole, HasSummary, ReportsBackup
 from cloudtrain.specfile import load_spec
 from cloudtrain.sweep.trials import HasTrials
 
@@ -103,12 +102,7 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     default=None,
     help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts).",
 )
-@click.option(
-    "--run-id",
-    metavar="ID",
-    default=None,
-    help="Which run of this spec and code: the same ID attaches to the job it made, a new one makes a new job.",
-)
+@run_id_option
 @click.option(
     "--new", is_flag=True, help="A new job even if this spec and code ran before (a fresh --run-id)."
 )
@@ -177,7 +171,7 @@ def submit_command(
     if new and run_id:
         raise SpecError("--new makes a fresh run id; give --new or --run-id ID, not both.")
     target = _target(provider or spec.provider, emulate=emulate, fault=fault)
-    submission = api.prepare(spec, target, run_id=fresh_run_id() if new else run_id, throughput=throughput)
+    submission = api.prepare(spec, target, run_id=runs.fresh() if new else run_id, throughput=throughput)
     if submission.provider.billed:
         budget_guard(submission.plan, throughput, dry_run=dry_run, force=force, strict=strict_budget)
     if dry_run:
@@ -224,15 +218,27 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     job = _attach(job_id, provider)
     current = job.status()
     described = job.summary() if isinstance(job, HasSummary) else None
+    kept = job.kept_backup() if current.done and isinstance(job, ReportsBackup) else None
     sweep = job if isinstance(job, HasTrials) else None
     if as_json:
         times = as_dict(described) if described else {}
+        backup = {"backup_kept": asdict(kept) if kept else None}
         trials = trials_table.as_json(sweep) if sweep is not None else {}
-        click.echo(json.dumps({**times, "id": job.id, **current.__dict__, "done": current.done, **trials}))
+        body = {**times, "id": job.id, **current.__dict__, "done": current.done, **backup, **trials}
+        click.echo(json.dumps(body))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
     if described:
         tables.echo(DETAIL_COLUMNS, details(described))
+    if kept:
+        why = (
+            "kept: a retry of the run resumes from it"
+            if current.state != "succeeded"
+            else "kept after success"
+        )
+        click.echo(
+            f"Backup {why}: {kept.megabytes} MB in {kept.files} files at {kept.uri}. Delete: {kept.delete}"
+        )
     if sweep is not None:
         trials_table.echo(sweep)
     if isinstance(job, HasConsole):
@@ -300,11 +306,6 @@ def wait(job_id: str, provider: str | None, poll: float) -> None:
     with StatusLine() as line:
         final = _attach(job_id, provider).wait(poll_s=poll, on_status=line)
     _exit_for(final)
-
-
-def fresh_run_id() -> str:
-    """A run id no earlier submit used: the time, and random digits for two in one second."""
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
 def _print_bundle(packed: Bundle, *, list_files: bool) -> None:

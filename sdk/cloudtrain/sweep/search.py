@@ -67,9 +67,7 @@ def _pruner(tuning: Tuning) -> optuna.pruners.BasePruner:
 
     if not tuning.early_stopping:
         return optuna.pruners.NopPruner()
-    return optuna.pruners.MedianPruner(
-        n_startup_trials=PRUNE_AFTER_TRIALS, n_warmup_steps=PRUNE_FROM_EPOCH
-    )
+    return optuna.pruners.MedianPruner(n_startup_trials=PRUNE_AFTER_TRIALS, n_warmup_steps=PRUNE_FROM_EPOCH)
 
 
 def ask(study: optuna.Study, tuning: Tuning) -> optuna.Trial:

@@ -35,7 +35,7 @@ OVER = (
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.syspath_prepend(str(REPO / "tests" / "cloudtrain" / "providers"))
-    from fakes.sagemaker_aws import LoopbackAws
+    from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 
     with LoopbackAws() as services:
         services.install(monkeypatch)

@@ -131,4 +131,6 @@ def test_doctor_with_a_job_checks_its_plan_and_exits_1_on_a_broken_cluster(
         "replicas", OK, "3 replica(s): 1 host(s) × 3 cpu device(s), as planned"
     )
     assert checks["all-reduce"].detail == "SUM over 3 replica(s) = 6 on every replica, as expected"
+    # the plan's T4s are emulated on the CPU on purpose (CLOUDTRAIN_CPU_DEVICES): not a missing GPU
+    assert checks["plan-devices"].status == OK and "emulated on the CPU" in checks["plan-devices"].detail
     assert [name for name, check in checks.items() if check.status == FAIL] == ["environment"]

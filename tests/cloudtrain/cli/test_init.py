@@ -159,5 +159,7 @@ def test_a_new_project_trains_here_and_exports_a_model(
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "[cloudtrain] Job succeeded. All 1 replicas exited 0." in done.stdout
-    assert f"[chief-0] export={project / 'outputs' / 'model'}\n" in done.stdout
-    assert (project / "outputs" / "model" / "saved_model.pb").is_file()
+    latest = json.loads((project / "outputs" / "latest.json").read_text())
+    assert f"[chief-0] export={latest['model']}\n" in done.stdout
+    assert Path(latest["model"]) == project / "outputs" / "runs" / latest["run_id"] / "model"
+    assert (Path(latest["model"]) / "saved_model.pb").is_file()

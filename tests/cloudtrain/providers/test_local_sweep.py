@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_local_launcher import stop_runs
 
 from cloudtrain.providers import local
+from tests.cloudtrain.providers.test_local_launcher import stop_runs
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600)]
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tuning"

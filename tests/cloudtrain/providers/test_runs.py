@@ -12,11 +12,11 @@ from pathlib import Path
 
 import boto3
 import pytest
-from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
-from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 
 import cloudtrain
 from cloudtrain.errors import SpecError
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 
 
 @pytest.mark.usefixtures("fake_gcs", "fake_logging")

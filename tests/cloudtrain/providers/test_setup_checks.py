@@ -17,14 +17,14 @@ import grpc
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from fakes.sagemaker_aws import LoopbackAws
-from fakes.vertex_jobservice import FakeJobService
 
 from cloudtrain.providers.sagemaker import setup_checks as aws_checks
 from cloudtrain.providers.vertex import setup_checks as google_checks
 from cloudtrain.providers.vertex.clients import VertexClients
 from cloudtrain.specfile import load_settings
 from cloudtrain_runtime.diagnosis import Check
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml"
 ROLE_NAME = "SageMakerTraining"  # the example job's sagemaker.role
@@ -131,7 +131,7 @@ def test_vertex_missing_bucket_gives_the_create_command(vertex_check: Callable[.
 
 
 def test_vertex_root_that_is_not_gs_is_refused(vertex_check: Callable[..., list[Check]]) -> None:
-    checks = vertex_check("vertex.storage_root=s3://my-bucket/x")
+    checks = vertex_check("storage.root=s3://my-bucket/x", "vertex.storage_root=null")
     assert line(checks, "bucket").detail == "the storage root 's3://my-bucket/x' is not a gs:// URI"
 
 

@@ -50,7 +50,7 @@ def spec(parameters: dict[str, Any], **tuning: Any) -> JobSpec:
         ({"x": {"type": "int", "min": 1, "max": 9}}, {"algorithm": "hyperband"}, "tuning.algorithm"),
         ({}, {}, "tuning.parameters"),
         # hostile input: a YAML boolean, NaN, a NUL byte, a nested list, a huge number
-        ({"x": {"type": "categorical", "values": [True, "no"]}}, {}, "holds a YAML boolean"),
+        ({"x": {"type": "categorical", "values": [True, "no"]}}, {}, "values[0] is a YAML boolean"),
         (
             {"x": {"type": "discrete", "values": [1, float("nan")]}},
             {},
@@ -75,7 +75,7 @@ def spec(parameters: dict[str, Any], **tuning: Any) -> JobSpec:
         (
             {"x": {"type": "int", "min": 1, "max": 9}},
             {"max_trials": True},
-            "tuning.max_trials: holds a YAML boolean",
+            "tuning.max_trials must be a whole number",
         ),
     ],
 )

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import planning
+from cloudtrain import planning, runs
 from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
 from cloudtrain.providers.local import listing, run, setup_checks, sweep
@@ -92,6 +92,10 @@ class Local:
     def plan(self, spec: JobSpec) -> Plan:
         return planning.plan(spec, self.plans_for)
 
+    def new_run_id(self, plan: Plan) -> str:
+        """A new run on every submit without a run id, as a script started twice would be."""
+        return runs.fresh()
+
     def render(self, plan: Plan) -> dict[str, Any]:
         return with_fault(render(plan), self.fault)
 
@@ -102,7 +106,7 @@ class Local:
         """
         if request is not None:
             return Outputs(**request["outputs"])
-        return standard(plan.storage.root, logs=str(local_home() / "runs" / JOB / "output.log"))
+        return standard(plan.storage.run, logs=str(local_home() / "runs" / JOB / "output.log"))
 
     def upload(
         self, plan: Plan, bundle: Bundle, *, clients: Any = None, progress: OnProgress | None = None
@@ -144,7 +148,7 @@ class Local:
         return sweep.render(plan, emulate=self.emulate)
 
     def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
-        """Trial ``{trial}``'s, under ``<root>/runs/<trial run id>`` (``sweep.trial_root``)."""
+        """Trial ``{trial}``'s, under ``<root>/runs/<trial run id>`` (``sweep.template_outputs``)."""
         return sweep.template_outputs(plan.storage.root)
 
     def submit_sweep(
@@ -160,7 +164,7 @@ class Local:
         require_runtime(plan.spec.training.keras_backend)
         require_requirements(Path(plan.spec.code.source_dir))
         require("optuna", "tuning")
-        return sweep.submit(plan, {**request, "run_id": request["run_id"] or sweep.fresh_run_id()})
+        return sweep.submit(plan, request)
 
     def attach(self, job_id: str, *, clients: Any = None) -> LocalJob | sweep.LocalSweep:
         return sweep.attach(job_id) if sweep.owns(job_id) else run.attach(job_id)

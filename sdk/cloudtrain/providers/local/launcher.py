@@ -73,9 +73,6 @@ SCRUBBED_ENV = (
     "CLOUDTRAIN_RUN_ID",
 )
 FAULT_ENV = "CLOUDTRAIN_FAULT"
-# The run a backup belongs to (cloudtrain_runtime.backups): every attempt of one plain local
-# run shares it, as every attempt of a cloud job shares the job's id; a new run starts fresh.
-RUN_ID_ENV = "CLOUDTRAIN_RUN_ID"
 # What the chief's runtime writes beside a verified export (cloudtrain_runtime.replica).
 COMPLETE_FILE = "cloudtrain-complete.json"
 # ``1``: the replicas' whole output, TensorFlow's start-up lines included (``submit -v``).
@@ -89,11 +86,15 @@ QUIET_ENV = {"TF_CPP_MIN_LOG_LEVEL": "1"}
 # (absl's prefix "IMMDD hh:mm:ss.uuuuuu thread file:line] ", abseil.io/docs/cpp/guides/logging;
 # before initialisation the date is 0000 and the time the Unix epoch), e.g. port.cc's
 # "oneDNN custom operations are on", and cpu_feature_guard's second line. INFO of a Python
-# file (absl-py's same prefix, ``.py:``) is the user's and stays.
+# file (absl-py's same prefix, ``.py:``) is the user's and stays. And the two lines of
+# ``bash -m`` without a terminal, as the SageMaker TensorFlow DLC's ENTRYPOINT runs (emulated
+# SageMaker with image: auto; on SageMaker every such job logs them too).
 START_UP_NOISE = re.compile(
     r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     r"|I\d{4} \d\d:\d\d:[\d.]+ +\d+ [\w/.-]+\.cc:\d+\] .*"
     r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags\."
+    r"|bash: cannot set terminal process group \(-?\d+\): Inappropriate ioctl for device"
+    r"|bash: no job control in this shell"
 )
 
 
@@ -209,8 +210,6 @@ class Launcher:
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
         env.update(STREAMING_ENV)
         env.update(replica["env"])
-        if not self.request.get("emulates"):  # an emulated cloud names its job in its own variables
-            env.setdefault(RUN_ID_ENV, self.files.dir.name)
         if attempt == 0 and self.request.get("fault"):
             env[FAULT_ENV] = self.request["fault"]
         if not self.verbose:
@@ -271,7 +270,7 @@ class Launcher:
         export = Path(str((record or {}).get("export", "")))
         if (
             not record
-            or record.get("run") != self.files.dir.name
+            or record.get("run") != self.request.get("run_id")
             or not (export / "saved_model.pb").is_file()
         ):
             return None

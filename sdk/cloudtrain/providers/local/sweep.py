@@ -8,9 +8,9 @@ as the launcher of a run is: the sweep outlives the shell that submitted it, and
 ``cloudtrain status|logs|cancel local-sweep:<id>`` work from any shell.
 
 Each trial is a normal local run (``cloudtrain status local:<run>`` shows it too) with
-the run id ``<sweep run id>-t<N>`` and its own storage prefix, ``<root>/runs/<trial run
-id>`` (``trial_root``), so no trial reads or overwrites another's backup or model. The
-sweep's model (``outputs.model``) is the best trial's.
+the run id ``<sweep run id>-t<N>``, so its own storage prefix, ``<root>/runs/<trial run
+id>`` (``planning.storage_paths``): no trial reads or overwrites another's backup or
+model. The sweep's model (``outputs.model``) is the best trial's.
 
 The folder holds ``sweep.json`` (the request), ``state.json`` (the driver's record of the
 trials, rewritten whole after each change), ``events.log`` (one line per trial event:
@@ -21,7 +21,6 @@ its own output).
 from __future__ import annotations
 
 import contextlib
-import secrets
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain import planning
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
 from cloudtrain.providers.base import TERMINAL_STATES, JobStatus, JobSummary, poll_until_done
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
 
 ID_PREFIX = "local-sweep:"
+TRIAL = "{trial}"
 REQUEST_FILE = "sweep.json"
 STATE_FILE = "state.json"
 EVENTS_FILE = "events.log"
@@ -70,25 +71,16 @@ def render(plan: Plan, *, emulate: str | None) -> dict[str, Any]:
             "max": search.trials_in_all(tuning),
             "parallel": tuning.parallel_trials,
             "max_failed": tuning.max_failed_trials,
-            "root": trial_root(plan.storage.root, "{run}"),
+            "root": plan.storage.root,
         },
         "spec": plan.spec.model_dump(mode="json"),
     }
 
 
-def trial_root(root: str, trial_run_id: str) -> str:
-    """A trial's storage root: ``<root>/runs/<trial run id>``, the run layout of every provider.
-
-    Example:
-    >>> trial_root("/tmp/outputs", "20261205-101500-a1b2c3-t2")
-    '/tmp/outputs/runs/20261205-101500-a1b2c3-t2'
-    """
-    return f"{root.rstrip('/')}/runs/{trial_run_id}"
-
-
 def template_outputs(root: str) -> Outputs:
     """Trial ``{trial}``'s artifacts under ``root``: ``<root>/runs/{trial}/...``; its log in its run folder."""
-    return standard(trial_root(root, "{trial}"), logs=str(local_home() / "runs" / "{job}" / "output.log"))
+    run = planning.storage_paths(root, TRIAL).run
+    return standard(run, logs=str(local_home() / "runs" / "{job}" / "output.log"))
 
 
 def submit(plan: Plan, request: dict[str, Any]) -> LocalSweep:
@@ -114,11 +106,6 @@ def _new_folder(sweeps: Path, name: str, run_id: str) -> Path:
             f"A local sweep with run id {run_id!r} exists: {folder}. Use another --run-id."
         ) from None
     return folder
-
-
-def fresh_run_id() -> str:
-    """A new sweep's run id: the time, and random digits for two in one second."""
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
 def list_sweeps(*, limit: int | None) -> list[JobSummary]:
@@ -195,8 +182,8 @@ class LocalSweep:
         best = self.best()
         if best is not None and best.job is not None:
             return LocalJob(best.job).outputs
-        template = self._request()["trials"]["root"].replace("/runs/{run}", "")
-        return Outputs(**{**template_outputs(template).to_dict(), "logs": str(self.folder / EVENTS_FILE)})
+        template = template_outputs(self._request()["trials"]["root"])
+        return Outputs(**{**template.to_dict(), "logs": str(self.folder / EVENTS_FILE)})
 
     def status(self) -> JobStatus:
         state = self._state()

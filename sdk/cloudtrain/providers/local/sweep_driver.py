@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cloudtrain import api
 from cloudtrain.providers.local import Local
@@ -31,7 +31,6 @@ from cloudtrain.providers.local.sweep import (
     REQUEST_FILE,
     STATE_FILE,
     _object,
-    trial_root,
 )
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweep import search, trial_run_id
@@ -94,7 +93,7 @@ class Driver:
         values = search.values(asked, self.tuning)
         number = len(self.trials) + 1
         run_id = trial_run_id(self.request["run_id"], number)
-        spec = with_root(trial_spec(self.spec, values), self.provider.plans_for, run_id)
+        spec = trial_spec(self.spec, values)
         assert self.packed_plan.bundle is not None  # pack_code set it
         planned = (
             self.provider.plan(spec)
@@ -194,19 +193,6 @@ class Driver:
     def _save(self) -> None:
         trials = [trial.to_dict() for trial in self.trials]
         write_record(self.folder / STATE_FILE, {**self.state, "trials": trials})
-
-
-def with_root(spec: JobSpec, provider: str, run_id: str) -> JobSpec:
-    """``spec`` writing under ``<root>/runs/<run id>``: its storage root, and its provider section's."""
-    changes: dict[str, Any] = {
-        "storage": spec.storage.model_copy(update={"root": trial_root(spec.storage.root, run_id)})
-    }
-    section = getattr(spec, provider, None)
-    if section is not None and getattr(section, "storage_root", None):
-        changes[provider] = section.model_copy(
-            update={"storage_root": trial_root(section.storage_root, run_id)}
-        )
-    return spec.model_copy(update=changes)
 
 
 def main(argv: list[str]) -> None:

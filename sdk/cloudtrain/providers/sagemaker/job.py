@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.base import JobStatus, JobSummary, poll_until_done
+from cloudtrain.providers.base import JobStatus, JobSummary, Stored, poll_until_done
 from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.sagemaker import listing, outputs, upload
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
@@ -109,6 +109,17 @@ def attempt_name(name: str, attempt: int) -> str:
     base, _, digest = name.rpartition("-")
     suffix = f"-{digest}-r{attempt}"
     return f"{base[: 63 - len(suffix)]}{suffix}"
+
+
+def _objects(aws: AwsClients, bucket: str, prefix: str) -> Iterator[dict[str, Any]]:
+    """Every object under ``prefix``, page by page (ListObjectsV2 answers at most 1,000 at a time)."""
+    token: dict[str, str] = {}
+    while True:
+        page = aws.call("s3", "list_objects_v2", Bucket=bucket, Prefix=prefix, **token)
+        yield from page.get("Contents", [])
+        if not page.get("IsTruncated"):
+            return
+        token = {"ContinuationToken": page["NextContinuationToken"]}
 
 
 def owns(job_id: str) -> bool:
@@ -206,6 +217,18 @@ class SageMakerJob:
     def summary(self) -> JobSummary:
         """This job as ``list`` shows it: shape, times, the estimate in its tags, its billed time once ended."""
         return listing.summary(self.describe(), self._tags())
+
+    def kept_backup(self) -> Stored | None:
+        """The run's checkpoint objects in S3 (SageMaker itself never deletes them).
+
+        The runtime keeps them after success too: SageMaker uploads the export only when the
+        job ends, and a file deleted in ``/opt/ml/checkpoints`` is deleted in S3
+        (``cloudtrain_runtime.providers.sagemaker``).
+        """
+        prefix = f"{self.outputs.backup}/"
+        bucket, _, key = prefix.removeprefix("s3://").partition("/")
+        sizes = [item["Size"] for item in _objects(self._aws, bucket, key)]
+        return Stored(prefix, sum(sizes), len(sizes), f"aws s3 rm --recursive {prefix}") if sizes else None
 
     def _stop_requested(self) -> bool:
         return any(tag["Key"] == STOP_TAG for tag in self._tags())

@@ -36,7 +36,7 @@ Example:
 ...                sagemaker={"role": "arn:aws:iam::123456789012:role/SageMakerTraining"},
 ...                tuning={"objective": {"metric": "val_loss", "goal": "minimize"},
 ...                        "parameters": {"lr": {"type": "float", "min": 0.001, "max": 0.1, "scale": "log"}}})
->>> body = render(plan(spec, "sagemaker").with_bundle("s3://my-bucket/demo/code/0123456789abcdef.tar.gz"))
+>>> body = render(plan(spec, "sagemaker").with_bundle("s3://my-bucket/demo/code/0123456789abcdef.tar.gz").with_run("r1"))
 >>> body["HyperParameterTuningJobConfig"]["ParameterRanges"]["ContinuousParameterRanges"]
 [{'Name': 'lr', 'MinValue': '0.001', 'MaxValue': '0.1', 'ScalingType': 'Logarithmic'}]
 """

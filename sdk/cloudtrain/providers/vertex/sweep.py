@@ -31,7 +31,7 @@ Example:
 ...                vertex={"project": "my-project"},
 ...                tuning={"objective": {"metric": "val_loss", "goal": "minimize"},
 ...                        "parameters": {"lr": {"type": "float", "min": 0.001, "max": 0.1, "scale": "log"}}})
->>> body = render(plan(spec, "vertex").with_bundle("gs://my-bucket/demo/code/0123.tar.gz"))
+>>> body = render(plan(spec, "vertex").with_bundle("gs://my-bucket/demo/code/0123.tar.gz").with_run("r1"))
 >>> body["studySpec"]["parameters"]
 [{'parameterId': 'lr', 'doubleValueSpec': {'minValue': 0.001, 'maxValue': 0.1}, 'scaleType': 'UNIT_LOG_SCALE'}]
 """
@@ -110,7 +110,7 @@ def parameter_spec(name: str, parameter: Parameter) -> dict[str, Any]:
 
 def outputs(plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
     """Where the sweep's best trial will write, ``{trial}`` standing for its id (see the module docstring)."""
-    request = request or {"trialJobSpec": {"baseOutputDirectory": {"outputUriPrefix": plan.storage.root}}}
+    request = request or {"trialJobSpec": {"baseOutputDirectory": {"outputUriPrefix": plan.storage.run}}}
     return outputs_of(request, project=plan.spec.vertex.project or "", trial=TRIAL)
 
 

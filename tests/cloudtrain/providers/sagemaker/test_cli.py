@@ -10,8 +10,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from fakes import sagemaker_model
-from fakes.sagemaker_aws import BUCKET, LoopbackAws
+from tests.cloudtrain.providers.fakes import sagemaker_model
+from tests.cloudtrain.providers.fakes.sagemaker_aws import BUCKET, LoopbackAws
 from tests.conftest import Result
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"

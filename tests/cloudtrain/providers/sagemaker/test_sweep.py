@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import sagemaker_model
-from fakes.sagemaker_aws import LoopbackAws
 
 import cloudtrain
 from cloudtrain import api
@@ -18,13 +16,18 @@ from cloudtrain.providers import sagemaker
 from cloudtrain.sweep.trials import HasTrials
 from cloudtrain_runtime.callbacks import Progress
 from cloudtrain_runtime.config import join_pieces
+from tests.cloudtrain.providers.fakes import sagemaker_model
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "tuning" / "job.yaml"
 IMAGE = "image=123456789012.dkr.ecr.us-east-1.amazonaws.com/cloudtrain-cpu:1"
 
 
+RUN = "r1"  # one run id for every render compared, so the run's prefix is the same
+
+
 def rendered(*overrides: str) -> dict[str, Any]:
-    return api.render(api.as_spec(EXAMPLE, (IMAGE, *overrides)), "sagemaker")
+    return api.prepare(api.as_spec(EXAMPLE, (IMAGE, *overrides)), "sagemaker", run_id=RUN).request
 
 
 @pytest.mark.parametrize(
@@ -46,7 +49,9 @@ def test_the_render_passes_botocores_model(overrides: tuple[str, ...]) -> None:
 
 def test_the_trials_run_the_jobs_own_training_request() -> None:
     body = rendered("resources.spot=true")
-    job = api.render(api.as_spec(EXAMPLE, (IMAGE, "resources.spot=true", "tuning=null")), "sagemaker")
+    job = api.prepare(
+        api.as_spec(EXAMPLE, (IMAGE, "resources.spot=true", "tuning=null")), "sagemaker", run_id=RUN
+    ).request
     definition = body["TrainingJobDefinition"]
     for field in (
         "RoleArn",
@@ -84,8 +89,8 @@ def test_the_trials_run_the_jobs_own_training_request() -> None:
 
 
 def test_plan_shows_where_the_best_trial_writes() -> None:
-    outputs = api.plan(api.as_spec(EXAMPLE, (IMAGE,)), "sagemaker").outputs
-    assert outputs.model == "s3://my-bucket/tuning-example/output/{trial}/output/model.tar.gz"
+    outputs = api.plan(api.as_spec(EXAMPLE, (IMAGE,)), "sagemaker").with_run(RUN).outputs
+    assert outputs.model == "s3://my-bucket/tuning-example/runs/r1/output/{trial}/output/model.tar.gz"
     assert outputs.tensorboard == ""  # a trial definition has no TensorBoardOutputConfig
 
 
@@ -142,7 +147,9 @@ def test_submit_status_trials_best_stop_and_list(aws: LoopbackAws) -> None:
     assert trials[0].values == {"learning_rate": 0.001, "width": 4}
     best = handle.best()
     assert best is not None
-    assert handle.outputs.model == f"s3://my-bucket/tuning-example/output/{best.id}/output/model.tar.gz"
+    output = handle.request["TrainingJobDefinition"]["OutputDataConfig"]["S3OutputPath"]
+    assert output.startswith("s3://my-bucket/tuning-example/runs/")  # the sweep's run prefix
+    assert handle.outputs.model == f"{output}/{best.id}/output/model.tar.gz"
 
     again = cloudtrain.submit(api.as_spec(EXAMPLE, (IMAGE,)), provider="sagemaker", clients=clients)
     assert again.id == handle.id and len(aws.sagemaker.tuning_jobs) == 1

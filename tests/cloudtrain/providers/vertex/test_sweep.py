@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.vertex_jobservice import FakeJobService
 from google.cloud import aiplatform, aiplatform_v1
 from google.cloud.aiplatform import hyperparameter_tuning as hpt
 from google.protobuf import json_format
@@ -20,6 +19,7 @@ from cloudtrain.providers.vertex import sweep
 from cloudtrain.sweep.trials import HasTrials
 from cloudtrain_runtime import hparams
 from cloudtrain_runtime.providers.vertex import ENVIRONMENT
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 
 REPO = Path(__file__).resolve().parents[4]
 EXAMPLE = REPO / "examples" / "tuning" / "job.yaml"
@@ -34,8 +34,11 @@ EVERY_KIND = (
 )
 
 
+RUN = "r1"  # one run id for every render compared, so the run's prefix is the same
+
+
 def rendered(*overrides: str) -> dict[str, Any]:
-    return api.render(api.as_spec(EXAMPLE, overrides), "vertex")
+    return api.prepare(api.as_spec(EXAMPLE, overrides), "vertex", run_id=RUN).request
 
 
 def parse(body: dict[str, Any]) -> aiplatform_v1.HyperparameterTuningJob:
@@ -56,7 +59,7 @@ def without_config(job_spec: dict[str, Any]) -> dict[str, Any]:
 def test_the_render_parses_strictly_and_its_trials_run_the_jobs_own_custom_job() -> None:
     body = rendered(*EVERY_KIND)
     job = parse(body)
-    plain = api.render(api.as_spec(EXAMPLE, (*EVERY_KIND, "tuning=null")), "vertex")
+    plain = api.prepare(api.as_spec(EXAMPLE, (*EVERY_KIND, "tuning=null")), "vertex", run_id=RUN).request
     # pools, scheduling, base output directory: all as the job's; only the config adds the sweep's keys
     assert without_config(body["trialJobSpec"]) == without_config(plain["jobSpec"])
     assert (job.max_trial_count, job.parallel_trial_count, job.max_failed_trial_count) == (3, 2, 2)
@@ -157,12 +160,14 @@ def test_the_render_equals_what_the_vertex_sdk_builds(monkeypatch: pytest.Monkey
 def test_a_trial_writes_under_its_id_as_vertex_sets_its_aip_dirs() -> None:
     spec = api.as_spec(EXAMPLE)
     body = rendered()
-    outputs = sweep.outputs(api.plan(spec, "vertex"), body)
-    assert outputs.model == "gs://my-bucket/tuning-example/{trial}/model"
-    assert api.plan(spec, "vertex").outputs == outputs  # what `cloudtrain plan` shows
+    planned = api.plan(spec, "vertex").with_run(RUN)
+    outputs = sweep.outputs(planned, body)
+    # Vertex inserts the trial's id after the base output directory, the run's prefix.
+    assert outputs.model == "gs://my-bucket/tuning-example/runs/r1/{trial}/model"
+    assert planned.outputs == outputs  # what `cloudtrain plan` shows
     assert (
         sweep.outputs_of(body, project="my-project", trial="3").backup
-        == "gs://my-bucket/tuning-example/3/checkpoints"
+        == "gs://my-bucket/tuning-example/runs/r1/3/checkpoints"
     )
 
 
@@ -205,7 +210,9 @@ def test_submit_status_trials_best_and_list_against_the_fake(
     assert trials[0].values == {"learning_rate": 0.001, "width": 4}
     best = handle.best()
     assert best is not None and best.number == 3
-    assert handle.outputs.model == "gs://my-bucket/tuning-example/3/model"
+    base = handle.request["trialJobSpec"]["baseOutputDirectory"]["outputUriPrefix"]
+    assert base.startswith("gs://my-bucket/tuning-example/runs/")  # the sweep's run prefix
+    assert handle.outputs.model == f"{base}/3/model"
 
     again = cloudtrain.submit(EXAMPLE, provider="vertex", clients=clients)
     assert again.id == handle.id  # the same request attaches, it creates nothing
