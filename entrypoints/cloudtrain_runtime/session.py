@@ -25,7 +25,9 @@ from cloudtrain_runtime import (
     data,
     device_check,
     devices,
+    environments,
     export,
+    hparams,
     keras_compat,
     latest,
     schedule,
@@ -132,6 +134,8 @@ class Session:
         The fault comes last so the epoch's backup is on disk before the task dies.
         """
         found = [self.backup_callback(), self.progress, self.throughput]
+        if self.is_chief and self.config.objective:
+            found.append(self._objective_report(self.config.objective))
         if self.is_chief and self._tensorboard_installed():
             found.append(cb.tensorboard(self.keras, str(self.locations.tensorboard)))
         if self.fault and self.fault.unit != "export":
@@ -160,6 +164,16 @@ class Session:
             self.say,
             keep=self.locations.keep_backups,
         )
+
+    def _objective_report(self, metric: str) -> Any:
+        """A sweep trial's objective after every epoch, as this provider reads it (``hparams``)."""
+        reporter = environments.named(self.cluster.provider).objective_reporter(os.environ, self.root)
+
+        def report(epoch: int, value: float) -> None:
+            if reporter is not None:
+                reporter(metric, epoch, value)
+
+        return cb.keras_callback(self.keras, hparams.ObjectiveReport, metric, report)
 
     def _tensorboard_installed(self) -> bool:
         # Stock TensorFlow images ship tensorboard; tensorflow-cpu wheels do not require it.
@@ -199,6 +213,7 @@ class Session:
             steps_per_epoch=self.config.steps_per_epoch,
             is_chief=self.is_chief,
             seed=SEED,
+            hparams=dict(self.config.hparams),
         )
 
     def distribute(self, dataset: Any, split: str = "train") -> Any:

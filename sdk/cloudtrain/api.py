@@ -16,7 +16,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Unpack, overload
+from typing import TYPE_CHECKING, Any, Unpack, overload
 
 from cloudtrain import bundle as bundles
 from cloudtrain import planning, runs, usercode
@@ -31,6 +31,9 @@ from cloudtrain.providers import Job, Provider, registry
 from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs, NamesRuns
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings, load_spec
+
+if TYPE_CHECKING:
+    from cloudtrain.sweep.submit import SweepSubmission
 
 
 def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:
@@ -164,8 +167,11 @@ def prepare(
     *,
     run_id: str | None = None,
     throughput: str | Throughput | None = None,
-) -> Submission:
+) -> Submission | SweepSubmission:
     """Plan, pack the code, name the run and render the request; nothing is contacted.
+
+    A spec with ``tuning:`` is a sweep: the request is the provider's tuning job (or the
+    local search's), ``.submit()`` returns a handle with ``trials()`` and ``best()``.
 
     ``provider`` is a name, or a configured provider object such as
     ``cloudtrain.providers.local.Local(emulate="vertex")``; ``run_id`` as in ``stage``.
@@ -180,6 +186,10 @@ def prepare(
     planned, packed = pack_code(planned)
     if planned.run_id is None:
         planned = planned.with_run(new_run_id(target, planned))
+    if spec.tuning is not None:
+        from cloudtrain.sweep.submit import SweepSubmission, tuner
+
+        return SweepSubmission(planned, packed, target, tuner(target).render_sweep(planned))
     return Submission(planned, packed, target, target.render(planned))
 
 
@@ -200,7 +210,7 @@ def stage(
     run_id: str | None = None,
     clients: Any = None,
     progress: OnProgress | None = None,
-) -> Submission:
+) -> Submission | SweepSubmission:
     """Plan, pack, upload the code once and render: a job ready for any orchestrator.
 
     Nothing is created on the provider. ``.request`` is the exact provider request (a
@@ -262,6 +272,10 @@ def placeholder_request(planned: Plan, provider: Provider) -> dict[str, Any]:
     )
     if provider.billed:
         placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE))
+    if planned.spec.tuning is not None:
+        from cloudtrain.sweep.submit import tuner
+
+        return tuner(provider).render_sweep(placeholder)
     return provider.render(placeholder)
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cloudtrain import api, runs
-from cloudtrain.cli import failure, tables
+from cloudtrain.cli import failure, tables, trials_table
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
 from cloudtrain.cli.live import StatusLine
@@ -24,6 +24,7 @@ from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.providers import Job, JobStatus, Provider
 from cloudtrain.providers.base import WAITING_STATES, HasConsole, HasSummary, ReportsBackup, attached
 from cloudtrain.specfile import load_spec
+from cloudtrain.sweep.trials import HasTrials
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
@@ -244,11 +245,13 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     described = job.summary() if isinstance(job, HasSummary) else None
     kept = job.kept_backup() if current.done and isinstance(job, ReportsBackup) else None
     found = failure.failure_lines(job) if current.state == "failed" else None
+    sweep = job if isinstance(job, HasTrials) else None
     if as_json:
         times = as_dict(described) if described else {}
         backup = {"backup_kept": asdict(kept) if kept else None}
-        shown = {**times, "id": job.id, **current.__dict__, "done": current.done, **backup, **_last(found)}
-        click.echo(json.dumps(shown))
+        trials = trials_table.as_json(sweep) if sweep is not None else {}
+        shown = {**times, "id": job.id, **current.__dict__, "done": current.done, **backup, **trials}
+        click.echo(json.dumps({**shown, **_last(found)}))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
     if described:
@@ -262,6 +265,8 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
         click.echo(
             f"Backup {why}: {kept.megabytes} MB in {kept.files} files at {kept.uri}. Delete: {kept.delete}"
         )
+    if sweep is not None:
+        trials_table.echo(sweep)
     if found is not None:
         click.echo("\n".join(["", *failure.describe(found, job.id)]))
     if isinstance(job, HasConsole):
@@ -375,13 +380,17 @@ def _follow(job: Job, *, logs_to_stderr: bool) -> None:
     """Show the job's state until it starts (it may queue for minutes), then stream its logs.
 
     ``logs_to_stderr``: the log is progress, not the result, when stdout is a pipe, a file
-    or a JSON document.
+    or a JSON document. A sweep's logs are its trial events; once it ends, its trials table
+    and best trial follow.
     """
     with StatusLine() as line:
         job.wait(poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES)
     for log_line in job.logs(follow=True):
         click.echo(log_line, err=logs_to_stderr)
-    _exit_for(job.wait(poll_s=1.0))
+    final = job.wait(poll_s=1.0)
+    if isinstance(job, HasTrials):
+        trials_table.echo(job, err=logs_to_stderr)
+    _exit_for(final)
 
 
 def _exit_for(final: JobStatus) -> None:

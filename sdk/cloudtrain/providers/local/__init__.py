@@ -22,9 +22,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import planning, runs
-from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require_all
+from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
-from cloudtrain.providers.local import listing, run, setup_checks
+from cloudtrain.providers.local import listing, run, setup_checks, sweep
 from cloudtrain.providers.local.emulate import emulator
 from cloudtrain.providers.local.job import LocalJob, local_home
 from cloudtrain.providers.local.render import MAX_RESTARTS, render, with_fault
@@ -143,19 +143,43 @@ class Local:
 
         return setup_checks.check_setup(spec, require=require)
 
-    def attach(self, job_id: str, *, clients: Any = None) -> LocalJob:
-        return run.attach(job_id)
+    def render_sweep(self, plan: Plan) -> dict[str, Any]:
+        """The local search's request (``sweep``): the trials run here, or as the emulated cloud."""
+        return sweep.render(plan, emulate=self.emulate)
+
+    def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        """Trial ``{trial}``'s, under ``<root>/runs/<trial run id>`` (``sweep.template_outputs``)."""
+        return sweep.template_outputs(plan.storage.root)
+
+    def submit_sweep(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> sweep.LocalSweep:
+        """Start the sweep's driver here; each trial is a local run (``submit``'s checks first)."""
+        require_runtime(plan.spec.training.keras_backend)
+        require_requirements(Path(plan.spec.code.source_dir))
+        require("optuna", "tuning")
+        return sweep.submit(plan, request)
+
+    def attach(self, job_id: str, *, clients: Any = None) -> LocalJob | sweep.LocalSweep:
+        return sweep.attach(job_id) if sweep.owns(job_id) else run.attach(job_id)
 
     def owns(self, job_id: str) -> bool:
-        return run.owns(job_id)
+        return run.owns(job_id) or sweep.owns(job_id)
 
     def configured(self, settings: JobSpec) -> str | None:
         """Always: the runs are folders on this machine."""
         return None
 
     def list_jobs(self, settings: JobSpec, *, limit: int | None) -> list[JobSummary]:
-        """The run folders under ``runs/``, newest first (``listing``)."""
-        return listing.list_runs(limit=limit)
+        """The run folders under ``runs/`` and the sweeps under ``sweeps/``, newest first."""
+        found = listing.list_runs(limit=limit) + sweep.list_sweeps(limit=limit)
+        return sorted(found, key=lambda job: job.created, reverse=True)[:limit]
 
 
 provider: Provider = Local()

@@ -125,7 +125,7 @@ class LocalJob:
         before ``since`` has nothing to show (with ``follow``, only what comes next), and
         one written since is shown whole. ``tail`` keeps the last lines read.
         """
-        log = _Tail(self.run_dir / "output.log", skip_before=since)
+        log = Tail(self.run_dir / "output.log", skip_before=since)
         try:
             yield from read_until_done(
                 log.new_lines,
@@ -220,7 +220,7 @@ def _modified(path: Path) -> datetime | None:
         return None
 
 
-class _Tail:
+class Tail:
     """The lines of a file as they are written; the file may not exist yet.
 
     With ``skip_before``, a file last written before that time is read from its end.
@@ -256,4 +256,4 @@ class _Tail:
             self._file.close()
 
     def __repr__(self) -> str:
-        return f"_Tail(path={str(self._path)!r})"
+        return f"Tail(path={str(self._path)!r})"

@@ -66,7 +66,7 @@ def submit(
     resolved = substitute(request, placeholders)
     _upload(bundle.path, Path(resolved["upload"]["target"]), progress)
     write_record(run_dir / REQUEST_FILE, {**resolved, KEY_FIELD: key})
-    _start_launcher(run_dir)
+    start_detached(run_dir)
     return LocalJob(job_id, request=resolved)
 
 
@@ -140,10 +140,10 @@ def _upload(source: Path, target: Path, progress: OnProgress | None = None) -> N
     )
 
 
-def _start_launcher(run_dir: Path) -> None:
-    """Start the launcher detached: it forks, writes its pid file, and this call returns."""
+def start_detached(run_dir: Path, program: str = LAUNCHER_PROGRAM) -> None:
+    """Start the launcher (or a sweep's driver) detached: it forks, writes its pid file, and this call returns."""
     started = subprocess.run(
-        [sys.executable, "-c", LAUNCHER_PROGRAM, "--detach", str(run_dir)],
+        [sys.executable, "-c", program, "--detach", str(run_dir)],
         stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -31,6 +31,8 @@ from cloudtrain.providers.sagemaker import (
     listing,
     outputs,
     setup_checks,
+    sweep,
+    sweep_job,
 )
 from cloudtrain.providers.sagemaker import render as rendering
 from cloudtrain.providers.sagemaker.clients import AwsClients
@@ -38,9 +40,12 @@ from cloudtrain.providers.sagemaker.job import SageMakerJob, attach, owns, submi
 from cloudtrain.providers.sagemaker.render import render
 
 if TYPE_CHECKING:
+    from cloudtrain.bundle import Bundle
     from cloudtrain.defaults import Sources
+    from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
-    from cloudtrain.providers.base import Discovered, JobSummary, Provider
+    from cloudtrain.progress import OnProgress
+    from cloudtrain.providers.base import Discovered, Job, JobSummary, Provider
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
 
@@ -60,6 +65,32 @@ class SageMaker(CloudProvider):
     color = "#ff9900"
 
     rooms = Rooms(checks=checks, render=rendering, outputs=outputs, job=job)
+
+    def render_sweep(self, plan: Plan) -> dict[str, Any]:
+        """CreateHyperParameterTuningJob arguments (``sweep``)."""
+        return sweep.render(plan)
+
+    def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        return sweep.outputs(plan, request)
+
+    def submit_sweep(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> Job:
+        return sweep_job.submit(plan, request, bundle, clients, progress)
+
+    def attach(self, job_id: str, *, clients: Any = None) -> Job:
+        if sweep_job.owns(job_id):
+            return sweep_job.attach(job_id, clients)
+        return super().attach(job_id, clients=clients)
+
+    def owns(self, job_id: str) -> bool:
+        return sweep_job.owns(job_id) or super().owns(job_id)
 
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         return discover.discover(environ)
@@ -86,7 +117,9 @@ class SageMaker(CloudProvider):
 
     def list_jobs(self, settings: JobSpec, *, limit: int | None, clients: Any = None) -> list[JobSummary]:
         """cloudtrain's training jobs in the settings' region (``listing``)."""
-        return listing.list_jobs(clients or AwsClients(region=settings.sagemaker.region), limit=limit)
+        aws = clients or AwsClients(region=settings.sagemaker.region)
+        found = listing.list_jobs(aws, limit=limit) + sweep_job.list_sweeps(aws, limit=limit)
+        return sorted(found, key=lambda job: job.created, reverse=True)[:limit]
 
 
 provider: Provider = SageMaker()

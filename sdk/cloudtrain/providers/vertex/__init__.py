@@ -31,6 +31,8 @@ from cloudtrain.providers.vertex import (
     listing,
     outputs,
     setup_checks,
+    sweep,
+    sweep_job,
 )
 from cloudtrain.providers.vertex import render as rendering
 from cloudtrain.providers.vertex.clients import VertexClients
@@ -38,9 +40,12 @@ from cloudtrain.providers.vertex.job import VertexJob, attach, owns, submit
 from cloudtrain.providers.vertex.render import fuse_path, render, request_hash
 
 if TYPE_CHECKING:
+    from cloudtrain.bundle import Bundle
     from cloudtrain.defaults import Sources
+    from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
-    from cloudtrain.providers.base import Discovered, JobSummary, Provider
+    from cloudtrain.progress import OnProgress
+    from cloudtrain.providers.base import Discovered, Job, JobSummary, Provider
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
 
@@ -72,6 +77,32 @@ class Vertex(CloudProvider):
 
     rooms = Rooms(checks=checks, render=rendering, outputs=outputs, job=job)
 
+    def render_sweep(self, plan: Plan) -> dict[str, Any]:
+        """The HyperparameterTuningJob body (``sweep``)."""
+        return sweep.render(plan)
+
+    def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        return sweep.outputs(plan, request)
+
+    def submit_sweep(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> Job:
+        return sweep_job.submit(plan, request, bundle, clients, progress)
+
+    def attach(self, job_id: str, *, clients: Any = None) -> Job:
+        if sweep_job.owns(job_id):
+            return sweep_job.attach(job_id, clients)
+        return super().attach(job_id, clients=clients)
+
+    def owns(self, job_id: str) -> bool:
+        return sweep_job.owns(job_id) or super().owns(job_id)
+
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         return discover.discover(environ)
 
@@ -100,7 +131,10 @@ class Vertex(CloudProvider):
         vertex = settings.vertex
         if not vertex.project:
             raise SpecError(f"vertex.project is required to list jobs: {self.configured(settings)}.")
-        return listing.list_jobs(vertex.project, vertex.region, limit=limit, clients=clients)
+        clients = clients or VertexClients()
+        found = listing.list_jobs(vertex.project, vertex.region, limit=limit, clients=clients)
+        found += sweep_job.list_sweeps(vertex.project, vertex.region, limit=limit, clients=clients)
+        return sorted(found, key=lambda job: job.created, reverse=True)[:limit]
 
 
 provider: Provider = Vertex()
