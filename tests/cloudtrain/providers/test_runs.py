@@ -80,10 +80,15 @@ def test_local_the_same_run_id_attaches_until_that_run_fails_or_is_cancelled(
     try:
         monday = submit("monday")
         assert submit("monday") == monday
-        assert len({monday, submit("tuesday"), submit(), submit()}) == 4  # no run id: always a new run
+        assert submit("tuesday") != monday
+        plain = submit()
+        assert plain not in (monday, started[2].id)
+        assert submit() == plain  # no run id: the identical run still under way, not a second one
         started[0].cancel()
         assert started[0].wait(poll_s=0.2).state == "cancelled"
         assert submit("monday") != monday  # a cancelled run is not reused
+        started[3].cancel()
+        assert submit() != plain  # nor is a plain run that ended
     finally:
         for job in started:
             job.cancel()
