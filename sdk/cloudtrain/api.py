@@ -286,7 +286,13 @@ def submit(
 
 
 def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> Job:
-    """Reconnect to a submitted job by the ID ``submit`` printed."""
+    """Reconnect to a submitted job by the ID ``submit`` printed.
+
+    Raises:
+        CloudtrainError: ``job_id`` is empty or blank, or no provider owns it.
+    """
+    if not job_id.strip():
+        raise CloudtrainError(f"No job ID given ({job_id!r}). Pass the ID that submit printed.")
     owner = registry.get(provider) if provider else registry.for_job(job_id)
     return owner.attach(job_id, clients=clients)
 

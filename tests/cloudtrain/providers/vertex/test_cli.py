@@ -58,6 +58,7 @@ def test_submit_status_cancel_and_resubmit(run: Callable[..., Result], fake_vert
     assert blob is not None
 
     assert run("status", job_id).out.splitlines()[0] == "queued (JOB_STATE_PENDING)"
+    fake_vertex.set_state(job_id, "JOB_STATE_RUNNING")  # cancel looks first: it is not done
     assert run("cancel", job_id).err.strip() == f"Cancellation requested for {job_id}"
     shown = json.loads(run("status", job_id, "--json").out)
     assert {key: shown[key] for key in ("id", "state", "provider_state", "detail", "done")} == {
@@ -97,18 +98,18 @@ def test_wait_exits_zero_when_the_job_succeeds(
 
 
 @pytest.mark.usefixtures("fake_gcs")
-def test_cancel_of_an_ended_job_says_so_in_one_line_and_fails(
+def test_cancel_of_an_ended_job_says_so_in_one_line_and_sends_nothing(
     run: Callable[..., Result], run_cli: Callable[..., Result], fake_vertex: FakeJobService
 ) -> None:
     # regression: cancelling a finished job advised enabling the Vertex AI API
     job_id = run("submit", EXAMPLE, "--provider", "vertex").out.strip()
     fake_vertex.set_state(job_id, "JOB_STATE_SUCCEEDED")
     result = run_cli("cancel", job_id)
-    assert result.code == 1
+    assert (result.code, result.out) == (0, "")
     assert result.err.splitlines() == [
-        f"Error: Could not cancel {job_id}: it already ended, succeeded (JOB_STATE_SUCCEEDED). "
-        "There is nothing to cancel."
+        f"{job_id} already finished: succeeded (JOB_STATE_SUCCEEDED). Nothing to cancel."
     ]
+    assert fake_vertex.calls("CancelCustomJob") == []
 
 
 @pytest.mark.usefixtures("fake_gcs")
