@@ -15,13 +15,10 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from cloudtrain import bundle as bundles
 from cloudtrain import planning, usercode
-from cloudtrain.cost import budget, compare
-from cloudtrain.cost.option import CostOption
-from cloudtrain.cost.throughput import Throughput
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
@@ -30,6 +27,11 @@ from cloudtrain.providers import Job, Provider, registry
 from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings, load_spec
+
+if TYPE_CHECKING:  # the cost package loads its price catalogs' code: only the calls that price import it
+    from cloudtrain.cost import compare
+    from cloudtrain.cost.option import CostOption
+    from cloudtrain.cost.throughput import Throughput
 
 
 def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:
@@ -95,6 +97,8 @@ def estimate(
     >>> estimate(spec, throughput="10@t4")[0].marks
     ('cheapest', 'pareto')
     """
+    from cloudtrain.cost import compare
+
     return compare.estimate(_spec_of(spec), throughput=throughput, **scope)
 
 
@@ -175,6 +179,8 @@ def prepare(
     target = provider_for(provider, spec)
     planned = target.plan(spec).with_run(run_id)
     if target.billed:
+        from cloudtrain.cost import budget
+
         planned = planned.with_estimate(budget.expected_cost(planned, throughput))
     planned, packed = pack_code(planned)
     return Submission(planned, packed, target, target.render(planned))
@@ -280,6 +286,8 @@ def submit(
     """
     submission = prepare(spec, provider, run_id=run_id, throughput=throughput)
     if submission.provider.billed:
+        from cloudtrain.cost import budget
+
         check = budget.check_budget(submission.plan, throughput)
         budget.enforce_budget(check, force=force, strict=strict_budget)
     return submission.submit(clients, progress)

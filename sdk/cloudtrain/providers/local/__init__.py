@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain import planning
 from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
-from cloudtrain.providers.local import listing, run, setup_checks
 from cloudtrain.providers.local.emulate import emulator
 from cloudtrain.providers.local.job import LocalJob, local_home
 from cloudtrain.providers.local.render import MAX_RESTARTS, render, with_fault
@@ -126,6 +125,8 @@ class Local:
         progress: OnProgress | None = None,
     ) -> LocalJob:
         """Start the replicas here, once this Python can import what they train with."""
+        from cloudtrain.providers.local import run
+
         require_runtime(plan.spec.training.keras_backend)
         require_requirements(Path(plan.spec.code.source_dir))
         return run.submit(plan, request, bundle, progress)
@@ -137,12 +138,18 @@ class Local:
             require_runtime(spec.training.keras_backend)
             require_requirements(Path(spec.code.source_dir))
 
+        from cloudtrain.providers.local import setup_checks
+
         return setup_checks.check_setup(spec, require=require)
 
     def attach(self, job_id: str, *, clients: Any = None) -> LocalJob:
+        from cloudtrain.providers.local import run
+
         return run.attach(job_id)
 
     def owns(self, job_id: str) -> bool:
+        from cloudtrain.providers.local import run
+
         return run.owns(job_id)
 
     def configured(self, settings: JobSpec) -> str | None:
@@ -151,6 +158,8 @@ class Local:
 
     def list_jobs(self, settings: JobSpec, *, limit: int | None) -> list[JobSummary]:
         """The run folders under ``runs/``, newest first (``listing``)."""
+        from cloudtrain.providers.local import listing
+
         return listing.list_runs(limit=limit)
 
 
