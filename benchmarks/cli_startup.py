@@ -13,13 +13,18 @@ start-up path.
 Byte-code caching is left on (``PYTHONDONTWRITEBYTECODE`` is cleared for the commands),
 as for an installed cloudtrain; the warm-up round writes the caches.
 
-    python benchmarks/cli_startup.py [--rounds 9]
+With ``--instructions`` each command and bare Python run once under valgrind's callgrind
+instead, and the table shows the instructions each executed (millions) and their ratio:
+a count no neighbour changes, to compare two versions on a busy machine.
+
+    python benchmarks/cli_startup.py [--rounds 9] [--instructions]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -91,14 +96,44 @@ def above(samples: list[Sample], paired: list[Sample], field: str) -> float:
     )
 
 
+def instructions(argv: list[str], env: dict[str, str]) -> int:
+    """Instructions ``argv`` executes, counted by valgrind's callgrind (its ``I refs``)."""
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONHASHSEED": "0"},  # the same hashes, the same dict probes, run after run
+        check=True,
+    )
+    return int(re.search(r"I\s+refs:\s+([\d,]+)", done.stderr).group(1).replace(",", ""))  # type: ignore[union-attr]
+
+
+def print_instructions(env: dict[str, str]) -> None:
+    """One callgrind run per command (after the warm-up that writes the byte-code caches)."""
+    for argv, _ in COMMANDS.values():
+        run_once(argv, env)
+    bare = instructions(BASELINE, env)
+    print(f"{'command':<30} {'instructions M':>15} {'above python M':>15} {'ratio':>6}")
+    print(f"{'python -c pass (baseline)':<30} {bare / 1e6:>15.0f} {'':>15} {1.0:>6.1f}")
+    for name, (argv, _) in COMMANDS.items():
+        count = instructions(argv, env)
+        print(f"{name:<30} {count / 1e6:>15.0f} {(count - bare) / 1e6:>15.0f} {count / bare:>6.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--rounds", type=int, default=9)
-    rounds = parser.parse_args().rounds
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions with valgrind instead"
+    )
+    args = parser.parse_args()
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    bare, times = measure(rounds, env)
+    if args.instructions:
+        print_instructions(env)
+        return
+    bare, times = measure(args.rounds, env)
     baseline = statistics.median(sample.wall for samples in bare.values() for sample in samples)
     print(f"{'command':<30} {'median s':>9} {'above python s':>15} {'ratio':>6} {'cpu above s':>12}  target")
     print(f"{'python -c pass (baseline)':<30} {baseline:>9.3f} {'':>15} {1.0:>6.1f}")

@@ -289,8 +289,8 @@ def test_a_killed_launcher_whose_replicas_died_too_ended_when_it_was_last_seen_a
     assert "(last seen alive at " in final.detail
     described = job.summary()
     assert described.ended is not None and described.duration_s is not None
-    assert killed - HEARTBEAT_S - 0.5 <= described.ended.timestamp() <= killed
-    assert described.duration_s >= 2.0
+    assert killed - HEARTBEAT_S - 0.5 <= described.ended.timestamp() <= killed  # last seen alive
+    assert described.started is not None and described.duration_s > 1.0  # it ran for seconds, not 0.0
     job.cancel()  # nothing runs: the end stays what it was, and the host folders go
     assert job.status() == final
     assert job.summary().ended == described.ended

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,7 +26,6 @@ from cloudtrain import planning
 from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
 from cloudtrain.providers.local.emulate import emulator
-from cloudtrain.providers.local.job import LocalJob, local_home
 from cloudtrain.providers.local.render import MAX_RESTARTS, render, with_fault
 from cloudtrain_runtime import requirements
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.providers.base import JobSummary, Provider
+    from cloudtrain.providers.local.job import LocalJob
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
 
@@ -101,6 +102,8 @@ class Local:
         """
         if request is not None:
             return Outputs(**request["outputs"])
+        from cloudtrain.providers.local.job import local_home
+
         return standard(plan.storage.root, logs=str(local_home() / "runs" / JOB / "output.log"))
 
     def upload(
@@ -190,6 +193,13 @@ def require_requirements(source_dir: Path) -> None:
             f"{path}: this Python ({sys.executable}) lacks {', '.join(missing)}, which the replicas "
             f"would import. Run: {sys.executable} -m pip install -r {path}"
         )
+
+
+def __getattr__(name: str) -> Any:
+    """``LocalJob``, from the job room, imported when first asked for: the spec commands never need it."""
+    if name == "LocalJob":
+        return importlib.import_module("cloudtrain.providers.local.job").LocalJob
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_options(name: str, *, emulate: str | None, fault: str | None) -> None:

@@ -39,7 +39,6 @@ from cloudtrain.providers.local.records import (
 )
 
 HOME_ENV = "CLOUDTRAIN_LOCAL_HOME"
-LAUNCHER_GONE = orphans.LAUNCHER_GONE
 FOLLOW_POLL_S = 0.2
 # How long ``cancel`` waits for the launcher to stop the replicas and record the end: its
 # grace for a runtime that saves on SIGTERM (launcher.CANCEL_GRACE_S), then the host folders' sync.

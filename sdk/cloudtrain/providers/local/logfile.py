@@ -7,7 +7,7 @@ it ``logs --since`` starts at the first line written at or after that time, as C
 Logging's ``timestamp>=`` and CloudWatch's ``startTime`` do; a run folder without it
 falls back to the log's last write (shown whole if written since, else nothing).
 
-Both files may have been damaged by hand; neither is believed blindly (``_Tail`` refuses
+Both files may have been damaged by hand; neither is believed blindly (``Tail`` refuses
 a log that is not a regular file, and an index line that does not parse is skipped).
 """
 

@@ -4,8 +4,12 @@ against the fake JobService, the fake Cloud Logging and gcp-storage-emulator on 
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -95,6 +99,31 @@ def test_wait_exits_zero_when_the_job_succeeds(
         "running (JOB_STATE_RUNNING)",
         "succeeded (JOB_STATE_SUCCEEDED)",
     ]
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_ctrl_c_on_wait_leaves_the_cloud_job_running_and_says_how_to_cancel_it(
+    run: Callable[..., Result], fake_vertex: FakeJobService
+) -> None:
+    # regression: a bare "Aborted." (the real command in a subprocess, sent SIGINT)
+    job_id = run("submit", EXAMPLE, "--provider", "vertex").out.strip()
+    fake_vertex.set_state(job_id, "JOB_STATE_RUNNING")
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "wait", job_id, "--poll", "1"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert waiting.stderr is not None
+    assert waiting.stderr.readline() == "running (JOB_STATE_RUNNING)\n"  # it is following
+    waiting.send_signal(signal.SIGINT)
+    _, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 130
+    assert err.splitlines() == [
+        f"Stopped following {job_id}; it still runs on Vertex AI. Stop it with: cloudtrain cancel {job_id}"
+    ]
+    assert fake_vertex.calls("CancelCustomJob") == []
 
 
 @pytest.mark.usefixtures("fake_gcs")
