@@ -294,6 +294,8 @@ def cancel(job_id: str, provider: str | None) -> None:
     job = _attach(job_id, provider)
     before = _status_if_known(job)
     if before is not None and before.done:
+        if isinstance(job, RunsHere):  # a run here may have ended with its launcher killed: tidy its folder
+            job.cancel()
         click.echo(f"{job.id} already finished: {_state(before)} Nothing to cancel.", err=True)
         return
     job.cancel()

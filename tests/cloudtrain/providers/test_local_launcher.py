@@ -277,7 +277,7 @@ def test_a_killed_launcher_leaves_its_replicas_running_and_cancel_stops_them_and
 
 
 def test_a_killed_launcher_whose_replicas_died_too_ended_when_it_was_last_seen_alive(
-    tmp_path: Path, home: Path
+    tmp_path: Path, home: Path, run_cli: Callable[..., Result]
 ) -> None:
     # regression: the end came from status.json, written when the attempt started: a duration of 0.0 s
     job = _submit(tmp_path, env={"MODE": "chatty"})
@@ -291,7 +291,11 @@ def test_a_killed_launcher_whose_replicas_died_too_ended_when_it_was_last_seen_a
     assert described.ended is not None and described.duration_s is not None
     assert killed - HEARTBEAT_S - 0.5 <= described.ended.timestamp() <= killed  # last seen alive
     assert described.started is not None and described.duration_s > 1.0  # it ran for seconds, not 0.0
-    job.cancel()  # nothing runs: the end stays what it was, and the host folders go
+    cancelled = run_cli("cancel", job.id)  # nothing runs: the end stays what it was, and the host folders go
+    assert (cancelled.code, cancelled.err) == (
+        0,
+        f"{job.id} already finished: failed (LAUNCHER_GONE): {final.detail} Nothing to cancel.\n",
+    )
     assert job.status() == final
     assert job.summary().ended == described.ended
     assert sorted(p.name for p in job.run_dir.iterdir()) == RUN_RECORDS
