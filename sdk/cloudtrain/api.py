@@ -20,9 +20,6 @@ from typing import TYPE_CHECKING, Any, Unpack, overload
 
 from cloudtrain import bundle as bundles
 from cloudtrain import planning, runs, usercode
-from cloudtrain.cost import budget, compare
-from cloudtrain.cost.option import CostOption
-from cloudtrain.cost.throughput import Throughput
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
@@ -32,7 +29,10 @@ from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, List
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings, load_spec
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the cost package loads its price catalogs' code: only the calls that price import it
+    from cloudtrain.cost import compare
+    from cloudtrain.cost.option import CostOption
+    from cloudtrain.cost.throughput import Throughput
     from cloudtrain.sweep.submit import SweepSubmission
 
 
@@ -99,6 +99,8 @@ def estimate(
     >>> estimate(spec, throughput="10@t4")[0].marks
     ('cheapest', 'pareto')
     """
+    from cloudtrain.cost import compare
+
     return compare.estimate(_spec_of(spec), throughput=throughput, **scope)
 
 
@@ -182,6 +184,8 @@ def prepare(
     target = provider_for(provider, spec)
     planned = target.plan(spec).with_run(run_id)
     if target.billed:
+        from cloudtrain.cost import budget
+
         planned = planned.with_estimate(budget.expected_cost(planned, throughput))
     planned, packed = pack_code(planned)
     if planned.run_id is None:
@@ -324,13 +328,21 @@ def submit(
     """
     submission = prepare(spec, provider, run_id=run_id, throughput=throughput)
     if submission.provider.billed:
+        from cloudtrain.cost import budget
+
         check = budget.check_budget(submission.plan, throughput)
         budget.enforce_budget(check, force=force, strict=strict_budget)
     return submission.submit(clients, progress)
 
 
 def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> Job:
-    """Reconnect to a submitted job by the ID ``submit`` printed."""
+    """Reconnect to a submitted job by the ID ``submit`` printed.
+
+    Raises:
+        CloudtrainError: ``job_id`` is empty or blank, or no provider owns it.
+    """
+    if not job_id.strip():
+        raise CloudtrainError(f"No job ID given ({job_id!r}). Pass the ID that submit printed.")
     owner = registry.get(provider) if provider else registry.for_job(job_id)
     return owner.attach(job_id, clients=clients)
 

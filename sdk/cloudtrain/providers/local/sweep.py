@@ -33,7 +33,8 @@ from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
 from cloudtrain.providers.base import TERMINAL_STATES, JobStatus, JobSummary, poll_until_done
 from cloudtrain.providers.follow import read_until_done
-from cloudtrain.providers.local.job import FOLLOW_POLL_S, LAUNCHER_FILE, RUN_NAME, LocalJob, Tail, local_home
+from cloudtrain.providers.local.job import FOLLOW_POLL_S, LAUNCHER_FILE, RUN_NAME, LocalJob, local_home
+from cloudtrain.providers.local.logfile import Tail
 from cloudtrain.providers.local.processes import ProcessRecord
 from cloudtrain.providers.local.records import read_record, write_record
 from cloudtrain.providers.local.run import start_detached

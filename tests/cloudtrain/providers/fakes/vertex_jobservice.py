@@ -93,6 +93,8 @@ class FakeJobService:
         None
     )
     """Plays a trial's containers; returns the metrics file they wrote (None: they reported nothing)."""
+    create_barrier: threading.Barrier | None = None
+    """Each ``CreateCustomJob`` waits here before it is served: racing submits all looked before any created."""
     _progress: dict[str, deque[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_id: int = 8_000_000_000_000_000_001
@@ -177,6 +179,8 @@ class FakeJobService:
 
     def _rpc(self, name: str, behaviour: Any, request_type: Any, response_type: Any) -> Any:
         def handle(request: Any, context: grpc.ServicerContext) -> Any:
+            if name == "CreateCustomJob" and self.create_barrier is not None:
+                self.create_barrier.wait(timeout=30)
             with self._lock:
                 self.requests.append((name, request))
                 if self.failures[name]:
