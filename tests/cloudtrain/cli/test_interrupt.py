@@ -118,7 +118,8 @@ def test_ctrl_c_on_a_foreground_local_submit_stops_the_run(
     proc = _cloudtrain("submit", str(project / "job.yaml"), "--set", "training.epochs=1000")
     assert proc.stdout is not None
     job_id = proc.stdout.readline().strip()
-    _read_until(proc, proc.stdout, "[chief-0] epoch 1/1000")
+    assert proc.stderr is not None
+    _read_until(proc, proc.stderr, "[chief-0] epoch 1/1000")  # piped: the log follows on stderr
     replicas = json.loads((home / "runs" / job_id.removeprefix("local:") / "replicas.pid").read_text())
     err = _interrupt(proc)
     assert proc.returncode == INTERRUPTED, err

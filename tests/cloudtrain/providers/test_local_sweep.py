@@ -44,10 +44,12 @@ def test_the_tuning_example_runs_its_trials_here_and_keeps_the_best(project: Pat
     job = str(project / "job.yaml")
     done = cloudtrain("submit", job, "--set", "tuning.max_trials=2", "--set", "tuning.parallel_trials=2")
     assert done.returncode == 0, done.stdout + done.stderr
-    sweep_id = done.stdout.splitlines()[0]
+    sweep_id = (
+        done.stdout.strip()
+    )  # piped: stdout holds the id alone, the log and the trials table go to stderr
     assert sweep_id.startswith("local-sweep:tuning-example-")
-    assert "trial 1 started" in done.stdout and "trial 2 epoch 2 val_binary_accuracy=" in done.stdout
-    assert "Best: trial " in done.stdout
+    assert "trial 1 started" in done.stderr and "trial 2 epoch 2 val_binary_accuracy=" in done.stderr
+    assert "Best: trial " in done.stderr
 
     status = json.loads(cloudtrain("status", sweep_id, "--json").stdout)
     assert status["state"] == "succeeded"
