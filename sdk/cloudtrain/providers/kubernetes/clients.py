@@ -1,0 +1,279 @@
+"""The ``kubernetes`` client of the Kubernetes backend: how it connects, retries and how its errors read.
+
+Connecting. ``connect`` finds the cluster as ``kubectl`` does: the kubeconfig files in
+``$KUBECONFIG`` (or ``~/.kube/config``), their current context unless one is named, and
+that context's namespace (else ``default``); with no kubeconfig, the in-cluster service
+account (``$KUBERNETES_SERVICE_HOST`` and the token mounted in the pod, whose namespace is
+in ``/var/run/secrets/kubernetes.io/serviceaccount/namespace``). The ``kubernetes``
+library is imported here only, inside the functions, so ``cloudtrain render`` does not
+load it.
+
+Retries. ``with_retries`` runs a call through the client's own retry helper,
+``kubernetes.utils.retry.on_error`` (client-go's ``retry.OnError``), at most ``ATTEMPTS``
+tries, waiting about 1, 2, 4, ... seconds (at most 30) through the injectable ``sleep``.
+Retried: 429 Too Many Requests, 500, 502, 503 and 504, and a connection that failed or
+timed out. A create is retried too: ``409 AlreadyExists`` afterwards means it was made,
+and ``job.submit`` attaches to it.
+
+Errors. What is not retried, or failed every attempt, becomes one ``KubernetesCallError``
+(a ``ProviderError``) or ``CredentialsError`` line: the call, the API server's message
+(its ``Status.message``) and the ``ADVICE`` for that call and status code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cloudtrain.errors import CloudtrainError, CredentialsError, ProviderError, require
+
+T = TypeVar("T")
+
+ATTEMPTS = 5
+FIRST_DELAY_S = 1.0
+MAX_DELAY_S = 30.0
+TRANSIENT_STATUS = (429, 500, 502, 503, 504)
+TIMEOUT_S = 30.0
+
+DEFAULT_KUBECONFIG = "~/.kube/config"
+IN_CLUSTER_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+DEFAULT_NAMESPACE = "default"
+JOBSET_INSTALL = (
+    "Install the JobSet controller: kubectl apply --server-side -f "
+    "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml"
+)
+NO_CLUSTER = (
+    "No Kubernetes cluster found: no kubeconfig at $KUBECONFIG or ~/.kube/config, and not running "
+    "in a pod. Fetch the cluster's credentials, e.g.\n"
+    "  $ gcloud container clusters get-credentials CLUSTER --location LOCATION\n"
+    "  $ aws eks update-kubeconfig --name CLUSTER --region REGION"
+)
+# Advice by (method, HTTP status); "*" matches any method.
+ADVICE = {
+    (
+        "*",
+        401,
+    ): "The cluster refused the kubeconfig's credentials; refresh them (kubectl get pods shows the same).",
+    (
+        "*",
+        403,
+    ): "Ask the cluster's admin for the permission: kubectl auth can-i {verb} {resource} -n {namespace}",
+    ("create", 404): "Check kubernetes.namespace, and that JobSet is installed. " + JOBSET_INSTALL,
+    ("get", 404): "No such JobSet in namespace {namespace}: it ended and was deleted, or the ID is wrong. "
+    "See: kubectl get jobsets -n {namespace}",
+    ("delete", 404): "No such JobSet in namespace {namespace}: it was already deleted.",
+    ("list", 404): JOBSET_INSTALL,
+    ("create", 422): "Check the request with: cloudtrain render JOB --provider kubernetes",
+    ("*", 429): "The API server is throttling requests; retried {retries} times. Try again later.",
+    (
+        "*",
+        0,
+    ): "Could not reach the API server in {attempts} attempts; check the network and the kubeconfig's server.",
+}
+
+
+class KubernetesCallError(ProviderError):
+    """A call to the API server that failed for good: ``status`` is its HTTP status (0: no answer)."""
+
+    def __init__(self, message: str, *, status: int, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    """One API call, as its error message and advice name it.
+
+    Example:
+    >>> ApiCall("create", "jobsets.jobset.x-k8s.io", "training", "demo-0123456789").action
+    'create jobsets.jobset.x-k8s.io demo-0123456789 in namespace training'
+    """
+
+    verb: str
+    resource: str
+    namespace: str
+    name: str = ""
+
+    @property
+    def action(self) -> str:
+        target = f"{self.resource} {self.name}".strip()
+        return f"{self.verb} {target} in namespace {self.namespace}"
+
+
+@dataclass
+class KubernetesClients:
+    """The client one job uses: an ``ApiClient`` for ``context`` and its namespace, built on first use.
+
+    Args:
+        api: a ``kubernetes.client.ApiClient`` to use instead of the kubeconfig's.
+        context: the kubeconfig context; None: the current one, or in-cluster.
+        namespace: the namespace; None: the context's.
+        sleep: how to wait between retries and polls (tests pass a recorder).
+    """
+
+    api: Any = None
+    context: str | None = None
+    namespace: str | None = None
+    sleep: Callable[[float], None] = time.sleep
+    found_context: str | None = field(default=None, init=False)
+
+    def api_client(self) -> Any:
+        if self.api is None:
+            self.api, self.found_context, found_namespace = connect(self.context)
+            self.namespace = self.namespace or found_namespace
+        return self.api
+
+    def target_namespace(self) -> str:
+        self.api_client()
+        return self.namespace or DEFAULT_NAMESPACE
+
+    def custom_objects(self) -> Any:
+        from kubernetes import client
+
+        return client.CustomObjectsApi(self.api_client())
+
+    def core(self) -> Any:
+        from kubernetes import client
+
+        return client.CoreV1Api(self.api_client())
+
+    def authorization(self) -> Any:
+        from kubernetes import client
+
+        return client.AuthorizationV1Api(self.api_client())
+
+    def __repr__(self) -> str:
+        return f"KubernetesClients(context={self.context!r}, namespace={self.namespace!r})"
+
+
+def require_kubernetes() -> None:
+    """Raise MissingDependencyError, with the pip command, unless the ``kubernetes`` client imports."""
+    require("kubernetes", "kubernetes")
+
+
+def connect(context: str | None, environ: dict[str, str] | None = None) -> tuple[Any, str | None, str]:
+    """An ``ApiClient`` for ``context`` (None: current, else in-cluster), the context's name and namespace.
+
+    Raises:
+        CredentialsError: no kubeconfig and not in a pod, or no context of that name.
+        MissingDependencyError: the ``kubernetes`` client is not installed.
+    """
+    require_kubernetes()
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    environ = dict(os.environ) if environ is None else environ
+    configuration = client.Configuration()
+    files = environ.get("KUBECONFIG") or os.path.expanduser(DEFAULT_KUBECONFIG)
+    try:
+        contexts, current = config.list_kube_config_contexts(config_file=files)
+    except (ConfigException, OSError):
+        if context is None and environ.get("KUBERNETES_SERVICE_HOST"):
+            config.load_incluster_config(client_configuration=configuration)
+            return client.ApiClient(configuration), None, _in_cluster_namespace()
+        raise CredentialsError(NO_CLUSTER) from None
+    chosen = next((item for item in contexts if item["name"] == context), None) if context else current
+    if chosen is None:
+        names = ", ".join(item["name"] for item in contexts) or "none"
+        raise CredentialsError(
+            f"kubernetes.context: no context {context!r} in {files}. Contexts: {names}. "
+            "See: kubectl config get-contexts"
+        )
+    try:
+        config.load_kube_config(config_file=files, context=chosen["name"], client_configuration=configuration)
+    except ConfigException as exc:
+        raise CredentialsError(f"The kubeconfig context {chosen['name']!r} cannot be used: {exc}") from None
+    namespace = chosen.get("context", {}).get("namespace") or DEFAULT_NAMESPACE
+    return client.ApiClient(configuration), chosen["name"], namespace
+
+
+def _in_cluster_namespace() -> str:
+    try:
+        return Path(IN_CLUSTER_NAMESPACE).read_text().strip() or DEFAULT_NAMESPACE
+    except OSError:
+        return DEFAULT_NAMESPACE
+
+
+def with_retries(send: Callable[[], T], call: ApiCall, *, sleep: Callable[[float], None]) -> T:
+    """Run ``send``, retrying transient failures with the client's exponential backoff.
+
+    Raises:
+        KubernetesCallError: the call failed for good or ran out of attempts.
+        CredentialsError: the API server refused the credentials (401).
+    """
+    require_kubernetes()
+    from kubernetes.utils.retry import Backoff, on_error
+
+    backoff = Backoff(steps=ATTEMPTS, duration=FIRST_DELAY_S, factor=2.0, jitter=0.1, cap=MAX_DELAY_S)
+    try:
+        return on_error(backoff, is_transient, send, sleep_func=sleep)
+    except Exception as exc:
+        error = translate(exc, call)
+        if error is exc:
+            raise
+        raise error from exc
+
+
+def is_transient(exc: Exception) -> bool:
+    """Whether another attempt may succeed: a throttled or failed server, or no answer at all."""
+    return status_of(exc) in (*TRANSIENT_STATUS, 0)
+
+
+def status_of(exc: Exception) -> int | None:
+    """The HTTP status of a failed call, 0 for no answer (refused, timed out), None for another error."""
+    import urllib3
+    from kubernetes.client.exceptions import ApiException
+
+    if isinstance(exc, ApiException):
+        return int(exc.status or 0)
+    if isinstance(exc, urllib3.exceptions.HTTPError | ConnectionError | TimeoutError):
+        return 0
+    return None
+
+
+def translate(exc: Exception, call: ApiCall) -> Exception:
+    """The cloudtrain error for a failed call, or ``exc`` itself when it is not an API failure."""
+    if isinstance(exc, CloudtrainError):
+        return exc
+    status = status_of(exc)
+    if status is None:
+        return exc
+    reason, message = server_message(exc)
+    said = f"Could not {call.action}: {message}"
+    if status == 401:
+        return CredentialsError(f"{said}. {advice(call, status)}")
+    return KubernetesCallError(f"{said}. {advice(call, status)}".rstrip(), status=status, reason=reason)
+
+
+def server_message(exc: Exception) -> tuple[str, str]:
+    """The API server's ``Status.reason`` and ``Status.message``; else a one-line account of the failure."""
+    body = getattr(exc, "body", None)
+    try:
+        status = json.loads(body) if body else {}
+    except (TypeError, ValueError):
+        status = {}
+    if isinstance(status, dict) and status.get("message"):
+        return str(status.get("reason", "")), str(status["message"])
+    reason = str(getattr(exc, "reason", "") or type(exc).__name__)
+    return reason, f"{reason} (HTTP {getattr(exc, 'status', 'no answer')})"
+
+
+def advice(call: ApiCall, status: int) -> str:
+    """The ``ADVICE`` row for ``call`` and ``status``, filled in; empty if none."""
+    for scope in (call.verb, "*"):
+        template = ADVICE.get((scope, status))
+        if template is not None:
+            return template.format(
+                verb=call.verb,
+                resource=call.resource,
+                namespace=call.namespace,
+                attempts=ATTEMPTS,
+                retries=ATTEMPTS - 1,
+            )
+    return ""
