@@ -34,7 +34,9 @@ sources for each choice (kubernetes-sigs/jobset v0.12.0, commit f22e565; the Kub
   v1.24.4, examples/batch-job/job.yaml; https://cloud.google.com/kubernetes-engine/docs/
   how-to/cloud-storage-fuse-csi-driver-ephemeral). The runtime opens ``gs://B/p`` at
   ``/gcs/B/p`` as on Vertex AI, so the code bundle, data and backups need no cloud SDK in
-  the image. ``s3://`` is refused (``UNSUPPORTED_SCHEMES``).
+  the image. ``s3://`` is not offered: Mountpoint for Amazon S3 cannot rename files on
+  general purpose buckets (awslabs/mountpoint-s3 doc/SEMANTICS.md), and TensorFlow writes
+  every checkpoint and SavedModel by renaming a temporary file.
 - **Placement.** GPUs as the extended resource ``gpu_resource`` (``nvidia.com/gpu``), TPU
   chips as ``google.com/tpu`` with GKE's TPU node labels, the node type and spot capacity
   by the node labels in ``nodes.csv``; Kueue by the JobSet label
@@ -125,11 +127,6 @@ PERMANENT_JOB_FAILURES = ("PodFailurePolicy", "DeadlineExceeded")
 NAME_MAX = 63 - len(f"-{REPLICATED_JOB}-0-1023-abcde")
 NAME_HASH_CHARS = 10
 
-UNSUPPORTED_SCHEMES = {
-    "s3://": "Mountpoint for Amazon S3 cannot rename files on general purpose buckets "
-    "(awslabs/mountpoint-s3 doc/SEMANTICS.md), and TensorFlow writes every checkpoint and "
-    "SavedModel by renaming a temporary file, so backups on s3:// would fail in the pods",
-}
 MOUNTED_SCHEME = "gs://"
 NODES_CSV = Path(__file__).with_name("nodes.csv")
 
@@ -235,8 +232,13 @@ def escape_env_value(value: str) -> str:
 
 
 def _check(plan: Plan) -> None:
-    bundle_uri(plan)
-    problems = [*_storage_problems(plan), *_tpu_problems(plan)]
+    """What planning does not rule out: a bundle off the mounted scheme, an unbuilt image, a TPU shape.
+
+    Planning already keeps the storage root and the data channels on ``gs://``, the
+    provider's only scheme.
+    """
+    bundle_uri(plan, scheme=MOUNTED_SCHEME)
+    problems = _tpu_problems(plan)
     if plan.image == "local" or plan.spec.image == "auto":
         problems.append(
             "image: auto has no image on Kubernetes yet. Build containers/gpu.Dockerfile (or cpu), push "
@@ -246,35 +248,10 @@ def _check(plan: Plan) -> None:
         raise SpecError(problems)
 
 
-def _storage_problems(plan: Plan) -> list[str]:
-    """Every URI the pods open must be on a bucket the CSI driver mounts."""
-    uris = {
-        "storage.root": plan.storage.root,
-        "the code bundle": plan.bundle or "",
-        **{f"data.{channel}": uri for channel, uri in plan.spec.data.items()},
-    }
-    problems = []
-    for field, uri in uris.items():
-        if uri.startswith(MOUNTED_SCHEME):
-            continue
-        scheme = next((s for s in UNSUPPORTED_SCHEMES if uri.startswith(s)), None)
-        why = UNSUPPORTED_SCHEMES[scheme] if scheme else "the pods cannot open a path on this machine"
-        problems.append(
-            f"{field}: {uri!r} cannot be used on Kubernetes: {why}. Use a gs://BUCKET/path "
-            "mounted by the Cloud Storage FUSE CSI driver (GKE)."
-        )
-    return problems
-
-
 def _tpu_problems(plan: Plan) -> list[str]:
     res = plan.spec.resources
     if catalog.accelerators()[res.accelerator].kind != "tpu":
         return []
-    if res.hosts > 1:
-        return [
-            f"resources.hosts: TPU slices of several hosts are not rendered for Kubernetes; "
-            f"received resources.hosts={res.hosts}. Set resources.hosts: 1."
-        ]
     chips = sorted(int(row.match.split("/")[1]) for row in _labels("tpu_topology", res.accelerator))
     if res.per_host not in chips:
         return [

@@ -1,0 +1,228 @@
+"""The rendered JobSet: valid for the JobSet CRD and the Kubernetes pod schema, and true to JobSet."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from typing import Any
+
+import pytest
+from fakes import kubernetes_schema
+from kubernetes.client.models import V1JobTemplateSpec
+from pydantic import ValidationError
+
+from cloudtrain.errors import ProviderError, SpecError
+from cloudtrain.providers.base import ExpectedCost
+from cloudtrain.providers.kubernetes import emulate
+from cloudtrain.providers.kubernetes.render import NAME_MAX, render
+from cloudtrain.providers.kubernetes.settings import KubernetesSettings, Toleration
+from cloudtrain_runtime.providers import jobset
+
+from .conftest import MakePlan
+
+FULL = KubernetesSettings(
+    namespace="training",
+    service_account="trainer",
+    node_type="a2-highgpu-1g",
+    node_selector={"cloud.google.com/gke-nodepool": "a100"},
+    tolerations=[Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")],
+    queue="team-a",
+    image_pull_secrets=["registry"],
+    max_restarts=5,
+    labels={"team": "search"},
+)
+# A DNS-1035 label: what JobSet's webhook requires of JobSet, Job and pod names.
+DNS_1035 = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+
+SHAPES = [
+    ({"resources": {"hosts": 1}}, KubernetesSettings()),  # one CPU host, every default
+    ({"resources": {"hosts": 4, "accelerator": "a100-40gb", "spot": True}}, FULL),  # 4 GPU hosts, spot
+    (
+        {"resources": {"hosts": 1, "accelerator": "tpu-v5e", "per_host": 8}},
+        KubernetesSettings(),
+    ),  # a TPU host
+    ({"data": {"train": "gs://datasets/train"}}, KubernetesSettings()),  # a data channel in another bucket
+]
+
+
+def _pod_template(body: dict[str, Any]) -> dict[str, Any]:
+    return body["spec"]["replicatedJobs"][0]["template"]
+
+
+@pytest.mark.parametrize(("fields", "settings"), SHAPES)
+def test_every_shape_passes_the_jobset_crd_schema(
+    make_plan: MakePlan, fields: dict[str, Any], settings: KubernetesSettings
+) -> None:
+    body = render(make_plan(**fields), settings)
+    assert kubernetes_schema.problems(body) == []
+
+
+@pytest.mark.parametrize(("fields", "settings"), SHAPES)
+def test_every_job_template_is_a_kubernetes_job_template(
+    make_plan: MakePlan, fields: dict[str, Any], settings: KubernetesSettings
+) -> None:
+    template = V1JobTemplateSpec.model_validate(_pod_template(render(make_plan(**fields), settings)))
+    assert template.spec is not None and template.spec.completion_mode == "Indexed"
+
+
+def test_both_schemas_refuse_a_misspelt_field(make_plan: MakePlan) -> None:
+    # guards the two checks above: each would pass a JobSet with a field the API drops
+    body = render(make_plan(), KubernetesSettings())
+    broken = copy.deepcopy(body)
+    _pod_template(broken)["spec"]["template"]["spec"]["containers"][0]["imagePullPolcy"] = "Always"
+    assert kubernetes_schema.problems(broken) == [
+        "spec.replicatedJobs.0.template.spec.template.spec.containers.0: Additional properties are not "
+        "allowed ('imagePullPolcy' was unexpected)"
+    ]
+    with pytest.raises(ValidationError, match="imagePullPolcy"):
+        V1JobTemplateSpec.model_validate(_pod_template(broken))
+
+
+@pytest.mark.parametrize("hosts", [1, 2, 5])
+def test_the_runtime_reads_its_place_from_what_jobset_gives_each_pod(make_plan: MakePlan, hosts: int) -> None:
+    body = render(make_plan(resources={"hosts": hosts}), KubernetesSettings())
+    pods = emulate.pods(body)
+    infos = [jobset.ENVIRONMENT.cluster(pod.env, root="/") for pod in pods]
+    assert all(jobset.ENVIRONMENT.detects(pod.env, "/") for pod in pods)
+    assert [info.rank for info in infos] == list(range(hosts))
+    assert [info.is_chief for info in infos] == [True] + [False] * (hosts - 1)
+    # every pod's TF_CONFIG names the hosts JobSet really gives them: <hostname>.<subdomain>:2222
+    assert all(info.hosts == tuple(f"{pod.hostname}.{pod.subdomain}:2222" for pod in pods) for info in infos)
+    assert [info.tf_config["task"] for info in infos if info.tf_config] == [
+        {"type": "chief", "index": 0},
+        *({"type": "worker", "index": i} for i in range(hosts - 1)),
+    ]
+
+
+def test_the_pods_read_the_bundle_and_storage_through_the_gcs_fuse_mount(make_plan: MakePlan) -> None:
+    body = render(make_plan(data={"train": "gs://datasets/train"}), KubernetesSettings())
+    pod = _pod_template(body)["spec"]["template"]
+    volumes = {
+        v["name"]: v["csi"]["volumeAttributes"]["bucketName"] for v in pod["spec"]["volumes"] if "csi" in v
+    }
+    mounts = {m["name"]: m["mountPath"] for m in pod["spec"]["containers"][0]["volumeMounts"]}
+    assert pod["metadata"]["annotations"] == {"gke-gcsfuse/volumes": "true"}
+    assert {mounts[name]: bucket for name, bucket in volumes.items()} == {
+        "/gcs/bucket": "bucket",
+        "/gcs/datasets": "datasets",
+    }
+    env = emulate.pods(body)[0].env
+    assert env["CLOUDTRAIN_BUNDLE"] == "/gcs/bucket/demo/code/0123456789abcdef.tar.gz"
+
+
+def test_a_failed_pod_restarts_the_whole_gang_up_to_max_restarts(make_plan: MakePlan) -> None:
+    body = render(make_plan(), KubernetesSettings(max_restarts=7))
+    job = _pod_template(body)["spec"]
+    assert body["spec"]["failurePolicy"]["maxRestarts"] == 7
+    assert (job["backoffLimit"], job["template"]["spec"]["restartPolicy"]) == (0, "Never")
+    # a configuration error (exit 2) or the deadline fails the JobSet at once instead of restarting it
+    assert body["spec"]["failurePolicy"]["rules"] == [
+        {
+            "name": "permanent",
+            "action": "FailJobSet",
+            "onJobFailureReasons": ["PodFailurePolicy", "DeadlineExceeded"],
+        }
+    ]
+    assert job["podFailurePolicy"]["rules"][0]["onExitCodes"]["values"] == [2]
+    assert job["activeDeadlineSeconds"] == 86400  # limits.max_runtime's default, 24h
+
+
+def test_settings_place_the_pods(make_plan: MakePlan) -> None:
+    body = render(
+        make_plan(resources={"hosts": 2, "accelerator": "a100-40gb", "per_host": 2, "spot": True}), FULL
+    )
+    spec = _pod_template(body)["spec"]["template"]["spec"]
+    assert body["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
+    assert body["metadata"]["namespace"] == "training"
+    assert spec["serviceAccountName"] == "trainer"
+    assert spec["imagePullSecrets"] == [{"name": "registry"}]
+    assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert spec["nodeSelector"] == {
+        "cloud.google.com/gke-nodepool": "a100",
+        "node.kubernetes.io/instance-type": "a2-highgpu-1g",
+    }
+    assert spec["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "2"}
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert [term["matchExpressions"][0]["key"] for term in terms] == [
+        "cloud.google.com/gke-spot",  # GKE
+        "eks.amazonaws.com/capacityType",  # EKS managed node groups
+        "karpenter.sh/capacity-type",  # Karpenter
+    ]
+
+
+def test_a_tpu_host_asks_for_chips_on_a_gke_tpu_node(make_plan: MakePlan) -> None:
+    body = render(
+        make_plan(resources={"hosts": 1, "accelerator": "tpu-v5e", "per_host": 4}), KubernetesSettings()
+    )
+    spec = _pod_template(body)["spec"]["template"]["spec"]
+    assert spec["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "2x2",
+    }
+    assert spec["containers"][0]["resources"]["requests"] == {"google.com/tpu": "4"}
+
+
+def test_the_name_is_the_request_so_the_same_run_meets_its_own_jobset(make_plan: MakePlan) -> None:
+    first = render(make_plan(), KubernetesSettings())["metadata"]["name"]
+    assert render(make_plan(), KubernetesSettings())["metadata"]["name"] == first
+    priced = make_plan().with_estimate(ExpectedCost(12.5, "worst-case"))
+    assert render(priced, KubernetesSettings())["metadata"]["name"] == first  # a new price is no new job
+    assert render(make_plan(run_id="run-2"), KubernetesSettings())["metadata"]["name"] != first
+
+
+def test_every_pod_name_stays_a_dns_label_at_the_longest_name_and_most_hosts(make_plan: MakePlan) -> None:
+    body = render(make_plan(name="a" * 63, resources={"hosts": 1024}), KubernetesSettings())
+    name = body["metadata"]["name"]
+    assert len(name) == NAME_MAX
+    longest_pod = f"{name}-host-0-1023-abcde"  # what pkg/webhooks/jobset_webhook.go:249 checks
+    assert len(longest_pod) <= 63 and DNS_1035.fullmatch(longest_pod)
+
+
+def test_env_values_stay_literal(make_plan: MakePlan) -> None:
+    body = render(make_plan(env={"GREETING": "echo $(HOME)"}), KubernetesSettings())
+    container = _pod_template(body)["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "GREETING", "value": "echo $$(HOME)"} in container["env"]
+    assert emulate.pods(body)[0].env["GREETING"] == "echo $(HOME)"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"image": "auto"}, "image: auto has no image on Kubernetes yet"),
+        ({"resources": {"hosts": 1, "accelerator": "tpu-v5e", "per_host": 2}}, "(1, 4, 8 chips)"),
+    ],
+)
+def test_what_cannot_run_as_a_jobset_is_one_spec_error(
+    make_plan: MakePlan, fields: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(SpecError) as raised:
+        render(make_plan(**fields), KubernetesSettings())
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "bundle",
+    [None, "s3://bucket/code/0123456789abcdef.tar.gz"],  # none packed; one the pods cannot mount
+)
+def test_the_bundle_must_be_on_a_mounted_bucket(make_plan: MakePlan, bundle: str | None) -> None:
+    with pytest.raises(ProviderError, match="bundle"):
+        render(dataclasses.replace(make_plan(), bundle=bundle), KubernetesSettings())
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"namespace": "Training"}, "namespace"),  # uppercase: not a DNS label
+        ({"max_restarts": -1}, "max_restarts"),
+        ({"tolerations": [{"operator": "Maybe"}]}, "tolerations.0.operator"),
+        ({"node_selector": {"bad key!": "x"}}, "node_selector.bad key!.[key]"),
+        ({"namespaces": "training"}, "namespaces"),  # unknown key: a typo never does nothing
+    ],
+)
+def test_bad_settings_name_the_field(fields: dict[str, Any], field: str) -> None:
+    with pytest.raises(ValidationError) as raised:
+        KubernetesSettings(**fields)
+    assert [".".join(map(str, error["loc"])) for error in raised.value.errors()] == [field]
