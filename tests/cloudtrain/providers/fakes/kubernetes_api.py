@@ -14,7 +14,8 @@ Kubernetes JSON (https://kubernetes.io/docs/reference/using-api/api-concepts/):
 - ``/apis/authorization.k8s.io/v1/selfsubjectaccessreviews``: allowed unless the verb and
   resource are in ``forbidden``, which also makes those calls answer 403 Forbidden.
 
-Every request must carry ``Authorization: Bearer <token>`` (401 Unauthorized otherwise),
+``failures`` makes the next requests answer those statuses (a 503 while the API server
+restarts). Every request must carry ``Authorization: Bearer <token>`` (401 Unauthorized otherwise),
 as a kubeconfig user with a token sends it. ``pods_for`` plays the JobSet and Job
 controllers: it creates the pods of a stored JobSet, labelled as they label them.
 """
@@ -62,6 +63,7 @@ class FakeKubernetes:
     logs: dict[tuple[str, str], list[LogLine]] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
     bodies: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[int] = field(default_factory=list)  # statuses the next requests answer, in order
     lock: threading.Lock = field(default_factory=threading.Lock)
     _versions: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -75,6 +77,7 @@ class FakeKubernetes:
             self.logs.clear()
             self.requests.clear()
             self.bodies.clear()
+            self.failures.clear()
 
     @contextlib.contextmanager
     def serve(self) -> Iterator[str]:
@@ -172,10 +175,14 @@ def _status(code: int, reason: str, message: str, details: dict[str, Any] | None
 
 
 def matches(selector: str, labels: dict[str, str]) -> bool:
-    """Whether ``labels`` satisfy a label selector of ``k=v``, ``k==v``, ``k!=v`` and ``k`` terms."""
+    """Whether ``labels`` satisfy a label selector of ``k=v``, ``k==v``, ``k!=v`` and ``k`` terms.
+
+    >>> matches("a=1,b", {"a": "1", "b": ""}), matches("a!=1", {"a": "1"}), matches("c", {"a": "1"})
+    (True, False, False)
+    """
     for term in filter(None, (part.strip() for part in selector.split(","))):
-        key, op, value = re.fullmatch(r"([^!=]+?)\s*(!=|==|=|)\s*(.*)", term).groups()  # type: ignore[union-attr]
-        if (op == "" and key not in labels) or (op in ("=", "==") and labels.get(key) != value):
+        key, op, value = re.fullmatch(r"([^!=\s]+)\s*(!=|==|=)?\s*(.*)", term).groups()  # type: ignore[union-attr]
+        if (op is None and key not in labels) or (op in ("=", "==") and labels.get(key) != value):
             return False
         if op == "!=" and labels.get(key) == value:
             return False
@@ -223,6 +230,16 @@ def _handler(fake: FakeKubernetes) -> type[BaseHTTPRequestHandler]:
                 fake.requests.append((method, self.path))
                 if body is not None:
                     fake.bodies.append(body)
+            with fake.lock:
+                failure = fake.failures.pop(0) if fake.failures else None
+            if failure is not None:
+                self.send_json(
+                    failure,
+                    _status(
+                        failure, "ServiceUnavailable", "the server is currently unable to handle the request"
+                    ),
+                )
+                return
             if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                 self.send_json(401, _status(401, "Unauthorized", "Unauthorized"))
                 return
