@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -226,3 +228,13 @@ def test_bad_settings_name_the_field(fields: dict[str, Any], field: str) -> None
     with pytest.raises(ValidationError) as raised:
         KubernetesSettings(**fields)
     assert [".".join(map(str, error["loc"])) for error in raised.value.errors()] == [field]
+
+
+def test_rendering_and_the_job_module_load_no_kubernetes_client() -> None:
+    # render and --dry-run must stay cheap: the client (about 0.9 s to import here) loads on first call
+    code = (
+        "import sys, cloudtrain.providers.kubernetes.render, cloudtrain.providers.kubernetes.job, "
+        "cloudtrain.providers.kubernetes.setup_checks; print('kubernetes' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
