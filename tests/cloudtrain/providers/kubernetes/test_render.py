@@ -10,7 +10,6 @@ import sys
 from typing import Any
 
 import pytest
-from fakes import kubernetes_schema
 from kubernetes.client.models import V1JobTemplateSpec
 from pydantic import ValidationError
 
@@ -20,6 +19,7 @@ from cloudtrain.providers.kubernetes import emulate
 from cloudtrain.providers.kubernetes.render import NAME_MAX, render
 from cloudtrain.providers.kubernetes.settings import KubernetesSettings, Toleration
 from cloudtrain_runtime.providers import jobset
+from tests.cloudtrain.providers.fakes import kubernetes_schema
 
 from .conftest import MakePlan
 

@@ -14,12 +14,12 @@ from typing import Any, cast
 
 import pytest
 import yaml
-from fakes.kubernetes_api import TOKEN, FakeKubernetes
 
 from cloudtrain.planning import Plan, plan
 from cloudtrain.providers import registry
 from cloudtrain.providers.base import Provider
 from cloudtrain.spec import JobSpec
+from tests.cloudtrain.providers.fakes.kubernetes_api import TOKEN, FakeKubernetes
 
 BUNDLE = "gs://bucket/demo/code/0123456789abcdef.tar.gz"
 IMAGE = "us-docker.pkg.dev/my-project/train/cloudtrain-gpu:1"

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.kubernetes_api import FakeKubernetes
 
 from cloudtrain.errors import CredentialsError, ProviderError
 from cloudtrain.providers.kubernetes import job
 from cloudtrain.providers.kubernetes.clients import KubernetesCallError, KubernetesClients
 from cloudtrain.providers.kubernetes.render import render
 from cloudtrain.providers.kubernetes.settings import KubernetesSettings
+from tests.cloudtrain.providers.fakes.kubernetes_api import FakeKubernetes
 
 from .conftest import MakePlan
 

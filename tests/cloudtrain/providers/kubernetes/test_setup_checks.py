@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes.kubernetes_api import FakeKubernetes
 
 from cloudtrain.providers.kubernetes.clients import KubernetesClients
 from cloudtrain.providers.kubernetes.setup_checks import check_setup
+from tests.cloudtrain.providers.fakes.kubernetes_api import FakeKubernetes
 
 
 def _lines(clients: KubernetesClients) -> list[tuple[str, str, str]]:

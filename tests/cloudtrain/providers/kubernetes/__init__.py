@@ -1,0 +1,1 @@
+"""Tests of ``cloudtrain.providers.kubernetes``."""
