@@ -49,6 +49,7 @@ from cloudtrain.messages import quote, shorten
 from cloudtrain.providers import registry
 from cloudtrain.providers.base import DiscoversSettings
 from cloudtrain.providers.discovery import home
+from cloudtrain.sections import provider_sections as provider_sections_of
 from cloudtrain.spec import JobSpec
 
 if TYPE_CHECKING:
@@ -216,12 +217,8 @@ def environment_defaults(environ: Mapping[str, str]) -> dict[str, Default]:
 
 
 def provider_sections() -> dict[str, type[BaseModel]]:
-    """The spec's sections named after a provider, and their models.
-
-    Only built-in providers have a section: the spec's fields are fixed, and asking
-    only the built-ins needs no scan of installed packages.
-    """
-    return {name: model for name, model in _sections(JobSpec).items() if name in registry.BUILTIN}
+    """The spec's sections named after a provider, and their models: each installed provider's own."""
+    return dict(provider_sections_of(JobSpec))
 
 
 def read_config(path: Path) -> dict[str, dict[str, dict[str, Any]]]:

@@ -15,30 +15,62 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
-    ValidationError,
     ValidationInfo,
-    WithJsonSchema,
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
-from cloudtrain.errors import SpecValidationError
-from cloudtrain.messages import MAX_DIGITS, QUOTE_LIMIT, quote, section_path, shorten, validation_problems
-from cloudtrain.secrets import value_kind
+from cloudtrain.errors import CloudtrainError
+from cloudtrain.messages import MAX_DIGITS, QUOTE_LIMIT, quote, shorten
+from cloudtrain.providers import installed
+from cloudtrain.sections import (
+    CONTROL,
+    INT32_MAX,
+    MAX_DURATION_S,
+    METRIC_NAME,
+    Duration,
+    ProviderSection,
+    Real,
+    Section,
+    Text,
+    Whole,
+    identities,
+    parse_duration,
+    provider_sections,
+    real_number,
+    shaped,
+    whole_number,
+    whole_spec,
+)
 from cloudtrain.sweep import space
+from cloudtrain.uris import check_location, check_storage_root
 from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import hparams, rules
+
+__all__ = [
+    "MAX_DURATION_S",
+    "Code",
+    "JobSpec",
+    "LearningRate",
+    "Limits",
+    "Resources",
+    "Storage",
+    "Strategy",
+    "Training",
+    "check_location",
+    "check_storage_root",
+    "parse_duration",
+]
 
 Strategy = Literal[
     "auto",
@@ -53,126 +85,10 @@ MixedPrecision = Literal["auto", "bf16", "fp16", "off"]
 LRScaling = Literal["linear", "sqrt", "none"]
 KerasBackend = Literal["tensorflow", "jax"]
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
-_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,61}[a-z0-9]$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-# Region shapes: us-central1, northamerica-northeast1 (GCP); us-east-1, us-gov-west-1 (AWS).
-_GCP_REGION = r"^[a-z]+(-[a-z]+)+\d+$"
-_AWS_REGION = r"^[a-z]{2}(-gov)?-[a-z]+-\d+$"
-# A Keras metric name as the runtime's epoch lines print it (``val_binary_accuracy``).
-_METRIC = r"[A-Za-z_][A-Za-z0-9_]{0,62}"
-# Project IDs: 6-30 lowercase letters, digits and '-', starting with a letter, not ending in '-'
-# (cloud.google.com/resource-manager/docs/creating-managing-projects).
-_GCP_PROJECT = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
-_EMAIL = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
 # Set by the providers or the runtime; a user value would break the cluster setup.
 _RESERVED_ENV = re.compile(r"^(TF_CONFIG|CLUSTER_SPEC|CLOUDTRAIN_\w*|AIP_\w*|SM_\w*|TRAINING_JOB_\w*)$")
 _SECRET_KEY = re.compile(r"(SECRET|PASSWORD|PASSWD|TOKEN|PRIVATE_KEY|ACCESS_KEY|API_KEY|CREDENTIAL)")
-
-
-# cloudtrain limit: a year; the providers stop far sooner (SageMaker 28 days, Vertex spot 7).
-MAX_DURATION_S = 365 * 86400
-
-
-def _exact_number(value: Any) -> Any:
-    """Refuse numbers that are typos or attacks: over ``MAX_DIGITS`` digits, infinite or NaN."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise PydanticCustomError("finite_number", "must be a finite number")
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        too_long = abs(value) >= 10**MAX_DIGITS
-    else:
-        digits = str(value).strip().replace("_", "").lstrip("+-") if isinstance(value, str) else ""
-        too_long = digits.isdigit() and len(digits) > MAX_DIGITS
-    if too_long:
-        raise PydanticCustomError(
-            "number_digits", "must have at most {digits} digits", {"digits": MAX_DIGITS}
-        )
-    return value
-
-
-def _whole(value: Any) -> Any:
-    """A whole number as written: YAML's ``true`` is no count (pydantic would read it as 1)."""
-    if isinstance(value, bool):
-        raise PydanticCustomError("int_type", "must be a whole number")
-    return _exact_number(value)
-
-
-def _real(value: Any) -> Any:
-    """A number as written: YAML's ``true`` is no rate or price (pydantic would read it as 1.0)."""
-    if isinstance(value, bool):
-        raise PydanticCustomError("float_type", "must be a number")
-    return _exact_number(value)
-
-
-Whole = Annotated[int, BeforeValidator(_whole)]
-Real = Annotated[float, BeforeValidator(_real)]
-# TensorFlow sizes are int32; a larger batch or step count cannot be represented.
-INT32_MAX = 2**31 - 1
-
-
-def _plain_text(value: str) -> str:
-    if not value.strip():
-        raise PydanticCustomError("empty", "must not be empty")
-    if _CONTROL.search(value):
-        raise PydanticCustomError(
-            "control_character", "must not contain control characters (newline, tab, NUL)"
-        )
-    return value
-
-
-# A string that names something: not empty, no control characters.
-Text = Annotated[str, AfterValidator(_plain_text)]
-
-
-def _shaped(kind: str, pattern: str, fix: str) -> AfterValidator:
-    """A check that the whole value matches ``pattern``; ``fix`` follows the quoted value."""
-
-    def check(value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(pattern, value):
-            raise PydanticCustomError(kind, "{value} " + fix, {"value": quote(value)})
-        return value
-
-    return AfterValidator(check)
-
-
-def parse_duration(value: Any) -> int:
-    """Turn ``"24h"``, ``"90m"``, ``"2d"``, ``"3600s"`` or a number of seconds into seconds.
-
-    Example:
-    >>> parse_duration("1.5h")
-    5400
-    """
-    if isinstance(value, bool):
-        raise PydanticCustomError("duration", "must be a duration like 90m, 24h or 2d")
-    _exact_number(value)
-    if isinstance(value, int | float):
-        seconds = float(value)
-    else:
-        match = _DURATION.match(str(value))
-        if not match:
-            raise PydanticCustomError("duration", "must be a duration like 90m, 24h or 2d")
-        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    if not math.isfinite(seconds):
-        raise PydanticCustomError("finite_number", "must be a finite number")
-    if seconds < 1:
-        raise PydanticCustomError("duration_min", "must be at least 1s")
-    if seconds > MAX_DURATION_S:
-        raise PydanticCustomError("duration_max", "must be at most 365d (cloudtrain limit)")
-    return int(seconds)
-
-
-# What users write for a duration, for the JSON Schema: "90m", "24h", "2d", "3600s", or seconds.
-DURATION_SCHEMA = {
-    "anyOf": [
-        {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*[smhd]?\s*$"},
-        {"type": "number", "minimum": 1},
-    ]
-}
-Duration = Annotated[int, BeforeValidator(parse_duration), WithJsonSchema(DURATION_SCHEMA)]
 
 
 def _accelerator_names(schema: dict[str, Any]) -> None:
@@ -183,90 +99,7 @@ def _accelerator_names(schema: dict[str, Any]) -> None:
     schema["enum"] = sorted(catalog.accelerator_names()) + catalog.accelerator_aliases()
 
 
-class _Section(BaseModel):
-    # hide_input_in_errors: a ValidationError's text never carries what was given, so an
-    # env value that is a secret reaches no terminal, log or traceback.
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, hide_input_in_errors=True)
-
-    def __init__(self, /, **data: Any) -> None:
-        """Build the section from keywords; bad values raise SpecValidationError, not pydantic's error.
-
-        The messages are ``load_spec``'s, with the field paths of the whole spec
-        (``Resources(hosts=0)`` names ``resources.hosts``), so Python and YAML users read
-        the same words and catch the same cloudtrain error.
-        """
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            at = section_path(JobSpec, type(self))
-            raise SpecValidationError(validation_problems(exc, root=JobSpec, at=at)) from None
-
-    # pydantic calls a model's own __init__ for nested data and model_validate too, unless it is
-    # marked as the base one (pydantic/main.py marks BaseModel.__init__ so). Marked, only a direct
-    # ``Section(...)`` call comes here; model_validate keeps raising pydantic's ValidationError.
-    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
-
-    # Fields users write free text into, which may hold a pasted credential: every string in
-    # them is scanned (``cloudtrain.secrets``), and a credential is refused without being shown.
-    scanned_fields: ClassVar[frozenset[str]] = frozenset()
-
-    @field_validator("*")
-    @classmethod
-    def _portable_text(cls, value: Any, info: ValidationInfo) -> Any:
-        """Every string of every field can travel (no NUL, valid Unicode), and holds no credential.
-
-        No environment variable, argument or file name can hold a NUL character, and a lone
-        surrogate (``"\\ud800"`` in YAML or Python) is not UTF-8, which Vertex AI's protos
-        and SageMaker's JSON require of every string.
-        """
-        where, problem = _find(value, _text_problem)
-        if problem:
-            raise PydanticCustomError(
-                "text", "{where}holds {problem}; remove it", {"where": where, "problem": problem}
-            )
-        if info.field_name in cls.scanned_fields:
-            where, found = _find(value, value_kind)
-            if found:
-                raise PydanticCustomError(
-                    "secret_env",
-                    "{where}holds {found} (the value is not shown). Never put secrets in a job spec: "
-                    "keep it in the provider's secret manager, or grant the job's identity "
-                    "(vertex.service_account or sagemaker.role) access instead",
-                    {"where": where, "found": found},
-                )
-        return value
-
-
-def _text_problem(text: str) -> str | None:
-    """Why ``text`` cannot travel in a request, environment or argument list; None if it can."""
-    if "\0" in text:
-        return "a NUL character, a control character no variable, argument or file name can carry"
-    if _SURROGATE.search(text):
-        return "a lone surrogate (not valid Unicode text)"
-    return None
-
-
-def _find(value: Any, test: Callable[[str], str | None], where: str = "") -> tuple[str, str | None]:
-    """The first string in ``value`` (a string, or lists and mappings of them) ``test`` objects to.
-
-    Returns where it is, in words ending in a space ("item 0 ", "'KEY' "), and the objection.
-    """
-    if isinstance(value, str):
-        return where, test(value)
-    items: list[tuple[str, Any]] = []
-    if isinstance(value, dict):
-        items = [(f"the key {shorten(repr(key))} ", key) for key in value]
-        items += [(f"{shorten(repr(key))} ", item) for key, item in value.items()]
-    elif isinstance(value, list | tuple):
-        items = [(f"item {index} ", item) for index, item in enumerate(value)]
-    for inner, item in items:
-        found = _find(item, test, where or inner)
-        if found[1]:
-            return found
-    return where, None
-
-
-class Code(_Section):
+class Code(Section):
     """The user's training code: a module with ``build_model``/``make_dataset``, or a script."""
 
     scanned_fields: ClassVar[frozenset[str]] = frozenset({"args"})
@@ -332,7 +165,7 @@ class Code(_Section):
         return self
 
 
-class Resources(_Section):
+class Resources(Section):
     """How much hardware: a neutral accelerator name, devices per host, and hosts."""
 
     accelerator: str = Field(
@@ -419,7 +252,7 @@ class Resources(_Section):
         return value
 
 
-class LearningRate(_Section):
+class LearningRate(Section):
     """Base learning rate for one replica, and how it scales with the replica count."""
 
     base: Real = Field(1e-3, gt=0, le=10, description="Learning rate of a single replica.", examples=[3.0e-4])
@@ -451,7 +284,7 @@ def _speed_field(name: str, *, examples: list[Any]) -> Any:
     return Field(default, description=runtime_config.SWITCH_DOCS[name], examples=examples)
 
 
-class Training(_Section):
+class Training(Section):
     """How to train: epochs, batch, learning rate, precision, strategy and backend."""
 
     model_config = ConfigDict(
@@ -466,22 +299,24 @@ class Training(_Section):
 
     # cloudtrain limits: a million epochs, int32 steps and batches, 10^15 examples.
     epochs: Whole = Field(10, gt=0, le=1_000_000, description="Passes over the training data.", examples=[30])
-    steps_per_epoch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_whole)] | None = Field(
+    steps_per_epoch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(whole_number)] | None = Field(
         None,
         description="Steps per epoch; default: the dataset's length.",
         examples=[128],
     )
-    examples_per_epoch: Annotated[int, Field(gt=0, le=10**15), BeforeValidator(_whole)] | None = Field(
+    examples_per_epoch: Annotated[int, Field(gt=0, le=10**15), BeforeValidator(whole_number)] | None = Field(
         None,
         description="Size of one epoch; used for warm-up steps and cost.",
         examples=[1281167],
     )
-    per_replica_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_whole)] | None = Field(
-        None,
-        description="Batch per replica (default 32); global batch = per_replica_batch × replicas.",
-        examples=[64],
+    per_replica_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(whole_number)] | None = (
+        Field(
+            None,
+            description="Batch per replica (default 32); global batch = per_replica_batch × replicas.",
+            examples=[64],
+        )
     )
-    global_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_whole)] | None = Field(
+    global_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(whole_number)] | None = Field(
         None,
         description="Alternative to per_replica_batch; must divide by the replica count.",
         examples=[512],
@@ -578,7 +413,7 @@ class Training(_Section):
         return self
 
 
-class Storage(_Section):
+class Storage(Section):
     """Where backups, checkpoints, TensorBoard logs and the export live."""
 
     root: str = Field(
@@ -594,65 +429,7 @@ class Storage(_Section):
         return check_storage_root(value)
 
 
-def check_storage_root(value: str) -> str:
-    """A bucket URI of a provider's scheme (gs://, s3://, ...) or a local path; trailing '/' dropped."""
-    check_location(value)
-    return value.rstrip("/") if len(value) > 1 else value
-
-
-def check_location(value: str, *, schemes: tuple[str, ...] = ()) -> str:
-    """A bucket URI its store can have (``cloudtrain.buckets``), or a local path; as written.
-
-    ``schemes``: the only schemes the field takes (a provider's own section), if not every
-    registered provider's.
-    """
-    from cloudtrain import buckets
-    from cloudtrain.providers import registry
-
-    if not value.strip():
-        raise PydanticCustomError(
-            "storage_root",
-            "must not be empty; use gs://BUCKET/path, s3://BUCKET/path or a local path like ./outputs",
-        )
-    if _CONTROL.search(value):
-        raise PydanticCustomError(
-            "storage_root",
-            "{value} holds a control character (newline, tab, NUL); remove it",
-            {"value": quote(value)},
-        )
-    if "://" not in value:
-        return value
-    scheme = value.split("://", 1)[0] + "://"
-    allowed = schemes or registry.schemes(plugins=False)
-    if not schemes and scheme not in allowed:
-        allowed = registry.schemes()
-    if scheme not in allowed:
-        raise PydanticCustomError(
-            "storage_root",
-            "{value} uses an unsupported scheme; use {schemes}",
-            {
-                "value": quote(value),
-                "schemes": " or ".join(f"{s}BUCKET/path" for s in allowed)
-                if schemes
-                else ", ".join(allowed) + " or a local path",
-            },
-        )
-    problem = buckets.uri_problem(value)
-    if problem:
-        raise PydanticCustomError(
-            "storage_root", "{value} {problem}", {"value": quote(value), "problem": problem}
-        )
-    if ".." in value.split("://", 1)[1].split("/"):
-        raise PydanticCustomError(
-            "storage_root",
-            "{value} has a '..' segment, which object stores keep as a literal name; "
-            "write the path without '..'",
-            {"value": quote(value)},
-        )
-    return value
-
-
-class Limits(_Section):
+class Limits(Section):
     """Guards: the longest the job may run and the most it may cost."""
 
     max_runtime: Duration = Field(
@@ -662,7 +439,7 @@ class Limits(_Section):
         examples=["24h", "90m", "2d"],
         json_schema_extra={"default": "24h"},
     )
-    max_cost_usd: Annotated[float, Field(gt=0, le=10_000_000), BeforeValidator(_real)] | None = Field(
+    max_cost_usd: Annotated[float, Field(gt=0, le=10_000_000), BeforeValidator(real_number)] | None = Field(
         None,
         description="submit refuses a job whose estimate (or worst case) is above this, unless --force.",
         examples=[400],
@@ -679,7 +456,7 @@ def _choices(values: list[Any]) -> list[Any]:
                 {"index": index},
             )
         if isinstance(value, str):
-            if not value.strip() or _CONTROL.search(value):
+            if not value.strip() or CONTROL.search(value):
                 raise PydanticCustomError(
                     "choice",
                     "values[{index}] must be non-empty text without control characters",
@@ -694,13 +471,19 @@ def _choices(values: list[Any]) -> list[Any]:
 
 ParameterType = Literal["float", "int", "categorical", "discrete"]
 TuningAlgorithm = Literal["auto", "random", "grid", "bayesian"]
-# A tuned parameter's name: a flag on Vertex AI (--NAME=VALUE), a hyperparameter on SageMaker,
-# where cloudtrain_config_N carry the runtime configuration and sagemaker_* are the toolkit's.
+# A tuned parameter's name: a flag or a hyperparameter of the provider's tuning service, where
+# cloudtrain_config_N carry the runtime configuration; providers reserve their tools' own prefixes
+# (ProviderSection.reserved_parameters).
 _PARAMETER_NAME = r"[a-z][a-z0-9_]{0,63}"
-_RESERVED_PREFIXES = ("cloudtrain", "sagemaker_")
 
 
-class Parameter(_Section):
+def _reserved_prefixes() -> tuple[str, ...]:
+    """The parameter name prefixes that are not the user's: cloudtrain's, then each provider's."""
+    sections = provider_sections(whole_spec()).values()
+    return ("cloudtrain", *(prefix for section in sections for prefix in section.reserved_parameters))
+
+
+class Parameter(Section):
     """One tuned hyperparameter: a range (float, int) or a list of values (categorical, discrete)."""
 
     type: ParameterType = Field(
@@ -785,11 +568,11 @@ class Parameter(_Section):
         return "float"
 
 
-class Objective(_Section):
+class Objective(Section):
     """The metric a sweep optimises, as the runtime logs it each epoch."""
 
     metric: Annotated[
-        str, _shaped("metric", _METRIC, "is not a Keras metric name; use letters, digits and _")
+        str, shaped("metric", METRIC_NAME, "is not a Keras metric name; use letters, digits and _")
     ] = Field(
         ...,
         description="A metric of the epoch lines, e.g. val_loss or val_binary_accuracy.",
@@ -800,7 +583,7 @@ class Objective(_Section):
     )
 
 
-class Tuning(_Section):
+class Tuning(Section):
     """A hyperparameter sweep: many trials of the job, each with other values, searched for the best."""
 
     objective: Objective = Field(
@@ -843,13 +626,13 @@ class Tuning(_Section):
             if (
                 not re.fullmatch(_PARAMETER_NAME, name)
                 or name in hparams.RESERVED
-                or name.startswith(_RESERVED_PREFIXES)
+                or name.startswith(_reserved_prefixes())
             ):
                 raise PydanticCustomError(
                     "parameter_name",
                     "{name} is not a parameter name: use lowercase letters, digits and _, starting with a "
-                    "letter, not config, help or a cloudtrain/sagemaker_ prefix",
-                    {"name": quote(name)},
+                    "letter, not config, help or a {prefixes} prefix",
+                    {"name": quote(name), "prefixes": "/".join(_reserved_prefixes())},
                 )
             field, kind = hparams.OVERRIDES.get(name, ("", parameter.kind))
             if parameter.kind != kind and not (kind == "float" and parameter.kind == "int"):
@@ -889,161 +672,16 @@ class Tuning(_Section):
         return self
 
 
-class _ProviderSettings(_Section):
-    # The provider whose section this is: its storage_root takes that provider's schemes only.
-    provider: ClassVar[str | None] = None
-
-    @field_validator("storage_root", check_fields=False)
-    @classmethod
-    def _bucket_uri(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        from cloudtrain.providers import registry
-
-        schemes = registry.get(cls.provider).schemes if cls.provider else ()
-        check_location(value, schemes=schemes)
-        return check_storage_root(value)
-
-
-class VertexSettings(_ProviderSettings):
-    """Vertex AI settings; only read when the provider is vertex."""
-
-    provider: ClassVar[str | None] = "vertex"
-    scanned_fields: ClassVar[frozenset[str]] = frozenset({"labels"})
-
-    project: Annotated[
-        str | None,
-        _shaped(
-            "gcp_project",
-            _GCP_PROJECT,
-            "is not a Google Cloud project ID; use 6-30 lowercase letters, "
-            "digits and '-', starting with a letter",
-        ),
-    ] = Field(
-        None,
-        description="The Google Cloud project ID (required on Vertex AI).",
-        examples=["my-project"],
-        json_schema_extra={"pattern": _GCP_PROJECT},
-    )
-    # The region is part of the API host name ({region}-aiplatform.googleapis.com).
-    region: Annotated[
-        str, _shaped("region", _GCP_REGION, "is not a Google Cloud region; use a region like us-central1")
-    ] = Field(
-        "us-central1",
-        description="The Vertex AI region.",
-        examples=["europe-west4"],
-        json_schema_extra={"pattern": _GCP_REGION},
-    )
-    storage_root: str | None = Field(
-        None,
-        description="gs:// root used on Vertex instead of storage.root.",
-        examples=["gs://bucket/churn"],
-    )
-    service_account: Annotated[
-        str | None,
-        _shaped("email", _EMAIL, "is not a service account email; use NAME@PROJECT.iam.gserviceaccount.com"),
-    ] = Field(
-        None,
-        description="The service account the job runs as.",
-        examples=["trainer@my-project.iam.gserviceaccount.com"],
-        json_schema_extra={"pattern": _EMAIL},
-    )
-    network: str | None = Field(
-        None,
-        description="VPC network to peer with: projects/NUMBER/global/networks/NAME.",
-        examples=["projects/123456789012/global/networks/default"],
-    )
-    labels: dict[str, str] = Field(
-        default_factory=dict, description="Labels on the CustomJob.", examples=[{"team": "search"}]
-    )
-    tensorboard: str | None = Field(
-        None,
-        description="projects/P/locations/L/tensorboards/ID; needs service_account.",
-        examples=["projects/my-project/locations/us-central1/tensorboards/123"],
-    )
-    flex_start: bool = Field(
-        False,
-        description="Dynamic Workload Scheduler: queue until the whole job's capacity is free, then run.",
-        examples=[True],
-    )
-    max_wait: Duration | None = Field(
-        None, description="With flex_start: how long to wait for capacity (e.g. 2h).", examples=["2h"]
-    )
-
-
-class SageMakerSettings(_ProviderSettings):
-    """SageMaker settings; only read when the provider is sagemaker."""
-
-    provider: ClassVar[str | None] = "sagemaker"
-    scanned_fields: ClassVar[frozenset[str]] = frozenset({"tags"})
-
-    region: Annotated[
-        str, _shaped("region", _AWS_REGION, "is not an AWS region; use a region like us-east-1")
-    ] = Field(
-        "us-east-1",
-        description="The AWS region.",
-        examples=["eu-west-1"],
-        json_schema_extra={"pattern": _AWS_REGION},
-    )
-    storage_root: str | None = Field(
-        None,
-        description="s3:// root used on SageMaker instead of storage.root.",
-        examples=["s3://bucket/churn"],
-    )
-    role: str | None = Field(
-        None,
-        description="arn:aws:iam::ACCOUNT:role/NAME the job runs as (required on SageMaker).",
-        examples=["arn:aws:iam::123456789012:role/Training"],
-        json_schema_extra={"pattern": r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$"},
-    )
-    subnets: list[str] = Field(
-        default_factory=list, description="VPC subnet IDs for the job.", examples=[["subnet-0abc1234"]]
-    )
-    security_groups: list[str] = Field(
-        default_factory=list, description="VPC security group IDs for the job.", examples=[["sg-0abc1234"]]
-    )
-    tags: dict[str, str] = Field(
-        default_factory=dict, description="Tags on the training job.", examples=[{"team": "search"}]
-    )
-    input_mode: Literal["File", "FastFile"] = Field(
-        "File",
-        description="How data channels reach the container: File (copied) or FastFile (streamed).",
-        examples=["FastFile"],
-    )
-    max_retries: Whole = Field(
-        0,
-        ge=0,
-        le=30,
-        description=(
-            "RetryStrategy.MaximumRetryAttempts: retries after an internal SageMaker error "
-            "(never after an error exit of the job)."
-        ),
-        examples=[2],
-    )
-    metrics: list[
-        Annotated[str, _shaped("metric", _METRIC, "is not a Keras metric name; use letters, digits and _")]
-    ] = Field(
-        default_factory=lambda: ["loss", "val_loss"],
-        max_length=40,
-        description="Metrics charted by SageMaker (MetricDefinitions), read from the epoch log lines.",
-        examples=[["loss", "val_loss", "binary_accuracy", "val_binary_accuracy"]],
-    )
-
-    @field_validator("role")
-    @classmethod
-    def _role_arn(cls, value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(r"arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+", value):
-            raise PydanticCustomError(
-                "role_arn",
-                "{value} is not an IAM role ARN; use arn:aws:iam::123456789012:role/NAME",
-                {"value": quote(value)},
-            )
-        return value
-
-
-class JobSpec(_Section):
+class JobSpec(Section):
     """One training job, provider-neutral. Load it with ``load_spec`` or build it in Python."""
 
+    # After ``limits`` comes one section per installed provider that has one
+    # (``vertex:``, ``sagemaker:``, a plugin's), named after the provider and read only by
+    # it (``add_provider_sections``). The docstring above is the JSON Schema's description.
+
+    whole: ClassVar[bool] = True
+    # The field the provider sections follow.
+    sections_after: ClassVar[str] = "limits"
     scanned_fields: ClassVar[frozenset[str]] = frozenset({"env"})
 
     name: str = Field(
@@ -1055,7 +693,7 @@ class JobSpec(_Section):
     provider: str = Field(
         "local",
         description="Default provider; --provider overrides.",
-        examples=["local", "vertex", "sagemaker"],
+        examples=list(installed.BUILTIN),
     )
     code: Code = Field(
         ...,
@@ -1100,16 +738,6 @@ class JobSpec(_Section):
         description="The longest the job may run and the most it may cost.",
         examples=[{"max_runtime": "24h", "max_cost_usd": 400}],
     )
-    vertex: VertexSettings = Field(
-        default_factory=VertexSettings,
-        description="Vertex AI settings; read only on --provider vertex.",
-        examples=[{"project": "my-project", "region": "us-central1"}],
-    )
-    sagemaker: SageMakerSettings = Field(
-        default_factory=SageMakerSettings,
-        description="SageMaker settings; read only on --provider sagemaker.",
-        examples=[{"region": "us-east-1", "role": "arn:aws:iam::123456789012:role/Training"}],
-    )
     tuning: Tuning | None = Field(
         None,
         description="A hyperparameter sweep: a Vertex AI tuning job, a SageMaker tuning job, or trials here.",
@@ -1138,10 +766,9 @@ class JobSpec(_Section):
     @classmethod
     def _registered(cls, value: str) -> str:
         from cloudtrain.errors import did_you_mean
-        from cloudtrain.providers import registry
 
-        if value not in registry.BUILTIN and value not in registry.names():
-            hint = did_you_mean(value, registry.names()) if len(value) <= QUOTE_LIMIT else ""
+        if value not in installed.BUILTIN and value not in installed.names():
+            hint = did_you_mean(value, installed.names()) if len(value) <= QUOTE_LIMIT else ""
             raise PydanticCustomError(
                 "provider", "{value} is not valid.{hint}", {"value": quote(value), "hint": hint}
             )
@@ -1155,8 +782,8 @@ class JobSpec(_Section):
                 raise PydanticCustomError(
                     "secret_env",
                     "{key} looks like a credential; never put secrets in a job spec. The job runs as "
-                    "vertex.service_account or sagemaker.role: grant that identity access instead",
-                    {"key": repr(key)},
+                    "{identities}: grant that identity access instead",
+                    {"key": repr(key), "identities": identities()},
                 )
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
                 raise PydanticCustomError(
@@ -1190,10 +817,9 @@ class JobSpec(_Section):
         return value
 
     def storage_root(self, provider: str) -> str:
-        """The storage root used on ``provider``: its section's override, else storage.root."""
-        from cloudtrain.providers import registry
-
-        return registry.get(provider).storage_root(self)
+        """The storage root used on ``provider``: its section's ``storage_root``, else storage.root."""
+        section = getattr(self, provider, None) if provider in provider_sections(type(self)) else None
+        return str(getattr(section, "storage_root", None) or self.storage.root)
 
     @model_validator(mode="after")
     def _consistent(self) -> JobSpec:
@@ -1210,3 +836,45 @@ class JobSpec(_Section):
         if verdict.broken:
             raise PydanticCustomError("strategy", verdict.text("spec"))
         return self
+
+
+def add_provider_sections(spec: type[JobSpec] = JobSpec) -> None:
+    """Give ``spec`` one field per installed provider section (after ``sections_after``), and no other.
+
+    The model is changed in place, so every ``JobSpec`` imported anywhere gains a section
+    installed or registered later in the process (``installed.watch`` calls this). pydantic
+    has no public way to add a field to a built model: the field is added to the model's
+    fields (``__pydantic_fields__``, what ``model_fields`` reads) and the model rebuilt
+    from them (``model_rebuild(force=True)``), as pydantic does for forward references.
+    """
+    own = {
+        name: info for name, info in spec.__pydantic_fields__.items() if name not in provider_sections(spec)
+    }
+    sections = installed.sections()
+    for name in sections:
+        if name in own:
+            raise CloudtrainError(
+                f"The provider {name!r} cannot have a section: the spec has a field {name!r} of its own. "
+                "Rename the provider, or remove its section."
+            )
+    names = list(own)
+    at = names.index(spec.sections_after) + 1 if spec.sections_after in own else len(names)
+    fields = {
+        **{name: own[name] for name in names[:at]},
+        **{name: _section_field(section) for name, section in sections.items()},
+        **{name: own[name] for name in names[at:]},
+    }
+    spec.__pydantic_fields__.clear()
+    spec.__pydantic_fields__.update(fields)
+    spec.model_rebuild(force=True)
+
+
+def _section_field(section: type[ProviderSection]) -> FieldInfo:
+    """The spec's field for a provider's section: its defaults unless given."""
+    return FieldInfo.from_annotated_attribute(
+        section, Field(default_factory=section, description=section.summary, examples=list(section.examples))
+    )
+
+
+add_provider_sections()
+installed.watch(add_provider_sections)

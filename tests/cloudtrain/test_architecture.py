@@ -1,7 +1,8 @@
 """The rules that keep the provider boundary clean, checked on the source itself.
 
-- Only a provider's own package (and the spec's provider sections, and the adapters made
-  for one cloud's pipeline service) names a provider: everything else asks the registry. Docstrings and comments are documentation and may.
+- Only a provider's own package (and the adapters made for one cloud's pipeline service)
+  names a provider: everything else asks the registry, and the spec gets each provider's
+  section from its package. Docstrings and comments are documentation and may.
 - No import cycles between cloudtrain's modules, lazy imports inside functions included.
 - Library code never writes to the terminal: it returns, raises, or calls the caller's
   callback (``progress=``); only the CLI prints.
@@ -22,11 +23,10 @@ PACKAGES = {
     "cloudtrain_runtime": ROOT / "entrypoints" / "cloudtrain_runtime",
 }
 PROVIDER_WORDS = re.compile(r"vertex|sagemaker", re.IGNORECASE)
-# The provider packages themselves, the registry of built-ins, the spec's provider sections,
+# The provider packages themselves (with the registry and the index of built-ins)
 # and the pipeline adapters that exist for one cloud (Vertex Pipelines, SageMaker Pipelines).
 MAY_NAME_PROVIDERS = (
     "cloudtrain.providers",
-    "cloudtrain.spec",
     "cloudtrain_runtime.providers",
     "cloudtrain.pipelines.kfp",
     "cloudtrain.pipelines.sagemaker",
@@ -42,7 +42,8 @@ def modules() -> Iterator[tuple[str, Path]]:
 
 
 def code_words(tree: ast.Module) -> Iterator[tuple[int, str]]:
-    """Identifiers and string constants, without docstrings (comments never reach the tree)."""
+    """Identifiers and string constants, without documentation: docstrings and the field
+    descriptions of the JSON Schema (``Field(description=...)``); comments never reach the tree."""
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)
@@ -50,6 +51,12 @@ def code_words(tree: ast.Module) -> Iterator[tuple[int, str]]:
         and node.body
         and isinstance(node.body[0], ast.Expr)
         and isinstance(node.body[0].value, ast.Constant)
+    }
+    docstrings |= {
+        id(constant)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.keyword) and node.arg == "description"
+        for constant in ast.walk(node.value)
     }
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:

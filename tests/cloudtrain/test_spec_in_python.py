@@ -15,16 +15,16 @@ from pydantic import BaseModel, ValidationError
 
 import cloudtrain
 from cloudtrain.errors import SpecError, SpecValidationError
+from cloudtrain.providers.sagemaker.settings import SageMakerSettings
+from cloudtrain.providers.vertex.settings import VertexSettings
 from cloudtrain.spec import (
     Code,
     JobSpec,
     LearningRate,
     Limits,
     Resources,
-    SageMakerSettings,
     Storage,
     Training,
-    VertexSettings,
 )
 from cloudtrain.specfile import parse_spec
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from cloudtrain.errors import SpecError, did_you_mean
-from cloudtrain.providers import registry
+from cloudtrain.providers import installed
 
 HERE = Path(__file__).parent
 Row = dict[str, str]
@@ -50,7 +50,7 @@ def forget() -> None:
         wrapper.cache_clear()
 
 
-registry.watch(forget)
+installed.watch(forget)
 
 
 def read(path: str | Path, required: tuple[str, ...] = ()) -> list[Row]:
@@ -90,8 +90,7 @@ def rows(name: str) -> tuple[Row, ...]:
 
 
 def _provider_folders() -> list[Path]:
-    folders = (provider.catalog_dir for provider in registry.providers())
-    return [Path(folder) for folder in folders if folder is not None and Path(folder) != HERE]
+    return [folder for folder in installed.catalog_dirs() if folder != HERE]
 
 
 @dataclass(frozen=True)

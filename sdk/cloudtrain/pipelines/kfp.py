@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cloudtrain import api
 from cloudtrain.errors import ProviderError, require
+from cloudtrain.providers.vertex.settings import VertexSettings
 
 if TYPE_CHECKING:
     from google.protobuf.descriptor import Descriptor
@@ -102,7 +103,7 @@ def training_job(
     from kfp import dsl  # type: ignore[import-not-found]
 
     staged = api.stage(spec, PROVIDER, run_id=run_id)
-    vertex = staged.plan.spec.vertex
+    vertex = VertexSettings.of(staged.plan.spec)
     task = CustomTrainingJobOp(project=vertex.project, location=vertex.region, **op_arguments(staged.request))
     model = dsl.importer(
         artifact_uri=staged.outputs.model,

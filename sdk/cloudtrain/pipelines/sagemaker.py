@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import api
 from cloudtrain.errors import ProviderError, require
+from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 
 if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
@@ -89,7 +90,7 @@ def training_step(
     from sagemaker.workflow.steps import TrainingStep  # type: ignore[import-not-found]
 
     staged = api.stage(spec, "sagemaker", run_id=run_id)
-    session = session or pipeline_session(staged.plan.spec.sagemaker.region)
+    session = session or pipeline_session(SageMakerSettings.of(staged.plan.spec).region)
     estimator = _estimator(staged.request, session)
     with warnings.catch_warnings():
         # The SDK's note that under a PipelineSession ``fit`` builds the step and runs nothing.
@@ -133,7 +134,7 @@ def tuning_step(
     from sagemaker.workflow.steps import TuningStep
 
     staged = api.stage(spec, "sagemaker", run_id=run_id)
-    session = session or pipeline_session(staged.plan.spec.sagemaker.region)
+    session = session or pipeline_session(SageMakerSettings.of(staged.plan.spec).region)
     request = staged.request
     tuner = _tuner(request, _estimator(_as_training(request["TrainingJobDefinition"], request), session))
     with warnings.catch_warnings():

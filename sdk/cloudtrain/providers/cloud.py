@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.providers.base import Job
+    from cloudtrain.sections import ProviderSection
     from cloudtrain.spec import JobSpec
 
 
@@ -48,6 +49,7 @@ class CloudProvider:
     """
 
     name: str
+    section: type[ProviderSection]
     rooms: Rooms
     # A cloud rents machines from its catalog rows (shipped with cloudtrain), by the hour.
     machine_catalog = True
@@ -55,8 +57,8 @@ class CloudProvider:
     catalog_dir: Path | None = None
 
     def settings(self, spec: JobSpec) -> Any:
-        """The spec's section named after the provider (``spec.vertex``), with ``region`` and ``storage_root``."""
-        return getattr(spec, self.name)
+        """The provider's section of ``spec`` (``spec.vertex``), with ``region`` and ``storage_root``."""
+        return self.section.of(spec)
 
     def region(self, spec: JobSpec) -> str:
         return str(self.settings(spec).region)

@@ -1,8 +1,9 @@
 """The one list of providers: built-ins, entry points and providers registered at run time.
 
-Every place that needs "all providers" or "the provider called X" asks here: the spec's
-``provider`` field, the CLI's ``--provider`` choices, planning, the cost table and its
-plot, the price refresh and ``cloudtrain status ID``.
+Every place that needs "all providers" or "the provider called X" asks here: the CLI's
+``--provider`` choices, the cost table and its plot, the price refresh and ``cloudtrain
+status ID``. Which providers exist, and what the spec and the catalog need of them
+before any is loaded (sections, schemes, catalog rows), is ``cloudtrain.providers.installed``.
 
 A third-party package adds a provider with an entry point::
 
@@ -28,19 +29,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cloudtrain.errors import CloudtrainError, SpecError, did_you_mean
+from cloudtrain.providers import installed
 
 if TYPE_CHECKING:
     from cloudtrain.providers.base import Provider
 
-ENTRY_POINT_GROUP = "cloudtrain.providers"
-# name -> module whose ``provider`` attribute is the Provider; the order is the display order.
-BUILTIN = {
-    "local": "cloudtrain.providers.local",
-    "vertex": "cloudtrain.providers.vertex",
-    "sagemaker": "cloudtrain.providers.sagemaker",
-}
+ENTRY_POINT_GROUP = installed.PROVIDER_GROUP
+BUILTIN = installed.BUILTIN
 _registered: dict[str, Provider] = {}
-_watchers: list[Callable[[], None]] = []
 
 
 class UnknownProviderError(SpecError):
@@ -57,16 +53,15 @@ def get(name: str) -> Provider:
         return _registered[name]
     if name in BUILTIN:
         return _builtin(name)
-    found = _entry_points().get(name)
-    if found is None:
+    if installed.provider_entry_point(name) is None:
         raise UnknownProviderError(f"Unknown provider {name!r}.{did_you_mean(name, names())}")
-    return found
+    provider: Provider = installed.plugin(name)
+    return provider
 
 
 def names() -> tuple[str, ...]:
     """Every provider's name: built-ins first, then entry points and registered ones by name."""
-    extra = sorted(({*_entry_points(), *_registered}) - set(BUILTIN))
-    return (*BUILTIN, *extra)
+    return installed.names()
 
 
 def providers() -> tuple[Provider, ...]:
@@ -75,17 +70,13 @@ def providers() -> tuple[Provider, ...]:
 
 
 def schemes(*, plugins: bool = True) -> tuple[str, ...]:
-    """Every storage scheme some provider reads and writes, in the order of ``names()``.
-
-    ``plugins=False`` asks the built-in and registered providers only, which needs no scan
-    of installed packages: ask that first when the answer is usually there.
+    """Every storage scheme some provider reads and writes (``installed.schemes``).
 
     Example:
     >>> schemes(plugins=False)
     ('gs://', 's3://')
     """
-    found = providers() if plugins else tuple(get(name) for name in (*BUILTIN, *_registered))
-    return tuple(dict.fromkeys(scheme for provider in found for scheme in provider.schemes))
+    return installed.schemes(plugins=plugins)
 
 
 def billed() -> tuple[Provider, ...]:
@@ -110,64 +101,35 @@ def for_job(job_id: str) -> Provider:
 def register(provider: Provider) -> None:
     """Add ``provider`` for the rest of this process (tests, notebooks, plugins loaded by hand).
 
-    A registered provider replaces a built-in or entry point of the same name.
+    A registered provider replaces a built-in or entry point of the same name; its
+    section (``section``, optional) becomes a section of the spec.
     """
     _registered[provider.name] = provider
-    _changed()
+    installed.add(
+        provider.name,
+        section=getattr(provider, "section", None),
+        schemes=tuple(provider.schemes),
+        catalog_dir=provider.catalog_dir,
+    )
 
 
 def unregister(name: str) -> None:
     """Undo ``register``; a built-in or entry point of that name is visible again."""
     _registered.pop(name, None)
-    _changed()
+    installed.remove(name)
 
 
 def forget_entry_points() -> None:
     """Read the entry points again on next use (after installing or removing a plugin in-process)."""
-    _entry_points.cache_clear()
-    _changed()
+    installed.forget()
 
 
 def watch(callback: Callable[[], None]) -> None:
-    """Call ``callback`` whenever the list of providers changes.
-
-    What is computed from every provider (the catalog, with each provider's
-    ``catalog_dir`` rows) is cached by its owner, which empties its cache here.
-    """
-    _watchers.append(callback)
-
-
-def _changed() -> None:
-    for callback in _watchers:
-        callback()
+    """Call ``callback`` whenever the list of providers changes (``installed.watch``)."""
+    installed.watch(callback)
 
 
 @functools.cache
 def _builtin(name: str) -> Provider:
     provider: Provider = importlib.import_module(BUILTIN[name]).provider
-    return provider
-
-
-@functools.cache
-def _entry_points() -> dict[str, Provider]:
-    from importlib.metadata import entry_points
-
-    found: dict[str, Provider] = {}
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        if entry.name not in BUILTIN:
-            found[entry.name] = _load(entry)
-    return found
-
-
-def _load(entry: object) -> Provider:
-    from importlib.metadata import EntryPoint
-
-    assert isinstance(entry, EntryPoint)
-    try:
-        provider: Provider = entry.load()
-    except Exception as exc:
-        raise CloudtrainError(
-            f"The provider {entry.name!r} ({entry.value}) failed to load: {exc}. "
-            "Reinstall the package that provides it, or uninstall it."
-        ) from exc
     return provider

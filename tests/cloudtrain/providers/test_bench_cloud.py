@@ -54,23 +54,27 @@ def vertex_env(request: dict[str, Any]) -> list[dict[str, str]]:
 
 def test_every_vertex_pool_of_a_bench_run_gets_the_variable_and_a_label_of_its_own(tmp_path: Path) -> None:
     runs, training = bench_and_training("vertex", tmp_path)
-    requests = [vertex.render(run) for run in runs]
+    requests = [vertex.provider.render(run) for run in runs]
     assert [len(pools) for pools in map(vertex_env, requests)] == [1, 2]
     for request in requests:
         for env in vertex_env(request):
             assert {"name": "CLOUDTRAIN_BENCH", "value": str(STEPS)} in env
         assert request["labels"]["cloudtrain_request"] == vertex.request_hash(request)
-    labels = {request["labels"]["cloudtrain_request"] for request in [*requests, vertex.render(training)]}
+    labels = {
+        request["labels"]["cloudtrain_request"] for request in [*requests, vertex.provider.render(training)]
+    }
     assert len(labels) == 3
     assert all(
-        env["name"] != "CLOUDTRAIN_BENCH" for pool in vertex_env(vertex.render(training)) for env in pool
+        env["name"] != "CLOUDTRAIN_BENCH"
+        for pool in vertex_env(vertex.provider.render(training))
+        for env in pool
     )
 
 
 def test_a_sagemaker_bench_run_has_the_variable_a_name_of_its_own_and_a_short_runtime(tmp_path: Path) -> None:
     runs, training = bench_and_training("sagemaker", tmp_path)
-    requests = [sagemaker.render(run) for run in runs]
-    trained = sagemaker.render(training)
+    requests = [sagemaker.provider.render(run) for run in runs]
+    trained = sagemaker.provider.render(training)
     for request in requests:
         assert sagemaker_model.problems("CreateTrainingJob", request) == []
         assert request["Environment"]["CLOUDTRAIN_BENCH"] == str(STEPS)

@@ -84,9 +84,9 @@ def test_a_shape_without_a_price_gets_no_estimate() -> None:
     assert budget.expected_cost(planned, settings=_no_prices()) is None
     assert (
         "cloudtrain_estimate"
-        not in vertex.render(unpriced.with_bundle(f"{planned.storage.code}/x.tar.gz").with_run("r1"))[
-            "labels"
-        ]
+        not in vertex.provider.render(
+            unpriced.with_bundle(f"{planned.storage.code}/x.tar.gz").with_run("r1")
+        )["labels"]
     )
 
 

@@ -93,7 +93,7 @@ def test_plain_local_with_one_host_sets_no_tf_config(example_job: Path) -> None:
 
 def test_vertex_emulation_gives_each_replica_what_vertex_gives(example_job: Path) -> None:
     request = _render(example_job, "vertex", hosts=3)
-    job = vertex.render(
+    job = vertex.provider.render(
         plan(load_spec(example_job, ["resources.hosts=3"]), "vertex")
         .with_bundle(BUNDLES["vertex"])
         .with_run("r1")
@@ -136,7 +136,7 @@ def test_vertex_emulation_of_one_replica_has_cluster_spec_but_no_tf_config(examp
 
 def test_sagemaker_emulation_builds_an_opt_ml_tree_per_host_and_no_tf_config(example_job: Path) -> None:
     request = _render(example_job, "sagemaker")
-    cloud = sagemaker.render(
+    cloud = sagemaker.provider.render(
         plan(load_spec(example_job), "sagemaker").with_bundle(BUNDLES["sagemaker"]).with_run("r1")
     )
     algo2 = expand(request["cluster"], request["replicas"][1])

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cloudtrain.providers.sagemaker.settings import SageMakerSettings
+
 if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
 
 
 def problems(spec: JobSpec) -> list[str]:
     """Every reason ``spec`` cannot run on SageMaker, one message each."""
-    if spec.sagemaker.role is None:
+    if SageMakerSettings.of(spec).role is None:
         return [
             "sagemaker.role is required on SageMaker. Set it to the ARN of the role the job runs as, "
             "e.g. arn:aws:iam::123456789012:role/SageMakerTraining."

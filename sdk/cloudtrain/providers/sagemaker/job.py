@@ -25,6 +25,7 @@ from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.sagemaker import listing, outputs, upload
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.logs import LogReader
+from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 from cloudtrain.providers.sagemaker.states import ARN, STOP_TAG, job_status
 from cloudtrain.providers.transfer import bundle_uri
 
@@ -58,7 +59,7 @@ def submit(
         ProviderError: SageMaker or S3 refused a call (one line, with the fix).
         CredentialsError: no usable AWS credentials.
     """
-    aws = clients or AwsClients(region=plan.spec.sagemaker.region)
+    aws = clients or AwsClients(region=SageMakerSettings.of(plan.spec).region)
     upload_bundle(plan, bundle, aws, progress)
     arn, existed = _create(aws, request)
     job = SageMakerJob(arn, aws, request=request)
@@ -70,7 +71,7 @@ def upload_bundle(
     plan: Plan, bundle: Bundle, clients: AwsClients | None = None, progress: OnProgress | None = None
 ) -> None:
     """Upload the code bundle to ``plan.bundle`` unless it is there; creates no job."""
-    aws = clients or AwsClients(region=plan.spec.sagemaker.region)
+    aws = clients or AwsClients(region=SageMakerSettings.of(plan.spec).region)
     upload.upload_bundle(aws, bundle, bundle_uri(plan, scheme="s3://"), progress=progress)
 
 

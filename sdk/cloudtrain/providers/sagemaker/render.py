@@ -47,6 +47,7 @@ from cloudtrain import catalog, container, runs
 from cloudtrain.errors import SpecError
 from cloudtrain.providers.base import ExpectedCost
 from cloudtrain.providers.sagemaker import schema
+from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 from cloudtrain.providers.transfer import bundle_uri
 from cloudtrain.sweep.objective import metric_regex
 
@@ -113,7 +114,7 @@ def render(plan: Plan) -> dict[str, Any]:
     bundle = _bundle_uri(plan)
     request: dict[str, Any] = {
         "AlgorithmSpecification": _algorithm(plan),
-        "RoleArn": plan.spec.sagemaker.role,
+        "RoleArn": SageMakerSettings.of(plan.spec).role,
         "ResourceConfig": _resources(plan),
         "EnableManagedSpotTraining": plan.spot,
         "StoppingCondition": stopping_condition(plan.max_runtime_s, spot=plan.spot),
@@ -234,8 +235,8 @@ def _bundle_path(bundle: str) -> str:
 def _algorithm(plan: Plan) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "TrainingImage": plan.image,
-        "TrainingInputMode": plan.spec.sagemaker.input_mode,
-        "MetricDefinitions": metric_definitions(plan.spec.sagemaker.metrics),
+        "TrainingInputMode": SageMakerSettings.of(plan.spec).input_mode,
+        "MetricDefinitions": metric_definitions(SageMakerSettings.of(plan.spec).metrics),
     }
     command = container.command(plan)
     if command is None:
@@ -299,7 +300,7 @@ def _channels(plan: Plan, bundle: str) -> list[dict[str, Any]]:
             f"data: {len(data)} channels plus the code channel exceed SageMaker's {MAX_CHANNELS} "
             "input channels. Merge channels under a common s3:// prefix."
         )
-    mode = plan.spec.sagemaker.input_mode
+    mode = SageMakerSettings.of(plan.spec).input_mode
     # The code channel is always File mode: the bootstrap needs a real file to open.
     return [_channel(CODE_CHANNEL, bundle, "File")] + [_channel(n, uri, mode) for n, uri in data]
 
@@ -357,12 +358,12 @@ def check_map(field: str, values: dict[str, str], *, limits: tuple[int, int, int
 
 
 def _retry_strategy(plan: Plan) -> dict[str, Any]:
-    retries = plan.spec.sagemaker.max_retries
+    retries = SageMakerSettings.of(plan.spec).max_retries
     return {"RetryStrategy": {"MaximumRetryAttempts": retries}} if retries > 0 else {}
 
 
 def _vpc(plan: Plan) -> dict[str, Any]:
-    settings = plan.spec.sagemaker
+    settings = SageMakerSettings.of(plan.spec)
     if bool(settings.subnets) != bool(settings.security_groups):
         raise SpecError(
             "sagemaker.subnets and sagemaker.security_groups go together: a job in a VPC needs both "
@@ -381,10 +382,10 @@ def _tags(plan: Plan) -> list[dict[str, str]]:
 
     The run id is part of the request, so of the job name's hash: a new run is a new job.
     """
-    tags = {**plan.spec.sagemaker.tags, JOB_TAG: plan.name, RUN_TAG: runs.of_plan(plan)}
+    tags = {**SageMakerSettings.of(plan.spec).tags, JOB_TAG: plan.name, RUN_TAG: runs.of_plan(plan)}
     if plan.estimate is not None:
         tags |= estimate_tags(plan.estimate)
-    reserved = sorted(key for key in plan.spec.sagemaker.tags if key.lower().startswith("aws:"))
+    reserved = sorted(key for key in SageMakerSettings.of(plan.spec).tags if key.lower().startswith("aws:"))
     if reserved:
         raise SpecError(f"sagemaker.tags: {reserved[0]!r} uses the reserved prefix 'aws:'. Rename the tag.")
     if len(tags) > MAX_TAGS:

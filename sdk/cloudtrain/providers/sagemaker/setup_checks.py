@@ -37,6 +37,7 @@ from urllib.parse import unquote
 
 from cloudtrain.errors import CredentialsError, MissingDependencyError
 from cloudtrain.providers.sagemaker.clients import CREDENTIALS_FIX, require_boto3, translate
+from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 from cloudtrain_runtime.diagnosis import FAIL, OK, Check, skipped
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def check_setup(spec: JobSpec, sources: Sources, *, clients: Clients | None = No
         require_boto3()
     except MissingDependencyError as missing:
         return [Check("libraries", FAIL, "boto3 is not installed", str(missing))]
-    region = spec.sagemaker.region
+    region = SageMakerSettings.of(spec).region
     client = clients or client_factory(region)
     region_line = Check("region", OK, f"{region} (from {sources.label('sagemaker.region')})")
     credentials = credentials_check(client)
@@ -86,12 +87,12 @@ def check_setup(spec: JobSpec, sources: Sources, *, clients: Clients | None = No
             region_line,
             *skipped(("bucket", "write", "role", "sagemaker-api"), "no credentials"),
         ]
-    root = spec.sagemaker.storage_root or spec.storage.root
+    root = SageMakerSettings.of(spec).storage_root or spec.storage.root
     return [
         credentials,
         region_line,
         *storage_checks(root, region, client),
-        role_check(spec.sagemaker.role, client),
+        role_check(SageMakerSettings.of(spec).role, client),
         api_check(region, client),
     ]
 

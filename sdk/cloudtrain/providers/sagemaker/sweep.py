@@ -58,6 +58,7 @@ from cloudtrain.providers.sagemaker.render import (
     metric_definitions,
 )
 from cloudtrain.providers.sagemaker.render import render as render_job
+from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 from cloudtrain.sweep import space
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def render(plan: Plan) -> dict[str, Any]:
     check_map(
         "env", definition["Environment"], limits=(MAX_ENVIRONMENT, 512, 512), fix="Remove entries from env."
     )
-    metrics = list(dict.fromkeys([*plan.spec.sagemaker.metrics, tuning.objective.metric]))
+    metrics = list(dict.fromkeys([*SageMakerSettings.of(plan.spec).metrics, tuning.objective.metric]))
     definition["AlgorithmSpecification"] = {
         "TrainingImage": job["AlgorithmSpecification"]["TrainingImage"],
         "TrainingInputMode": job["AlgorithmSpecification"]["TrainingInputMode"],

@@ -25,6 +25,7 @@ from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.job import upload_bundle
 from cloudtrain.providers.sagemaker.listing import accelerator_of
 from cloudtrain.providers.sagemaker.render import JOB_TAG, estimate_from_tags
+from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 from cloudtrain.sweep.trials import STOPPED, Trial, best_of, events
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def submit(
     progress: OnProgress | None = None,
 ) -> SageMakerSweep:
     """Upload the code bundle once and create the tuning job, or attach to the one of the same name."""
-    aws = clients or AwsClients(region=plan.spec.sagemaker.region)
+    aws = clients or AwsClients(region=SageMakerSettings.of(plan.spec).region)
     upload_bundle(plan, bundle, aws, progress)
     name = request["HyperParameterTuningJobName"]
     try:

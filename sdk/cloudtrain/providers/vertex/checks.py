@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cloudtrain import catalog
+from cloudtrain.providers.vertex.settings import VertexSettings
 
 if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
@@ -16,7 +17,7 @@ FLEX_START_ACCELERATORS = ("l4", "a100-40gb", "a100-80gb", "h100-80gb", "h200-14
 def problems(spec: JobSpec) -> list[str]:
     """Every reason ``spec`` cannot run on Vertex AI, one message each."""
     found = _tpu_problems(spec) + _flex_start_problems(spec)
-    vertex = spec.vertex
+    vertex = VertexSettings.of(spec)
     if vertex.tensorboard and not vertex.service_account:
         found.append(
             "vertex.tensorboard needs vertex.service_account: Vertex AI refuses TensorBoard uploads "
@@ -47,7 +48,7 @@ def _tpu_problems(spec: JobSpec) -> list[str]:
 
 
 def _flex_start_problems(spec: JobSpec) -> list[str]:
-    vertex, res = spec.vertex, spec.resources
+    vertex, res = VertexSettings.of(spec), spec.resources
     if not vertex.flex_start:
         if vertex.max_wait is not None:
             return [

@@ -19,6 +19,7 @@ from cloudtrain.providers.vertex.clients import (
     VertexClients,
     with_retries,
 )
+from cloudtrain.providers.vertex.settings import VertexSettings
 from cloudtrain.providers.vertex.upload import split_uri
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def read_output(plan: Plan, uri: str, clients: VertexClients | None = None) -> b
         GoogleCallError: the read failed otherwise (permissions, a missing bucket).
     """
     google = clients or VertexClients()
-    project = plan.spec.vertex.project
+    project = VertexSettings.of(plan.spec).project
     bucket, name = split_uri(uri)
     blob = google.storage_client(project).bucket(bucket).blob(name)
     call = ApiCall(

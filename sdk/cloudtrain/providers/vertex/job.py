@@ -40,6 +40,7 @@ from cloudtrain.providers.vertex.clients import GoogleCallError, VertexClients, 
 from cloudtrain.providers.vertex.logs import LogReader
 from cloudtrain.providers.vertex.names import JOB_ID, REUSABLE_STATES, STATES, api_call
 from cloudtrain.providers.vertex.render import REQUEST_LABEL
+from cloudtrain.providers.vertex.settings import VertexSettings
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
@@ -85,7 +86,7 @@ def submit(
     require_google()
     custom_job = _custom_job(request)
     clients = clients or VertexClients()
-    vertex = plan.spec.vertex
+    vertex = VertexSettings.of(plan.spec)
     upload_bundle(plan, bundle, clients, progress)
     parent = f"projects/{vertex.project}/locations/{vertex.region}"
     service = clients.job_service(vertex.region)
@@ -105,7 +106,7 @@ def upload_bundle(
     """Upload the code bundle to ``plan.bundle`` unless it is there; creates no job."""
     require_google()
     clients = clients or VertexClients()
-    storage = clients.storage_client(plan.spec.vertex.project)
+    storage = clients.storage_client(VertexSettings.of(plan.spec).project)
     upload.upload_once(bundle.path, bundle_uri(plan), storage, sleep=clients.sleep, progress=progress)
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from cloudtrain.outputs import JOB, Outputs, standard
+from cloudtrain.providers.vertex.settings import VertexSettings
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -31,7 +32,7 @@ LOGS_URL = "https://console.cloud.google.com/logs/query;query={query}?project={p
 
 def of_plan(plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
     """The outputs of the job ``render(plan)`` (or ``request``) creates; ``{job}``: its numeric ID."""
-    project = plan.spec.vertex.project or ""  # the checks refuse a plan without one
+    project = VertexSettings.of(plan.spec).project or ""  # the checks refuse a plan without one
     if request is not None:
         return of_request(request, project=project, job=JOB)
     return standard(plan.storage.run, logs=logs_url(project, JOB))

@@ -44,6 +44,7 @@ from cloudtrain import container, runs
 from cloudtrain.errors import ProviderError, SpecError
 from cloudtrain.providers.base import ExpectedCost
 from cloudtrain.providers.transfer import bundle_uri
+from cloudtrain.providers.vertex.settings import VertexSettings
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -132,7 +133,7 @@ def _check_plan(plan: Plan) -> None:
 
 
 def _job_spec(plan: Plan) -> dict[str, Any]:
-    vertex = plan.spec.vertex
+    vertex = VertexSettings.of(plan.spec)
     spec: dict[str, Any] = {
         "workerPoolSpecs": _worker_pools(plan),
         "scheduling": _scheduling(plan),
@@ -230,17 +231,18 @@ def _scheduling(plan: Plan) -> dict[str, Any]:
         scheduling["restartJobOnWorkerRestart"] = True
     if plan.spot:
         scheduling["strategy"] = "SPOT"
-    if plan.spec.vertex.flex_start:
+    vertex = VertexSettings.of(plan.spec)
+    if vertex.flex_start:
         scheduling["strategy"] = "FLEX_START"
-        if plan.spec.vertex.max_wait is not None:
-            scheduling["maxWaitDuration"] = f"{plan.spec.vertex.max_wait}s"
+        if vertex.max_wait is not None:
+            scheduling["maxWaitDuration"] = f"{vertex.max_wait}s"
     return scheduling
 
 
 def _user_labels(plan: Plan) -> dict[str, str]:
     """The spec's labels made valid for Vertex, plus the job name for filtering in the console."""
     labels: dict[str, str] = {}
-    for key, value in plan.spec.vertex.labels.items():
+    for key, value in VertexSettings.of(plan.spec).labels.items():
         clean = sanitise_label_key(key)
         if clean in labels or clean in (JOB_LABEL, RUN_LABEL, *NOT_HASHED):
             raise SpecError(
@@ -255,8 +257,8 @@ def _user_labels(plan: Plan) -> dict[str, str]:
     if len(labels) + 1 > MAX_LABELS:
         raise SpecError(
             f"vertex.labels: Vertex AI allows {MAX_LABELS} labels per job and cloudtrain adds "
-            f"{len(labels) + 1 - len(plan.spec.vertex.labels)}; "
-            f"remove {len(labels) + 1 - MAX_LABELS} of the {len(plan.spec.vertex.labels)} labels."
+            f"{len(labels) + 1 - len(VertexSettings.of(plan.spec).labels)}; "
+            f"remove {len(labels) + 1 - MAX_LABELS} of the {len(VertexSettings.of(plan.spec).labels)} labels."
         )
     return labels
 

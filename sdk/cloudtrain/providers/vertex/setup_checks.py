@@ -41,6 +41,7 @@ from cloudtrain.providers.vertex.clients import (
     with_retries,
 )
 from cloudtrain.providers.vertex.discover import config_dir
+from cloudtrain.providers.vertex.settings import VertexSettings
 from cloudtrain_runtime.diagnosis import FAIL, OK, Check, skipped
 
 if TYPE_CHECKING:
@@ -83,8 +84,8 @@ def check_setup(
     settings = [project_check(spec, sources, found.project), region_check(spec, sources)]
     if found.check.status == FAIL:
         return [found.check, *settings, *skipped(("bucket", "write", "vertex-api"), "no credentials")]
-    project, region = spec.vertex.project, spec.vertex.region
-    root = spec.vertex.storage_root or spec.storage.root
+    project, region = VertexSettings.of(spec).project, VertexSettings.of(spec).region
+    root = VertexSettings.of(spec).storage_root or spec.storage.root
     return [
         found.check,
         *settings,
@@ -127,7 +128,7 @@ def adc_source(environ: Mapping[str, str]) -> str:
 
 def project_check(spec: JobSpec, sources: Sources, adc_project: str | None) -> Check:
     """The project jobs are created in, and where it came from."""
-    project = spec.vertex.project
+    project = VertexSettings.of(spec).project
     if project is not None:
         return Check("project", OK, f"{project} (from {sources.label('vertex.project')})")
     named = f" (the credentials name {adc_project})" if adc_project else ""
@@ -140,7 +141,7 @@ def project_check(spec: JobSpec, sources: Sources, adc_project: str | None) -> C
 
 
 def region_check(spec: JobSpec, sources: Sources) -> Check:
-    return Check("region", OK, f"{spec.vertex.region} (from {sources.label('vertex.region')})")
+    return Check("region", OK, f"{VertexSettings.of(spec).region} (from {sources.label('vertex.region')})")
 
 
 def storage_checks(root: str, project: str | None, clients: VertexClients) -> list[Check]:

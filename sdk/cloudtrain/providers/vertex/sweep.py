@@ -44,6 +44,7 @@ from cloudtrain.outputs import Outputs, standard
 from cloudtrain.providers.vertex import outputs as job_outputs
 from cloudtrain.providers.vertex.render import REQUEST_LABEL, request_hash
 from cloudtrain.providers.vertex.render import render as render_job
+from cloudtrain.providers.vertex.settings import VertexSettings
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -111,7 +112,7 @@ def parameter_spec(name: str, parameter: Parameter) -> dict[str, Any]:
 def outputs(plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
     """Where the sweep's best trial will write, ``{trial}`` standing for its id (see the module docstring)."""
     request = request or {"trialJobSpec": {"baseOutputDirectory": {"outputUriPrefix": plan.storage.run}}}
-    return outputs_of(request, project=plan.spec.vertex.project or "", trial=TRIAL)
+    return outputs_of(request, project=VertexSettings.of(plan.spec).project or "", trial=TRIAL)
 
 
 def outputs_of(request: dict[str, Any], *, project: str, trial: str) -> Outputs:

@@ -27,6 +27,7 @@ from cloudtrain.providers.vertex.job import upload_bundle
 from cloudtrain.providers.vertex.listing import MEASURE, accelerator_of
 from cloudtrain.providers.vertex.names import PARENT, REUSABLE_STATES, STATES, api_call
 from cloudtrain.providers.vertex.render import JOB_LABEL, REQUEST_LABEL, estimate_from_labels
+from cloudtrain.providers.vertex.settings import VertexSettings
 from cloudtrain.sweep.trials import STOPPED, Trial, best_of, events
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def submit(
     require_google()
     message = _message(request)
     clients = clients or VertexClients()
-    vertex = plan.spec.vertex
+    vertex = VertexSettings.of(plan.spec)
     upload_bundle(plan, bundle, clients, progress)
     parent = f"projects/{vertex.project}/locations/{vertex.region}"
     service = clients.job_service(vertex.region)

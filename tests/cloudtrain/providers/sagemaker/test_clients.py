@@ -49,6 +49,6 @@ def test_the_users_attempt_count_bounds_a_throttled_create(
     aws.sagemaker.fail("CreateTrainingJob", "ThrottlingException", times=10)
     planned, packed = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker").with_run("r1"))
     with pytest.raises(ProviderError, match="ThrottlingException"):
-        sagemaker.submit(planned, sagemaker.render(planned), packed, clients=aws.clients(attempts=6))
+        sagemaker.submit(planned, sagemaker.provider.render(planned), packed, clients=aws.clients(attempts=6))
     assert aws.sagemaker.count("CreateTrainingJob") == 2
     assert len(aws.sleeps) == 1

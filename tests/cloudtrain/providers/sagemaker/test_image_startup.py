@@ -50,7 +50,7 @@ RECORDED_ENV = ("LD_LIBRARY_PATH", "CLOUDTRAIN_ROOT")
 
 def _request(*overrides: str, bundle: str = "0123456789abcdef.tar.gz") -> dict[str, Any]:
     p = plan(load_spec(EXAMPLE, ["resources.hosts=1", *overrides]), "sagemaker")
-    return sagemaker.render(p.with_bundle(f"{p.storage.code}/{bundle}").with_run("r1"))
+    return sagemaker.provider.render(p.with_bundle(f"{p.storage.code}/{bundle}").with_run("r1"))
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ def planned(region: str, *overrides: str) -> Plan:
 
 
 def training_image(region: str, *overrides: str) -> str:
-    return sagemaker.render(planned(region, *overrides))["AlgorithmSpecification"]["TrainingImage"]
+    return sagemaker.provider.render(planned(region, *overrides))["AlgorithmSpecification"]["TrainingImage"]
 
 
 @pytest.mark.parametrize(

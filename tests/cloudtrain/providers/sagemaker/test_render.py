@@ -40,7 +40,7 @@ def planned(*overrides: str) -> Plan:
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_request_matches_golden_file(shape: str) -> None:
-    request = sagemaker.render(planned(*SHAPES[shape]))
+    request = sagemaker.provider.render(planned(*SHAPES[shape]))
     golden = GOLDEN / f"binary_classifier-{shape}.json"
     if os.environ.get("CLOUDTRAIN_UPDATE_GOLDEN") == "1":
         golden.parent.mkdir(parents=True, exist_ok=True)
@@ -50,12 +50,15 @@ def test_request_matches_golden_file(shape: str) -> None:
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_request_passes_botocore_service_model(shape: str) -> None:
-    assert sagemaker_model.problems("CreateTrainingJob", sagemaker.render(planned(*SHAPES[shape]))) == []
+    assert (
+        sagemaker_model.problems("CreateTrainingJob", sagemaker.provider.render(planned(*SHAPES[shape])))
+        == []
+    )
 
 
 def test_checker_catches_what_botocore_skips() -> None:
     # regression guard for the checker itself: botocore alone accepts a 64-character name.
-    request = sagemaker.render(planned())
+    request = sagemaker.provider.render(planned())
     request["TrainingJobName"] = "x" * 64
     request["ResourceConfig"]["InstanceType"] = "ml.nonexistent"
     found = sagemaker_model.problems("CreateTrainingJob", request)
@@ -64,8 +67,8 @@ def test_checker_catches_what_botocore_skips() -> None:
 
 
 def test_render_is_deterministic_and_the_name_follows_the_content() -> None:
-    first, again = sagemaker.render(planned()), sagemaker.render(planned())
-    other = sagemaker.render(planned("training.epochs=4"))
+    first, again = sagemaker.provider.render(planned()), sagemaker.provider.render(planned())
+    other = sagemaker.provider.render(planned("training.epochs=4"))
     assert first == again
     assert first["TrainingJobName"] != other["TrainingJobName"]
     assert first["TrainingJobName"].startswith("binary-classifier-")
@@ -73,14 +76,14 @@ def test_render_is_deterministic_and_the_name_follows_the_content() -> None:
 
 def test_long_job_name_is_cut_to_63_characters() -> None:
     name = "a" + "-b" * 31  # 63 characters, the spec's maximum
-    request = sagemaker.render(planned(f"name={name}"))
+    request = sagemaker.provider.render(planned(f"name={name}"))
     assert len(request["TrainingJobName"]) == 63
     assert sagemaker_model.problems("CreateTrainingJob", request) == []
 
 
 def test_request_fields_come_from_the_plan() -> None:
     p = planned("resources.spot=true", "sagemaker.max_retries=2", "resources.disk_gb=200")
-    request = sagemaker.render(p)
+    request = sagemaker.provider.render(p)
     assert request["ResourceConfig"] == {
         "InstanceType": "ml.g4dn.xlarge",
         "InstanceCount": 2,
@@ -116,7 +119,7 @@ def test_stopping_condition(runtime: int, spot: bool, expected: dict[str, int]) 
 
 
 def test_data_channels_and_vpc_and_tags() -> None:
-    request = sagemaker.render(
+    request = sagemaker.provider.render(
         planned(
             "data.train=s3://my-bucket/train/",
             "data.eval=s3://my-bucket/eval/",
@@ -155,24 +158,26 @@ def test_data_channels_and_vpc_and_tags() -> None:
 )
 def test_limits_raise_spec_errors_naming_the_field(overrides: list[str], message: str) -> None:
     with pytest.raises(SpecError) as caught:
-        sagemaker.render(planned(*overrides))
+        sagemaker.provider.render(planned(*overrides))
     assert message in str(caught.value)
 
 
 def test_environment_values_are_not_echoed_in_errors() -> None:
     with pytest.raises(SpecError) as caught:
-        sagemaker.render(planned("env={BIG: " + "private" * 100 + "}"))
+        sagemaker.provider.render(planned("env={BIG: " + "private" * 100 + "}"))
     assert "private" not in str(caught.value)
 
 
 def test_render_needs_a_packed_s3_bundle() -> None:
     unpacked = plan(load_spec(EXAMPLE), "sagemaker")
     with pytest.raises(ProviderError, match=r"Pack the code first: cloudtrain.api.pack_code\(plan\)"):
-        sagemaker.render(unpacked)
+        sagemaker.provider.render(unpacked)
 
 
 def test_own_image_runs_its_entrypoint() -> None:
-    request = sagemaker.render(planned("image=123456789012.dkr.ecr.us-east-1.amazonaws.com/trainer:1"))
+    request = sagemaker.provider.render(
+        planned("image=123456789012.dkr.ecr.us-east-1.amazonaws.com/trainer:1")
+    )
     assert "ContainerEntrypoint" not in request["AlgorithmSpecification"]
     assert request["AlgorithmSpecification"]["TrainingImage"].endswith("/trainer:1")
 

@@ -29,7 +29,9 @@ EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier"
 
 def submit(aws: LoopbackAws, *overrides: str, clients: AwsClients | None = None) -> SageMakerJob:
     planned, packed = api.pack_code(plan(load_spec(EXAMPLE, overrides), "sagemaker").with_run("r1"))
-    return sagemaker.submit(planned, sagemaker.render(planned), packed, clients=clients or aws.clients())
+    return sagemaker.submit(
+        planned, sagemaker.provider.render(planned), packed, clients=clients or aws.clients()
+    )
 
 
 def bucket_keys(aws: LoopbackAws) -> list[str]:
@@ -111,7 +113,7 @@ def test_permanent_errors_fail_at_once_with_the_fix(aws: LoopbackAws, code: str,
 
 def test_rejected_request_reports_sagemakers_validation_message(aws: LoopbackAws) -> None:
     planned, packed = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker").with_run("r1"))
-    request = sagemaker.render(planned) | {"TrainingJobName": "bad_name"}
+    request = sagemaker.provider.render(planned) | {"TrainingJobName": "bad_name"}
     with pytest.raises(ProviderError, match=r"ValidationException: .*TrainingJobName"):
         sagemaker.submit(planned, request, packed, clients=aws.clients())
 
@@ -298,7 +300,7 @@ def test_unreachable_endpoint_is_retried_then_reported(
 def test_no_secret_from_the_environment_reaches_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI-not-a-real-secret")
     planned, _ = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker").with_run("r1"))
-    assert "wJalrXUtnFEMI" not in json.dumps(sagemaker.render(planned))
+    assert "wJalrXUtnFEMI" not in json.dumps(sagemaker.provider.render(planned))
 
 
 def test_missing_bucket_says_how_to_create_it(aws: LoopbackAws) -> None:

@@ -306,7 +306,7 @@ def test_a_request_with_a_field_vertex_lacks_is_refused_before_sending(
     fake_vertex: FakeJobService, clients: vertex.VertexClients
 ) -> None:
     planned, packed = api.pack_code(plan(api.as_spec(EXAMPLE), "vertex").with_run("r1"))
-    request = vertex.render(planned)
+    request = vertex.provider.render(planned)
     request["jobSpec"]["scheduling"]["maxRetries"] = 3  # a SageMaker idea, not a Scheduling field
     with pytest.raises(ProviderError, match=r"not a valid Vertex AI CustomJob: .*maxRetries"):
         vertex.submit(planned, request, packed, clients)
@@ -324,7 +324,7 @@ def test_failed_job_status_carries_the_error_message(
 
 def rendered_request() -> dict:
     planned = plan(api.as_spec(EXAMPLE), "vertex").with_bundle(f"gs://{BUCKET}/code/0.tar.gz").with_run("r1")
-    return vertex.render(planned)
+    return vertex.provider.render(planned)
 
 
 def create_directly(clients: vertex.VertexClients) -> str:

@@ -34,7 +34,7 @@ def sleeps() -> list[float]:
 @pytest.fixture
 def job(fake_vertex: FakeJobService, sleeps: list[float]) -> vertex.VertexJob:
     """A job created directly in the fake service (no upload needed to read logs)."""
-    body = vertex.render(
+    body = vertex.provider.render(
         plan(api.as_spec(EXAMPLE), "vertex").with_bundle("gs://my-bucket/code/0.tar.gz").with_run("r1")
     )
     message = aiplatform_v1.CustomJob.pb(aiplatform_v1.CustomJob())

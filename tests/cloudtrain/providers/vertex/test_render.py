@@ -60,7 +60,7 @@ def parse_strictly(body: dict[str, Any]) -> aiplatform_v1.CustomJob:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_render_matches_reviewed_golden_and_parses_strictly(case: str) -> None:
-    body = vertex.render(vertex_plan(CASES[case]))
+    body = vertex.provider.render(vertex_plan(CASES[case]))
     parse_strictly(body)
     golden = GOLDEN / f"{case}.json"
     if os.environ.get("CLOUDTRAIN_UPDATE_GOLDEN") == "1":
@@ -70,7 +70,7 @@ def test_render_matches_reviewed_golden_and_parses_strictly(case: str) -> None:
 
 
 def test_pools_follow_vertex_order_chief_then_workers() -> None:
-    job = parse_strictly(vertex.render(vertex_plan(CASES["four_hosts"])))
+    job = parse_strictly(vertex.provider.render(vertex_plan(CASES["four_hosts"])))
     pools = job.job_spec.worker_pool_specs
     assert [pool.replica_count for pool in pools] == [1, 3]
     assert pools[0].machine_spec == pools[1].machine_spec
@@ -79,13 +79,13 @@ def test_pools_follow_vertex_order_chief_then_workers() -> None:
 
 
 def test_single_host_has_one_pool_and_no_whole_job_restart() -> None:
-    job = parse_strictly(vertex.render(vertex_plan(CASES["one_gpu"])))
+    job = parse_strictly(vertex.provider.render(vertex_plan(CASES["one_gpu"])))
     assert len(job.job_spec.worker_pool_specs) == 1
     assert not job.job_spec.scheduling.restart_job_on_worker_restart
 
 
 def test_spot_scheduling_and_timeout_are_typed_durations() -> None:
-    scheduling = parse_strictly(vertex.render(vertex_plan(CASES["spot"]))).job_spec.scheduling
+    scheduling = parse_strictly(vertex.provider.render(vertex_plan(CASES["spot"]))).job_spec.scheduling
     assert scheduling.strategy == aiplatform_v1.Scheduling.Strategy.SPOT
     assert scheduling.timeout.total_seconds() == 3600  # limits.max_runtime: 1h
     assert not scheduling.max_wait_duration  # only FLEX_START waits for capacity
@@ -93,34 +93,40 @@ def test_spot_scheduling_and_timeout_are_typed_durations() -> None:
 
 def test_flex_start_waits_for_capacity_up_to_max_wait() -> None:
     overrides = [*A100_8, "vertex.flex_start=true", "vertex.max_wait=2h"]
-    scheduling = parse_strictly(vertex.render(vertex_plan(overrides))).job_spec.scheduling
+    scheduling = parse_strictly(vertex.provider.render(vertex_plan(overrides))).job_spec.scheduling
     assert scheduling.strategy == aiplatform_v1.Scheduling.Strategy.FLEX_START
     assert scheduling.max_wait_duration.total_seconds() == 7200
 
 
 def test_env_values_stay_literal_under_vertex_expansion() -> None:
-    container = vertex.render(vertex_plan(["env.GREETING=echo $(USER)"]))["jobSpec"]["workerPoolSpecs"][0]
+    container = vertex.provider.render(vertex_plan(["env.GREETING=echo $(USER)"]))["jobSpec"][
+        "workerPoolSpecs"
+    ][0]
     env = {e["name"]: e["value"] for e in container["containerSpec"]["env"]}
     assert env["GREETING"] == "echo $$(USER)"
 
 
 def test_tpu_v5e_has_topology_and_no_accelerator_type() -> None:
-    machine = parse_strictly(vertex.render(vertex_plan(CASES["tpu_v5e"]))).job_spec.worker_pool_specs[0]
+    machine = parse_strictly(
+        vertex.provider.render(vertex_plan(CASES["tpu_v5e"]))
+    ).job_spec.worker_pool_specs[0]
     assert machine.machine_spec.machine_type == "ct5lp-hightpu-4t"
     assert machine.machine_spec.tpu_topology == "2x2"
     assert machine.machine_spec.accelerator_type == aiplatform_v1.AcceleratorType.ACCELERATOR_TYPE_UNSPECIFIED
 
 
 def test_container_reads_the_bundle_through_the_gcs_fuse_mount() -> None:
-    container = vertex.render(vertex_plan([]))["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]
+    container = vertex.provider.render(vertex_plan([]))["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]
     env = {item["name"]: item["value"] for item in container["env"]}
     assert env["CLOUDTRAIN_BUNDLE"] == "/gcs/my-bucket/binary-classifier/code/0123456789abcdef.tar.gz"
     assert json.loads(env["CLOUDTRAIN_CONFIG"])["bundle"] == BUNDLE
 
 
 def test_render_is_deterministic_and_the_request_label_tracks_the_body() -> None:
-    first, again = vertex.render(vertex_plan([])), vertex.render(vertex_plan([]))
-    other_code = vertex.render(vertex_plan([]).with_bundle(BUNDLE.replace("0123", "4567")).with_run("r1"))
+    first, again = vertex.provider.render(vertex_plan([])), vertex.provider.render(vertex_plan([]))
+    other_code = vertex.provider.render(
+        vertex_plan([]).with_bundle(BUNDLE.replace("0123", "4567")).with_run("r1")
+    )
     assert first == again
     assert first["labels"]["cloudtrain_request"] == vertex.request_hash(first)
     assert other_code["labels"]["cloudtrain_request"] != first["labels"]["cloudtrain_request"]
@@ -128,13 +134,13 @@ def test_render_is_deterministic_and_the_request_label_tracks_the_body() -> None
 
 def test_render_without_a_bundle_says_how_to_pack() -> None:
     with pytest.raises(ProviderError, match=r"no code bundle URI.*pack_code"):
-        vertex.render(plan(load_spec(EXAMPLE), "vertex"))
+        vertex.provider.render(plan(load_spec(EXAMPLE), "vertex"))
 
 
 def test_more_than_100_env_vars_is_a_spec_error_naming_the_count() -> None:
     overrides = [f"env.VAR_{i}=x" for i in range(99)]
     with pytest.raises(SpecError, match=r"at most 100 .* needs 101 \(99 from env, 2 set by cloudtrain\)"):
-        vertex.render(vertex_plan(overrides))
+        vertex.provider.render(vertex_plan(overrides))
 
 
 def labelled_plan(labels: dict[str, str]) -> Plan:
@@ -154,20 +160,20 @@ def labelled_plan(labels: dict[str, str]) -> Plan:
     ],
 )
 def test_labels_are_sanitised_to_vertex_rules(raw_key: str, raw_value: str, key: str, value: str) -> None:
-    body = vertex.render(labelled_plan({raw_key: raw_value}))
+    body = vertex.provider.render(labelled_plan({raw_key: raw_value}))
     assert body["labels"][key] == value
     parse_strictly(body)
 
 
 def test_labels_that_collide_after_sanitising_are_refused() -> None:
     with pytest.raises(SpecError, match=r"'Team' becomes the label key 'team', which is already used"):
-        vertex.render(labelled_plan({"team": "a", "Team": "b"}))
+        vertex.provider.render(labelled_plan({"team": "a", "Team": "b"}))
 
 
 def test_no_secret_from_the_environment_reaches_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", "/home/me/key-4f9a.json")
     monkeypatch.setenv("CLOUDSDK_AUTH_ACCESS_TOKEN", "ya29.secret-token")
-    text = json.dumps(vertex.render(vertex_plan(CASES["four_hosts"])))
+    text = json.dumps(vertex.provider.render(vertex_plan(CASES["four_hosts"])))
     assert "key-4f9a" not in text
     assert "ya29" not in text
 
@@ -179,7 +185,7 @@ def test_render_imports_no_google_library() -> None:
         "from cloudtrain.planning import plan\n"
         "from cloudtrain.providers import vertex\n"
         "from cloudtrain.specfile import load_spec\n"
-        f"vertex.render(plan(load_spec({str(EXAMPLE)!r}), 'vertex').with_bundle({BUNDLE!r}).with_run('r1'))\n"
+        f"vertex.provider.render(plan(load_spec({str(EXAMPLE)!r}), 'vertex').with_bundle({BUNDLE!r}).with_run('r1'))\n"
         "heavy = [m for m in sys.modules if m.startswith(('google.cloud.', 'google.auth', 'grpc', 'google.protobuf'))]\n"
         "print(heavy)\n"
     )
