@@ -23,10 +23,10 @@ _EXPORTS = {
     "CloudtrainError": "cloudtrain.errors",
     "CostOption": "cloudtrain.cost",
     "CredentialsError": "cloudtrain.errors",
-    "Job": "cloudtrain.providers.base",
+    "Job": "cloudtrain.providers.jobs",
     "JobSpec": "cloudtrain.spec",
-    "JobStatus": "cloudtrain.providers.base",
-    "JobSummary": "cloudtrain.providers.base",
+    "JobStatus": "cloudtrain.providers.jobs",
+    "JobSummary": "cloudtrain.providers.jobs",
     "MissingDependencyError": "cloudtrain.errors",
     "Outputs": "cloudtrain.outputs",
     "Plan": "cloudtrain.planning",
@@ -88,7 +88,7 @@ if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
     from cloudtrain.progress import Progress
-    from cloudtrain.providers.base import Job, JobStatus, JobSummary
+    from cloudtrain.providers.jobs import Job, JobStatus, JobSummary
     from cloudtrain.spec import JobSpec
     from cloudtrain.specfile import load_spec, with_defaults
 

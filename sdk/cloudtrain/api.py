@@ -77,7 +77,7 @@ def plan(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None
     spec = _spec_of(spec)
     if provider is None or isinstance(provider, str):
         # By name, not through ``provider.plan``: a provider's own plan() may call cloudtrain.plan.
-        return planning.plan(spec, provider)
+        return planning.plan(spec, registry.get(provider or spec.provider))
     return provider.plan(spec)
 
 

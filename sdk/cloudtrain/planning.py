@@ -10,7 +10,8 @@ Example:
 ...     name="demo", code={"module": "trainer.task"}, storage={"root": "gs://bucket/demo"},
 ...     resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2}, vertex={"project": "my-project"},
 ... )
->>> p = plan(spec, "vertex")
+>>> from cloudtrain.providers import registry
+>>> p = plan(spec, registry.get("vertex"))
 >>> p.machine.machine_type, p.replicas, p.global_batch, p.strategy
 ('a2-highgpu-8g', 16, 512, 'multi-worker')
 """
@@ -18,28 +19,93 @@ Example:
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from cloudtrain import catalog, runs
+from cloudtrain import catalog
 from cloudtrain.errors import SpecError
-from cloudtrain.providers import registry
+from cloudtrain.providers import installed
 from cloudtrain.spec import JobSpec
 from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import rules
 from cloudtrain_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from cloudtrain.outputs import Outputs
-    from cloudtrain.providers.base import ExpectedCost, Provider
+    from cloudtrain.providers.jobs import ExpectedCost
 
 
 # Where a run's URIs name its id until the run id is known (``cloudtrain plan`` without --run-id).
 RUN = "{run}"
 RUNS_FOLDER = "runs"
 LATEST_FILE = "latest.json"
+
+
+# A run id fits a Vertex label value, a SageMaker tag value and a path segment as it is.
+RUN_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
+
+
+def check_run_id(run_id: str) -> str:
+    """``run_id`` if it is one (``cloudtrain.runs``).
+
+    Raises:
+        SpecError: ``run_id`` is not 1-63 lowercase letters, digits, '-' or '_'.
+    """
+    if not RUN_ID.fullmatch(run_id):
+        raise SpecError(
+            f"run_id: {run_id[:80]!r} is not a run id. Use 1-63 lowercase letters, digits, '-' or '_', "
+            "starting with a letter or digit, e.g. 2026-12-03 or nightly-42."
+        )
+    return run_id
+
+
+@runtime_checkable
+class Target(Protocol):
+    """What a plan needs of the provider it is made for: its facts, its checks, where outputs land.
+
+    Every provider is one (``cloudtrain.providers.base.Provider`` extends this protocol);
+    planning reads these and nothing else, and a ``Plan`` carries its provider as
+    ``Plan.target``, so nothing after planning looks the provider up again.
+    """
+
+    # Read-only properties, so a plain class attribute (``billed = True``) satisfies them.
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def schemes(self) -> tuple[str, ...]: ...
+    @property
+    def machine_catalog(self) -> bool: ...
+    @property
+    def billed(self) -> bool: ...
+    @property
+    def max_runtime_s(self) -> int | None: ...
+    @property
+    def max_runtime_field(self) -> str: ...
+    @property
+    def unsupported(self) -> Mapping[str, str]: ...
+
+    def region(self, spec: JobSpec) -> str:
+        """The region the job runs in (``"local"`` where there is none)."""
+        ...
+
+    def storage_root(self, spec: JobSpec) -> str:
+        """Where the job's backups, logs and model live on this provider."""
+        ...
+
+    def check(self, spec: JobSpec) -> list[str]:
+        """Problems that stop ``spec`` from running here, one message per problem (field first)."""
+        ...
+
+    def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        """Where each artifact of ``plan``'s job ends up, true on the service (``cloudtrain.outputs``).
+
+        With the rendered ``request``, whatever it already names (a job name) is filled in.
+        """
+        ...
 
 
 @dataclass(frozen=True)
@@ -66,7 +132,8 @@ class StoragePaths:
 class Plan:
     """A JobSpec resolved for one provider. Everything a backend or the runtime needs."""
 
-    provider: str
+    target: Target
+    """The provider the plan is made for (``provider`` is its name)."""
     spec: JobSpec
     region: str
     machine: catalog.Machine | None
@@ -97,6 +164,11 @@ class Plan:
     """A sweep trial's values (``cloudtrain.sweep``); empty: the provider hands them to each trial."""
 
     @property
+    def provider(self) -> str:
+        """The name of the provider the plan is made for (``target.name``)."""
+        return self.target.name
+
+    @property
     def name(self) -> str:
         return self.spec.name
 
@@ -112,14 +184,14 @@ class Plan:
     def outputs(self) -> Outputs:
         """Where each artifact really is after the job, as the provider documents it.
 
-        A sweep's are its best trial's, ``{trial}`` standing for it (``cloudtrain.sweep``).
+        A sweep's are its best trial's, ``{trial}`` standing for it (``cloudtrain.sweep``),
+        from a provider that runs sweeps (``cloudtrain.sweep.submit.TunesJobs``).
         """
-        from cloudtrain.sweep.submit import TunesJobs
-
-        provider = registry.get(self.provider)
-        if self.spec.tuning is not None and not self.hparams and isinstance(provider, TunesJobs):
-            return provider.sweep_outputs(self)
-        return provider.outputs(self)
+        sweep_outputs = getattr(self.target, "sweep_outputs", None)
+        if self.spec.tuning is not None and not self.hparams and sweep_outputs is not None:
+            found: Outputs = sweep_outputs(self)
+            return found
+        return self.target.outputs(self)
 
     def with_run(self, run_id: str | None) -> Plan:
         """This plan as run ``run_id``: its artifacts move under ``ROOT/runs/<run_id>``.
@@ -134,7 +206,7 @@ class Plan:
             SpecError: ``run_id`` is not 1-63 lowercase letters, digits, '-' or '_'.
         """
         if run_id is not None:
-            runs.check_run_id(run_id)
+            check_run_id(run_id)
         return replace(self, run_id=run_id, storage=storage_paths(self.storage.root, run_id))
 
     def with_env(self, env: Mapping[str, str]) -> Plan:
@@ -253,13 +325,12 @@ class Plan:
         )
 
 
-def plan(spec: JobSpec, provider: str | None = None) -> Plan:
-    """Resolve ``spec`` for ``provider`` (default: ``spec.provider``).
+def plan(spec: JobSpec, target: Target) -> Plan:
+    """Resolve ``spec`` for the provider ``target`` (``cloudtrain.plan`` takes a provider's name).
 
     Raises:
         SpecError: with one message per problem when the spec cannot run on the provider.
     """
-    target = registry.get(provider or spec.provider)
     problems = _provider_problems(spec, target)
     machine = None
     kind = catalog.accelerators()[spec.resources.accelerator].kind
@@ -271,7 +342,7 @@ def plan(spec: JobSpec, provider: str | None = None) -> Plan:
     return _resolve(spec, target, machine)
 
 
-def _provider_problems(spec: JobSpec, provider: Provider) -> list[str]:
+def _provider_problems(spec: JobSpec, provider: Target) -> list[str]:
     """What the provider's facts rule out (storage schemes, runtime, hardware), then its own checks."""
     kind = catalog.accelerators()[spec.resources.accelerator].kind
     problems = []
@@ -291,7 +362,7 @@ def _provider_problems(spec: JobSpec, provider: Provider) -> list[str]:
     return problems + provider.check(spec)
 
 
-def _scheme_problems(spec: JobSpec, provider: Provider) -> list[str]:
+def _scheme_problems(spec: JobSpec, provider: Target) -> list[str]:
     problems = []
     scheme = provider.schemes[0]
     root = provider.storage_root(spec)
@@ -308,7 +379,7 @@ def _scheme_problems(spec: JobSpec, provider: Provider) -> list[str]:
     return problems
 
 
-def _machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None, list[str]]:
+def _machine(spec: JobSpec, provider: Target) -> tuple[catalog.Machine | None, list[str]]:
     res = spec.resources
     if res.machine_type is not None and catalog.device_counts(provider.name, res.accelerator):
         return _chosen_machine(spec, provider)
@@ -330,7 +401,7 @@ def _machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None,
     ]
 
 
-def _chosen_machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None, list[str]]:
+def _chosen_machine(spec: JobSpec, provider: Target) -> tuple[catalog.Machine | None, list[str]]:
     """The machine ``resources.machine_type`` names, if the provider's catalog has it for this hardware."""
     res = spec.resources
     offered = catalog.machines(provider.name)
@@ -349,7 +420,7 @@ def _chosen_machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine 
         ]
     other = next((m for m in catalog.machines() if m.machine_type == res.machine_type), None)
     why = (
-        f"is a {registry.get(other.provider).title} machine with {other.accelerator}"
+        f"is a {installed.title(other.provider)} machine with {other.accelerator}"
         if other is not None and other.provider != provider.name
         else f"carries {other.accelerator}, not {res.accelerator}"
         if other is not None
@@ -362,7 +433,7 @@ def _chosen_machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine 
     ]
 
 
-def _resolve(spec: JobSpec, provider: Provider, machine: catalog.Machine | None) -> Plan:
+def _resolve(spec: JobSpec, provider: Target, machine: catalog.Machine | None) -> Plan:
     res, training = spec.resources, spec.training
     devices = machine.devices if machine else res.per_host
     replicas = res.hosts * devices
@@ -377,7 +448,7 @@ def _resolve(spec: JobSpec, provider: Provider, machine: catalog.Machine | None)
     precision = mixed_precision(training.mixed_precision, res.accelerator if machine else "cpu")
     region = provider.region(spec)
     return Plan(
-        provider=provider.name,
+        target=provider,
         spec=spec,
         region=region,
         machine=machine,
@@ -517,7 +588,7 @@ def storage_paths(root: str, run_id: str | None = None) -> StoragePaths:
     )
 
 
-def resolve_image(spec: JobSpec, provider: Provider, region: str, machine: catalog.Machine | None) -> str:
+def resolve_image(spec: JobSpec, provider: Target, region: str, machine: catalog.Machine | None) -> str:
     """The container image: the spec's URI, or for ``auto`` the catalog's image for this hardware."""
     if spec.image != "auto" or not provider.machine_catalog:
         return spec.image if spec.image != "auto" else "local"

@@ -24,33 +24,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import secrets
 import time
-from typing import TYPE_CHECKING
 
-from cloudtrain.errors import ProviderError, SpecError
+from cloudtrain.errors import ProviderError
+from cloudtrain.planning import RUN_ID, Plan, check_run_id
 
-if TYPE_CHECKING:
-    from cloudtrain.planning import Plan
+__all__ = ["DIGEST_CHARS", "RUN_ID", "check_run_id", "derived", "fresh", "of_plan"]
 
-# A run id fits a Vertex label value, a SageMaker tag value and a path segment as it is.
-RUN_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
 DIGEST_CHARS = 12
-
-
-def check_run_id(run_id: str) -> str:
-    """``run_id`` if it is one.
-
-    Raises:
-        SpecError: ``run_id`` is not 1-63 lowercase letters, digits, '-' or '_'.
-    """
-    if not RUN_ID.fullmatch(run_id):
-        raise SpecError(
-            f"run_id: {run_id[:80]!r} is not a run id. Use 1-63 lowercase letters, digits, '-' or '_', "
-            "starting with a letter or digit, e.g. 2026-12-03 or nightly-42."
-        )
-    return run_id
 
 
 def fresh() -> str:

@@ -215,7 +215,8 @@ class ProviderSection(Section):
     loading it, for the spec, the JSON Schema and the catalog.
 
     Attributes:
-        provider: the provider's name, which is the section's name.
+        provider: the provider's name, which is the section's name; ``title`` its own
+            name, for messages ("Vertex AI").
         summary: the spec field's description; ``examples`` its examples.
         schemes: the storage URI schemes the provider's jobs read and write (``gs://``).
         identity: the field naming who the provider's jobs run as (``service_account``),
@@ -227,6 +228,7 @@ class ProviderSection(Section):
     """
 
     provider: ClassVar[str]
+    title: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     examples: ClassVar[tuple[dict[str, Any], ...]] = ()
     schemes: ClassVar[tuple[str, ...]] = ()

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from cloudtrain import api, bundle
+from cloudtrain.api import plan
 from cloudtrain.bundle import Bundle, collect, pack
 from cloudtrain.errors import SpecError
-from cloudtrain.planning import plan
 from cloudtrain.specfile import load_spec
 from tests.conftest import Result
 

@@ -17,8 +17,8 @@ import pytest
 
 import cloudtrain
 from cloudtrain import defaults
+from cloudtrain.api import plan
 from cloudtrain.errors import ConfigError, SpecError
-from cloudtrain.planning import plan
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec, load_spec_sources
 from tests.conftest import Result

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from cloudtrain import catalog
+from cloudtrain.api import plan
 from cloudtrain.errors import SpecError
 from cloudtrain.planning import (
     choose_strategy,
     mixed_precision,
-    plan,
     scale_learning_rate,
     storage_paths,
     strategy_problem,

@@ -10,8 +10,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cloudtrain.api import plan
 from cloudtrain.errors import SpecError
-from cloudtrain.planning import plan
 from cloudtrain.spec import JobSpec, Strategy, parse_duration
 from cloudtrain.specfile import apply_overrides, load_spec, parse_spec
 from cloudtrain_runtime import rules

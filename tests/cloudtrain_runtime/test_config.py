@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.api import plan
 from cloudtrain.container import runtime_config_json
-from cloudtrain.planning import plan
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
 from cloudtrain_runtime import config

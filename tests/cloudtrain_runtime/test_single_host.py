@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.api import plan
 from cloudtrain.container import runtime_config_json
-from cloudtrain.planning import plan
 from cloudtrain.specfile import load_spec
 from tests.cloudtrain_runtime.harness import launch
 

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cloudtrain.api import plan
 from cloudtrain.container import runtime_config_json
 from cloudtrain.errors import SpecError
-from cloudtrain.planning import plan
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import parse_spec
 from cloudtrain_runtime import config, data, tuning

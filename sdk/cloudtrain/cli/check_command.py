@@ -15,8 +15,8 @@ from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
 from cloudtrain.specfile import load_settings
 
 if TYPE_CHECKING:
-    from cloudtrain.defaults import Sources
     from cloudtrain.providers import Provider
+    from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
 

@@ -150,9 +150,11 @@ def _plan(
             )
         return None
     from cloudtrain.planning import plan
+    from cloudtrain.providers import registry
     from cloudtrain.specfile import load_spec
 
-    return plan(load_spec(job, overrides, profile=profile), provider)
+    spec = load_spec(job, overrides, profile=profile)
+    return plan(spec, registry.get(provider or spec.provider))
 
 
 @click.command("doctor")

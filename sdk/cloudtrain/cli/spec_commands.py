@@ -11,6 +11,7 @@ from cloudtrain.errors import SpecError
 from cloudtrain.messages import counted
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import RUN, Plan, plan
+from cloudtrain.providers import registry
 from cloudtrain.specfile import load_spec, load_spec_sources, problem_details
 
 
@@ -73,7 +74,7 @@ def plan_command(
       cloudtrain plan job.yaml --provider sagemaker --json | jq .global_batch
     """
     spec, sources = load_spec_sources(job, overrides, profile=profile)
-    planned = plan(spec, provider).with_run(run_id)
+    planned = plan(spec, registry.get(provider or spec.provider)).with_run(run_id)
     if as_json:
         click.echo(json.dumps({**planned.to_dict(), "sources": sources.fields}, indent=2))
     else:

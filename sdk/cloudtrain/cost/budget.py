@@ -26,7 +26,6 @@ from cloudtrain.cost.shapes import Shape
 from cloudtrain.cost.throughput import Throughput, parse_throughput
 from cloudtrain.cost.units import billed_seconds, charge, dollars, duration
 from cloudtrain.errors import BudgetError
-from cloudtrain.providers import registry
 from cloudtrain.providers.base import FROM_THROUGHPUT, WORST_CASE, ExpectedCost
 from cloudtrain.sweep import cost as sweep_cost
 from cloudtrain.sweep import space
@@ -163,7 +162,7 @@ def check_budget(
 ) -> BudgetCheck:
     """The estimate for the planned shape, or its worst case; nothing where nothing is billed."""
     limit = planned.spec.limits.max_cost_usd
-    if planned.machine is None or not registry.get(planned.provider).billed:
+    if planned.machine is None or not planned.target.billed:
         return BudgetCheck(None, None)
     settings = settings or CostSettings()
     tuning = sweep_cost.of_plan(planned)
@@ -172,7 +171,7 @@ def check_budget(
         return BudgetCheck(
             limit, None, note, worst=worst_case(planned, settings) if limit is not None else None
         )
-    longest = planning.plan(space.worst_case_spec(planned.spec), planned.provider) if tuning else planned
+    longest = planning.plan(space.worst_case_spec(planned.spec), planned.target) if tuning else planned
     work, _ = work_examples(longest)
     measured = parse_throughput(throughput)
     shape = Shape(planned.provider, planned.machine, planned.hosts)
@@ -202,7 +201,7 @@ def expected_cost(
     None where nothing is billed or the shape's price is unknown. ``status`` and ``list``
     show it beside what the job really cost.
     """
-    if planned.machine is None or not registry.get(planned.provider).billed:
+    if planned.machine is None or not planned.target.billed:
         return None
     settings = settings or CostSettings()
     if throughput is not None:

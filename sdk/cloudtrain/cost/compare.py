@@ -139,7 +139,7 @@ def plan_of(spec: JobSpec) -> Plan:
     problems: dict[str, list[str]] = {}
     for name in dict.fromkeys((spec.provider, *registry.names())):
         try:
-            return planning.plan(spec, name)
+            return planning.plan(spec, registry.get(name))
         except SpecError as exc:
             problems[name] = exc.problems
     raise SpecError(

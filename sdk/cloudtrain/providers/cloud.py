@@ -1,23 +1,23 @@
 """What the cloud providers' ``provider`` objects do alike, written once.
 
-A cloud provider package has the same rooms as every other (``checks``, ``render``,
-``outputs``, ``clients``, ``job``, ``logs``, ``upload``, ``emulate``), and its ``provider`` object is
-the one entry point to them. ``CloudProvider`` is that entry point: a subclass states
-the provider's facts (the ``Provider`` attributes) and its ``rooms``; the methods here
-read the provider's section of the spec (``spec.<name>``) and call ``checks.problems``,
-``render.render``, ``outputs.of_plan``, ``job.submit``, ``job.attach`` and ``job.owns``, the
-``job`` room imported when first needed.
+A cloud provider package has the same rooms as every other (``settings``, ``checks``,
+``render``, ``outputs``, ``clients``, ``job``, ``logs``, ``upload``, ``emulate``), and
+its ``provider`` object is the one entry point to them: each method calls one room, by
+name, where readers and the type checker see it. ``CloudProvider`` holds what those
+objects share: the provider's section of the spec (``section``) gives the region and
+the storage root, and planning is ``cloudtrain.planning.plan`` for this provider. A
+subclass states the provider's facts (the ``Provider`` attributes) and its methods.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain import planning
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from cloudtrain.bundle import Bundle
@@ -29,28 +29,17 @@ if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
 
 
-class Rooms(NamedTuple):
-    """The modules of a cloud provider package that its ``provider`` object calls.
-
-    ``job`` is named, not imported: it is the room that talks to the cloud, imported on
-    first use, so the spec commands (``validate``, ``plan``, ``render``, ``cost``) never load it.
-    """
-
-    checks: ModuleType
-    render: ModuleType
-    outputs: ModuleType
-    job: str
-
-
-class CloudProvider:
-    """The ``Provider`` methods of a cloud whose package has the usual rooms.
-
-    Subclasses set the other ``Provider`` attributes and ``rooms``.
-    """
+class CloudProvider(ABC):
+    """The ``Provider`` methods every cloud shares; a subclass adds its facts and the rest."""
 
     name: str
+    title: str
     section: type[ProviderSection]
-    rooms: Rooms
+    schemes: tuple[str, ...]
+    max_runtime_s: int | None
+    max_runtime_field: str
+    unsupported: Mapping[str, str]
+    color: str
     # A cloud rents machines from its catalog rows (shipped with cloudtrain), by the hour.
     machine_catalog = True
     billed = True
@@ -66,26 +55,24 @@ class CloudProvider:
     def storage_root(self, spec: JobSpec) -> str:
         return str(self.settings(spec).storage_root or spec.storage.root)
 
-    def check(self, spec: JobSpec) -> list[str]:
-        problems: list[str] = self.rooms.checks.problems(spec)
-        return problems
-
     def plan(self, spec: JobSpec) -> Plan:
-        return planning.plan(spec, self.name)
+        return planning.plan(spec, self)
 
-    def render(self, plan: Plan) -> dict[str, Any]:
-        request: dict[str, Any] = self.rooms.render.render(plan)
-        return request
+    @abstractmethod
+    def check(self, spec: JobSpec) -> list[str]: ...
 
-    def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
-        outputs: Outputs = self.rooms.outputs.of_plan(plan, request)
-        return outputs
+    @abstractmethod
+    def render(self, plan: Plan) -> dict[str, Any]: ...
 
+    @abstractmethod
+    def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs: ...
+
+    @abstractmethod
     def upload(
         self, plan: Plan, bundle: Bundle, *, clients: Any = None, progress: OnProgress | None = None
-    ) -> None:
-        self._job().upload_bundle(plan, bundle, clients, progress)
+    ) -> None: ...
 
+    @abstractmethod
     def submit(
         self,
         plan: Plan,
@@ -94,19 +81,13 @@ class CloudProvider:
         *,
         clients: Any = None,
         progress: OnProgress | None = None,
-    ) -> Job:
-        job: Job = self._job().submit(plan, request, bundle, clients, progress=progress)
-        return job
+    ) -> Job: ...
 
-    def attach(self, job_id: str, *, clients: Any = None) -> Job:
-        job: Job = self._job().attach(job_id, clients)
-        return job
+    @abstractmethod
+    def attach(self, job_id: str, *, clients: Any = None) -> Job: ...
 
-    def owns(self, job_id: str) -> bool:
-        return bool(self._job().owns(job_id))
-
-    def _job(self) -> ModuleType:
-        return importlib.import_module(self.rooms.job)
+    @abstractmethod
+    def owns(self, job_id: str) -> bool: ...
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

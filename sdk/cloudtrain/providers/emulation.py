@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cloudtrain.container import ROOT_ENV
+from cloudtrain.providers.base import Provider
 
 if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
@@ -47,10 +48,8 @@ MOUNTS = {"gs://": "/gcs/", "s3://": "/s3/"}
 
 
 @runtime_checkable
-class Emulable(Protocol):
+class Emulable(Provider, Protocol):
     """A provider whose requests the local provider can run on this machine."""
-
-    name: str
 
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
         """The local replicas (and anything to collect after success) that run ``request``.

@@ -60,10 +60,11 @@ SECTIONS = {
 
 @dataclass(frozen=True)
 class Registered:
-    """A provider registered at run time: its name, section, schemes and catalog folder."""
+    """A provider registered at run time: its name, section, title, schemes and catalog folder."""
 
     name: str
     section: type[ProviderSection] | None
+    title: str
     schemes: tuple[str, ...]
     catalog_dir: Path | None
 
@@ -108,15 +109,21 @@ def catalog_dirs() -> list[Path]:
     return [Path(folder) for folder in folders if folder is not None]
 
 
+def title(name: str) -> str:
+    """Provider ``name``'s own name for messages ("Vertex AI"); its name where none is declared."""
+    return str(_declared(name, "title") or name)
+
+
 def add(
     name: str,
     *,
     section: type[ProviderSection] | None,
+    title: str,
     schemes: tuple[str, ...],
     catalog_dir: Path | None,
 ) -> None:
     """Make a provider known for the rest of this process (``registry.register`` calls it)."""
-    _registered[name] = Registered(name, section, schemes, catalog_dir)
+    _registered[name] = Registered(name, section, title, schemes, catalog_dir)
     changed()
 
 

@@ -108,6 +108,7 @@ def register(provider: Provider) -> None:
     installed.add(
         provider.name,
         section=getattr(provider, "section", None),
+        title=provider.title,
         schemes=tuple(provider.schemes),
         catalog_dir=provider.catalog_dir,
     )

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from cloudtrain import api
+from cloudtrain.api import plan
 from cloudtrain.cost import budget
 from cloudtrain.errors import BudgetError
-from cloudtrain.planning import plan
 from cloudtrain.specfile import load_spec
 from tests.conftest import Result
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.api import plan
 from cloudtrain.cli.doctor_command import DoctorRequest, doctor_request, read_report
 from cloudtrain.errors import CloudtrainError
-from cloudtrain.planning import plan
 from cloudtrain.specfile import load_spec
 from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime.diagnosis import FAIL, OK, WARN, Check

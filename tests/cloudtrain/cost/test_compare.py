@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from cloudtrain import catalog, cost
+from cloudtrain.api import plan
 from cloudtrain.cli.cost_commands import table
 from cloudtrain.cost import inputs, shapes, units
 from cloudtrain.cost.compare import work_examples
 from cloudtrain.cost.option import device_speed
 from cloudtrain.errors import SpecError
-from cloudtrain.planning import plan
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
 

@@ -72,7 +72,7 @@ class MoonCloud:
         return []
 
     def plan(self, spec: JobSpec) -> Plan:
-        return planning.plan(spec, self.name)
+        return planning.plan(spec, self)
 
     def render(self, plan: Plan) -> dict[str, Any]:
         assert plan.machine is not None

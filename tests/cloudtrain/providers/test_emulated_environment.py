@@ -13,7 +13,7 @@ import pytest
 
 from cloudtrain import api
 from cloudtrain.providers import local
-from cloudtrain.providers.local.emulate import take_job_name
+from cloudtrain.providers.local.emulate import emulator, take_job_name
 from cloudtrain.providers.local.launcher import expand, replica_env
 from cloudtrain.specfile import load_spec
 
@@ -70,11 +70,11 @@ def test_every_emulated_sagemaker_host_gets_every_documented_variable_and_file(e
 def test_an_emulated_sagemaker_job_name_is_never_given_twice(example_job: Path, tmp_path: Path) -> None:
     """A resubmit of the same request after a failure is the next attempt name, as SageMaker's own."""
     request = _request(example_job, "sagemaker", 1)
-    names = [take_job_name(request, tmp_path) for _ in range(3)]
+    names = [take_job_name(request, tmp_path, emulator("sagemaker")) for _ in range(3)]
     assert names == [request["job"], f"{request['job']}-r2", f"{request['job']}-r3"]
 
 
 def test_an_emulated_vertex_job_gets_a_new_numeric_id_each_time(example_job: Path, tmp_path: Path) -> None:
     request = _request(example_job, "vertex", 1)
-    ids = [take_job_name(request, tmp_path) for _ in range(2)]
+    ids = [take_job_name(request, tmp_path, emulator("vertex")) for _ in range(2)]
     assert len(set(ids)) == 2 and all(re.fullmatch(r"[1-9][0-9]{18}", job) for job in ids)

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from cloudtrain.api import plan
 from cloudtrain.errors import SpecError
-from cloudtrain.planning import plan
 from cloudtrain.providers import local, sagemaker, vertex
 from cloudtrain.providers.local.launcher import expand, replica_env
 from cloudtrain.specfile import load_spec

@@ -24,9 +24,10 @@ from typing import Any
 import pytest
 
 from cloudtrain import api
+from cloudtrain.api import plan
 from cloudtrain.bundle import Bundle
 from cloudtrain.errors import ProviderError
-from cloudtrain.planning import Plan, plan
+from cloudtrain.planning import Plan
 from cloudtrain.providers import local
 from cloudtrain.providers.local.job import LocalJob
 from cloudtrain.providers.local.launcher import HEARTBEAT_S, first_failure

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain import api
-from cloudtrain.planning import plan
+from cloudtrain.api import plan
 from cloudtrain.providers import local
 from cloudtrain.providers.local.launcher import VERBOSE_ENV, Launcher, RunFiles, is_start_up_noise
 from cloudtrain.spec import JobSpec

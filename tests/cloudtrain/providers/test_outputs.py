@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from cloudtrain import api
+from cloudtrain.api import plan
 from cloudtrain.errors import SpecError
 from cloudtrain.outputs import Outputs
-from cloudtrain.planning import plan
 from cloudtrain.providers import local
 from cloudtrain.providers.sagemaker import emulate as sagemaker_emulate
 from cloudtrain.providers.sagemaker.render import CHECKPOINT_DIR, TENSORBOARD_DIR, metric_definitions

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.api import plan
 from cloudtrain.errors import ProviderError
-from cloudtrain.planning import Plan, plan
+from cloudtrain.planning import Plan
 from cloudtrain.providers import local, sagemaker, vertex
 from cloudtrain.providers.base import Provider, ReadsOutputs
 from cloudtrain.providers.sagemaker import download

@@ -112,7 +112,7 @@ def test_a_spec_validate_accepts_renders_a_request_the_provider_schema_accepts(d
     for name, accepts in SCHEMAS.items():
         provider = registry.get(name)
         try:
-            request = api.placeholder_request(planning.plan(spec, name), provider)
+            request = api.placeholder_request(planning.plan(spec, provider), provider)
         except SpecError:
             continue
         assert accepts(request) == [], f"{name} refuses what validate accepted"

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from cloudtrain import api, cost
+from cloudtrain.api import plan
 from cloudtrain.cost import budget
-from cloudtrain.planning import plan
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tuning" / "job.yaml"
 SWEEP = (

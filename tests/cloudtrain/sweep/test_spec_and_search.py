@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from cloudtrain.api import plan
 from cloudtrain.errors import SpecError
-from cloudtrain.planning import plan
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweep import check_sweep_run_id, search, space, trial_run_id
 from cloudtrain.sweep.objective import epoch_value

@@ -47,13 +47,12 @@ sources for each choice (kubernetes-sigs/jobset v0.12.0, commit f22e565; the Kub
 id included, so submitting the same run again meets ``409 AlreadyExists`` and attaches.
 
 Example:
->>> import dataclasses
 >>> from cloudtrain.spec import JobSpec
->>> from cloudtrain.planning import plan
+>>> from cloudtrain.api import plan
 >>> spec = JobSpec(name="demo", code={"module": "trainer.task"}, storage={"root": "gs://bucket/demo"},
 ...                resources={"hosts": 2}, image="tensorflow/tensorflow:2.21.0")
 >>> local = plan(spec, "local").with_bundle("gs://bucket/demo/code/0123456789abcdef.tar.gz")
->>> body = render(dataclasses.replace(local, provider="kubernetes"), KubernetesSettings())
+>>> body = render(local, KubernetesSettings())
 >>> job = body["spec"]["replicatedJobs"][0]["template"]["spec"]
 >>> body["kind"], job["parallelism"], job["completionMode"], body["spec"]["failurePolicy"]["maxRestarts"]
 ('JobSet', 2, 'Indexed', 3)

@@ -31,12 +31,12 @@ from cloudtrain_runtime import requirements
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
-    from cloudtrain.defaults import Sources
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.providers.base import JobSummary, Provider
     from cloudtrain.providers.local.job import LocalJob
     from cloudtrain.providers.local.sweep import LocalSweep
+    from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
 
@@ -70,8 +70,7 @@ class Local:
         self.emulate = emulate
         self.fault = fault
         with_fault({}, fault)  # a bad fault is refused before anything is planned
-        if emulate is not None:
-            emulator(emulate)
+        self.emulated = emulator(emulate) if emulate is not None else None
 
     @property
     def plans_for(self) -> str:
@@ -91,7 +90,8 @@ class Local:
         return []
 
     def plan(self, spec: JobSpec) -> Plan:
-        return planning.plan(spec, self.plans_for)
+        """The emulated provider's plan (its request runs here), else this machine's."""
+        return planning.plan(spec, self.emulated or self)
 
     def new_run_id(self, plan: Plan) -> str:
         """A new run on every submit without a run id, as a script started twice would be."""

@@ -48,8 +48,9 @@ def render(plan: Plan) -> dict[str, Any]:
     """
     assert plan.bundle is not None  # local.render checked it
     _check_emulable(plan)
-    cloud = registry.get(plan.provider).render(plan)
-    emulated = emulator(plan.provider).emulate(plan, cloud)
+    provider = plan.target if isinstance(plan.target, Emulable) else emulator(plan.provider)
+    cloud = provider.render(plan)
+    emulated = provider.emulate(plan, cloud)
     return {
         "name": plan.name,
         "run_id": runs.of_plan(plan),
@@ -82,8 +83,8 @@ def _check_emulable(plan: Plan) -> None:
         )
 
 
-def take_job_name(request: dict[str, Any], taken: Path) -> str:
-    """The first of the emulated service's names for this job that no earlier job here was given.
+def take_job_name(request: dict[str, Any], taken: Path, provider: Emulable) -> str:
+    """The first of the emulated service's (``provider``'s) names for this job that no earlier job here was given.
 
     Names are taken by creating ``taken/<provider>/<name>``, which fails if it exists, so
     two submits never share one, as on the service (SageMaker answers ``ResourceInUse``).
@@ -91,14 +92,13 @@ def take_job_name(request: dict[str, Any], taken: Path) -> str:
     Raises:
         ProviderError: every name the service would give is taken.
     """
-    provider = request["emulates"]
-    folder = taken / provider
+    folder = taken / provider.name
     folder.mkdir(parents=True, exist_ok=True)
-    for name in emulator(provider).job_names(request["job"]):
+    for name in provider.job_names(request["job"]):
         with contextlib.suppress(FileExistsError):
             (folder / name).mkdir()
             return name
     raise ProviderError(
-        f"Every name {provider} would give another job of {request['job']!r} is taken here. "
+        f"Every name {provider.name} would give another job of {request['job']!r} is taken here. "
         "Change the spec, or submit with --new."
     )

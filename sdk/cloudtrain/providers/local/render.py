@@ -53,7 +53,7 @@ restarts, change the request's ``restarts`` limits before ``submit`` (Python API
 
 Example:
 >>> from cloudtrain.spec import JobSpec
->>> from cloudtrain.planning import plan
+>>> from cloudtrain.api import plan
 >>> spec = JobSpec(name="demo", code={"module": "trainer.task"}, storage={"root": "/tmp/demo"},
 ...                resources={"hosts": 2})
 >>> request = render(plan(spec, "local").with_bundle("/tmp/demo/code/0123.tar.gz").with_run("r1"))
@@ -124,7 +124,7 @@ def process_layout(plan: Plan) -> tuple[int, int]:
 
     Example:
     >>> from cloudtrain.spec import JobSpec
-    >>> from cloudtrain.planning import plan
+    >>> from cloudtrain.api import plan
     >>> spec = JobSpec(name="demo", code={"module": "t"}, resources={"hosts": 2, "per_host": 2})
     >>> process_layout(plan(spec, "local"))
     (4, 1)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.providers import transfer
-from cloudtrain.providers.emulation import JOB
+from cloudtrain.providers.emulation import JOB, Emulable
 from cloudtrain.providers.local.emulate import take_job_name
 from cloudtrain.providers.local.job import HOME_ENV, LocalJob, local_home, run_dir_for
 from cloudtrain.providers.local.launcher import substitute
@@ -88,7 +88,8 @@ def submit(
             try:
                 placeholders = {"<run>": str(run_dir), "<buckets>": str(home / "buckets")}
                 if request.get("emulates"):
-                    placeholders[JOB] = take_job_name(request, home / "jobs")
+                    assert isinstance(plan.target, Emulable)  # local.render emulated it
+                    placeholders[JOB] = take_job_name(request, home / "jobs", plan.target)
                 resolved = substitute(request, placeholders)
                 _upload(bundle.path, Path(resolved["upload"]["target"]), progress)
                 write_record(run_dir / REQUEST_FILE, {**resolved, KEY_FIELD: key})

@@ -12,18 +12,17 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.providers.cloud import CloudProvider, Rooms
-from cloudtrain.providers.sagemaker import checks, discover, outputs
-from cloudtrain.providers.sagemaker import render as rendering
+from cloudtrain.providers.cloud import CloudProvider
+from cloudtrain.providers.sagemaker import checks, discover, outputs, render
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
-    from cloudtrain.defaults import Sources
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.providers.base import Discovered, Job, JobSummary, Provider
+    from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
 
@@ -32,7 +31,7 @@ class SageMaker(CloudProvider):
     """SageMaker training jobs."""
 
     name = "sagemaker"
-    title = "SageMaker"
+    title = SageMakerSettings.title
     section = SageMakerSettings
     schemes = SageMakerSettings.schemes
     # MaxRuntimeInSeconds: "The maximum value is 28 days" (CreateTrainingJob API reference).
@@ -41,7 +40,35 @@ class SageMaker(CloudProvider):
     unsupported: Mapping[str, str] = MappingProxyType({"tpu": "SageMaker has no TPUs; use --provider vertex"})
     color = "#ff9900"
 
-    rooms = Rooms(checks=checks, render=rendering, outputs=outputs, job="cloudtrain.providers.sagemaker.job")
+    def check(self, spec: JobSpec) -> list[str]:
+        return checks.problems(spec)
+
+    def render(self, plan: Plan) -> dict[str, Any]:
+        return render.render(plan)
+
+    def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        return outputs.of_plan(plan, request)
+
+    # The job room talks to the cloud: imported on first use, so the spec commands never load it.
+    def upload(
+        self, plan: Plan, bundle: Bundle, *, clients: Any = None, progress: OnProgress | None = None
+    ) -> None:
+        from cloudtrain.providers.sagemaker import job
+
+        job.upload_bundle(plan, bundle, clients, progress)
+
+    def submit(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> Job:
+        from cloudtrain.providers.sagemaker import job
+
+        return job.submit(plan, request, bundle, clients, progress=progress)
 
     def render_sweep(self, plan: Plan) -> dict[str, Any]:
         """CreateHyperParameterTuningJob arguments (``sweep``)."""
@@ -68,16 +95,16 @@ class SageMaker(CloudProvider):
         return sweep_job.submit(plan, request, bundle, clients, progress)
 
     def attach(self, job_id: str, *, clients: Any = None) -> Job:
-        from cloudtrain.providers.sagemaker import sweep_job
+        from cloudtrain.providers.sagemaker import job, sweep_job
 
         if sweep_job.owns(job_id):
             return sweep_job.attach(job_id, clients)
-        return super().attach(job_id, clients=clients)
+        return job.attach(job_id, clients)
 
     def owns(self, job_id: str) -> bool:
-        from cloudtrain.providers.sagemaker import sweep_job
+        from cloudtrain.providers.sagemaker import job, sweep_job
 
-        return sweep_job.owns(job_id) or super().owns(job_id)
+        return sweep_job.owns(job_id) or job.owns(job_id)
 
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         return discover.discover(environ)

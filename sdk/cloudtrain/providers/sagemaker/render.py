@@ -23,7 +23,7 @@ gives the same name, which is what makes submitting idempotent (see
 ``cloudtrain.providers.sagemaker.job``).
 
 Example:
->>> from cloudtrain.planning import plan
+>>> from cloudtrain.api import plan
 >>> from cloudtrain.spec import JobSpec
 >>> spec = JobSpec(
 ...     name="demo", code={"module": "trainer.task"}, storage={"root": "s3://my-bucket/demo"},

@@ -29,6 +29,7 @@ class SageMakerSettings(StoredSection):
     """SageMaker settings; only read when the provider is sagemaker."""
 
     provider: ClassVar[str] = "sagemaker"
+    title: ClassVar[str] = "SageMaker"
     summary: ClassVar[str] = "SageMaker settings; read only on --provider sagemaker."
     examples: ClassVar[tuple[dict[str, Any], ...]] = (
         {"region": "us-east-1", "role": "arn:aws:iam::123456789012:role/Training"},

@@ -41,7 +41,7 @@ from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 from cloudtrain_runtime.diagnosis import FAIL, OK, Check, skipped
 
 if TYPE_CHECKING:
-    from cloudtrain.defaults import Sources
+    from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
 
 SAGEMAKER_PRINCIPAL = "sagemaker.amazonaws.com"

@@ -30,7 +30,7 @@ categorical parameters only (integer ranges are listed as their values).
 
 Example:
 >>> from cloudtrain.spec import JobSpec
->>> from cloudtrain.planning import plan
+>>> from cloudtrain.api import plan
 >>> spec = JobSpec(name="demo", code={"module": "t"}, image="123456789012.dkr.ecr.us-east-1.amazonaws.com/ct:1",
 ...                storage={"root": "s3://my-bucket/demo"},
 ...                sagemaker={"role": "arn:aws:iam::123456789012:role/SageMakerTraining"},

@@ -17,7 +17,7 @@ The container reads the code bundle through the Cloud Storage FUSE mount at
 
 Example:
 >>> from cloudtrain.spec import JobSpec
->>> from cloudtrain.planning import plan
+>>> from cloudtrain.api import plan
 >>> spec = JobSpec(
 ...     name="demo", code={"module": "trainer.task"}, storage={"root": "gs://bucket/demo"},
 ...     resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2},

@@ -30,6 +30,7 @@ class VertexSettings(StoredSection):
     """Vertex AI settings; only read when the provider is vertex."""
 
     provider: ClassVar[str] = "vertex"
+    title: ClassVar[str] = "Vertex AI"
     summary: ClassVar[str] = "Vertex AI settings; read only on --provider vertex."
     examples: ClassVar[tuple[dict[str, Any], ...]] = ({"project": "my-project", "region": "us-central1"},)
     schemes: ClassVar[tuple[str, ...]] = ("gs://",)

@@ -45,7 +45,7 @@ from cloudtrain.providers.vertex.settings import VertexSettings
 from cloudtrain_runtime.diagnosis import FAIL, OK, Check, skipped
 
 if TYPE_CHECKING:
-    from cloudtrain.defaults import Sources
+    from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
 
 # The scope every Google Cloud API accepts (google-auth: "cloud-platform" for ADC).

@@ -26,7 +26,7 @@ so ``outputs`` says ``ROOT/{trial}/model`` until the best trial is known.
 
 Example:
 >>> from cloudtrain.spec import JobSpec
->>> from cloudtrain.planning import plan
+>>> from cloudtrain.api import plan
 >>> spec = JobSpec(name="demo", code={"module": "t"}, storage={"root": "gs://my-bucket/demo"},
 ...                vertex={"project": "my-project"},
 ...                tuning={"objective": {"metric": "val_loss", "goal": "minimize"},

@@ -15,7 +15,8 @@ from typing import Any, cast
 import pytest
 import yaml
 
-from cloudtrain.planning import Plan, plan
+from cloudtrain.api import plan
+from cloudtrain.planning import Plan
 from cloudtrain.providers import registry
 from cloudtrain.providers.base import Provider
 from cloudtrain.spec import JobSpec

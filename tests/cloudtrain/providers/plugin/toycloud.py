@@ -108,7 +108,7 @@ class ToyCloud:
         return ["resources.hosts: Toy Cloud runs at most 4 hosts."] if spec.resources.hosts > 4 else []
 
     def plan(self, spec: JobSpec) -> Plan:
-        return planning.plan(spec, self.name)
+        return planning.plan(spec, self)
 
     def render(self, plan: Plan) -> dict[str, Any]:
         if plan.bundle is None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from cloudtrain import api
+from cloudtrain.api import plan
 from cloudtrain.errors import ProviderError
-from cloudtrain.planning import plan
 from cloudtrain.providers import sagemaker
 from cloudtrain.specfile import load_spec
 from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws

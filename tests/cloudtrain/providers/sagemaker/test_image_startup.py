@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from cloudtrain import catalog, container
-from cloudtrain.planning import plan
+from cloudtrain.api import plan
 from cloudtrain.providers import sagemaker
 from cloudtrain.providers.local import hosts
 from cloudtrain.providers.local.launcher import resolve_ports, substitute

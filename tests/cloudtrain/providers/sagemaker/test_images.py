@@ -9,8 +9,9 @@ from botocore.loaders import create_loader
 from botocore.regions import EndpointResolver
 
 from cloudtrain import catalog
+from cloudtrain.api import plan
 from cloudtrain.errors import SpecError
-from cloudtrain.planning import Plan, plan
+from cloudtrain.planning import Plan
 from cloudtrain.providers import sagemaker
 from cloudtrain.specfile import load_spec
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from cloudtrain import container
+from cloudtrain.api import plan
 from cloudtrain.errors import ProviderError, SpecError
-from cloudtrain.planning import Plan, plan
+from cloudtrain.planning import Plan
 from cloudtrain.providers import sagemaker
 from cloudtrain.providers.sagemaker.render import stopping_condition
 from cloudtrain.specfile import load_spec

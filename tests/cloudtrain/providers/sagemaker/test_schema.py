@@ -10,8 +10,8 @@ import re
 import pytest
 
 from cloudtrain import catalog
+from cloudtrain.api import plan
 from cloudtrain.errors import SpecError
-from cloudtrain.planning import plan
 from cloudtrain.providers.sagemaker import generate_schema, schema
 from cloudtrain.spec import JobSpec
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from cloudtrain import api
+from cloudtrain.api import plan
 from cloudtrain.errors import CredentialsError, ProviderError
-from cloudtrain.planning import plan
 from cloudtrain.progress import Progress
 from cloudtrain.providers import sagemaker
 from cloudtrain.providers.sagemaker import upload as s3

@@ -15,8 +15,8 @@ from google.protobuf import json_format
 
 import cloudtrain
 from cloudtrain import api
+from cloudtrain.api import plan
 from cloudtrain.errors import CredentialsError, ProviderError
-from cloudtrain.planning import plan
 from cloudtrain.providers import JobStatus, vertex
 from cloudtrain.providers.vertex import clients as vertex_clients
 from cloudtrain.providers.vertex.clients import ATTEMPTS

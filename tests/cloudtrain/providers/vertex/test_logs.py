@@ -12,8 +12,8 @@ from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
 from cloudtrain import api
+from cloudtrain.api import plan
 from cloudtrain.errors import CredentialsError, ProviderError
-from cloudtrain.planning import plan
 from cloudtrain.providers import vertex
 from cloudtrain.providers.vertex import clients as vertex_clients
 from cloudtrain.providers.vertex import logs as vertex_logs

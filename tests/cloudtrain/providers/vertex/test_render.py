@@ -15,8 +15,9 @@ import pytest
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
+from cloudtrain.api import plan
 from cloudtrain.errors import ProviderError, SpecError
-from cloudtrain.planning import Plan, plan
+from cloudtrain.planning import Plan
 from cloudtrain.providers import vertex
 from cloudtrain.specfile import load_spec
 
@@ -182,7 +183,7 @@ def test_render_imports_no_google_library() -> None:
     # regression guard for the import boundary: render builds plain dicts.
     code = (
         "import sys\n"
-        "from cloudtrain.planning import plan\n"
+        "from cloudtrain.api import plan\n"
         "from cloudtrain.providers import vertex\n"
         "from cloudtrain.specfile import load_spec\n"
         f"vertex.provider.render(plan(load_spec({str(EXAMPLE)!r}), 'vertex').with_bundle({BUNDLE!r}).with_run('r1'))\n"
