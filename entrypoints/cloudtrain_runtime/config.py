@@ -34,12 +34,12 @@ import math
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cloudtrain_runtime import environments, rules
+from cloudtrain_runtime import rules
 from cloudtrain_runtime.errors import ConfigError
 from cloudtrain_runtime.inputs import loads, shown
 from cloudtrain_runtime.paths import under_root
@@ -356,8 +356,16 @@ def _finite(number: float) -> bool:
         return False
 
 
-def load(config_file: str | None, env: Mapping[str, str], root: str) -> RuntimeConfig:
+def load(
+    config_file: str | None,
+    env: Mapping[str, str],
+    root: str,
+    carriers: Sequence[tuple[str, str]],
+) -> RuntimeConfig:
     """The configuration from the first source found (see the module docstring).
+
+    ``carriers`` are ``(label, fixed path)`` of the hyperparameter files the environments
+    may write (``cloudtrain_runtime.environments.hyperparameter_files``).
 
     Raises:
         ConfigError: when no source exists or the one found is malformed.
@@ -366,7 +374,6 @@ def load(config_file: str | None, env: Mapping[str, str], root: str) -> RuntimeC
         return parse(_read(Path(config_file), "--config"), f"--config {config_file}")
     if env.get(CONFIG_ENV):
         return parse(env[CONFIG_ENV], CONFIG_ENV)
-    carriers = [(e.label, file) for e in environments.ALL if (file := e.hyperparameters_file)]
     for _, file in carriers:
         if under_root(root, file).is_file():
             return _from_hyperparameters(under_root(root, file))

@@ -99,7 +99,7 @@ def config_source(config_file: str | None, env: Mapping[str, str], root: str) ->
         return f"--config {config_file}"
     if env.get(config_lib.CONFIG_ENV):
         return config_lib.CONFIG_ENV
-    files = (e.hyperparameters_file for e in environments.ALL if e.hyperparameters_file)
+    files = (file for _, file in environments.hyperparameter_files())
     return next((file for file in files if under_root(root, file).is_file()), None)
 
 
@@ -114,7 +114,7 @@ def expectation(
             "config", OK, "no plan given: expecting >= 2 replicas, strategy auto, Keras on TensorFlow"
         )
     try:
-        config = config_lib.load(config_file, env, root)
+        config = config_lib.load(config_file, env, root, environments.hyperparameter_files())
     except ConfigError as err:
         fix = "Pass the plan's runtime configuration (cloudtrain doctor JOB does), or none to check for >= 2 replicas."
         return defaults, Check("config", FAIL, str(err), fix)

@@ -1,23 +1,44 @@
-"""The environment adapters, in the order they are asked: each provider's, then the neutral ones.
+"""The environments a replica can run in, in one open registry, and the one place that tells which applies.
 
-The first adapter that recognises the environment describes the replica: a provider's
-own (``cloudtrain_runtime.providers``), then any TF_CONFIG (the local provider,
-Kubernetes), then the bare machine, which always matches: one host, rank 0, the
-config's storage URIs.
+Each environment (``cloudtrain_runtime.replica.Environment``) owns what is particular to
+it: how it is recognised, this replica's place in the cluster, the storage schemes its
+containers open as folders, and where its artifacts go. They are asked in this order,
+and the first that recognises the environment describes the replica:
+
+- the built-ins (``cloudtrain_runtime.providers.BUILTIN``), imported here, so a stock
+  TensorFlow image that holds only the bundled runtime finds them without any package
+  metadata;
+- the environments of installed packages, through the entry-point group
+  ``cloudtrain.runtime_environments`` (none where the image has no such package)::
+
+      [project.entry-points."cloudtrain.runtime_environments"]
+      mycloud = "mycloud_cloudtrain.runtime:ENVIRONMENT"
+
+- environments registered at run time (``register``);
+- the neutral ones: any TF_CONFIG (the local provider, and any launcher that writes
+  one), then the bare machine, which always matches: one host, rank 0.
 
 Example:
 >>> detect({"TF_CONFIG": '{"cluster": {}, "task": {"type": "worker"}}'}, "/").provider
 'tf_config'
 >>> detect({}, "/").provider
 'bare'
+>>> mounts()["gs://"]
+'/gcs/'
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
-from cloudtrain_runtime import providers, tfconfig
+from cloudtrain_runtime import tfconfig
+from cloudtrain_runtime.errors import ConfigError
+from cloudtrain_runtime.providers import BUILTIN
 from cloudtrain_runtime.replica import ClusterInfo, Environment, single_replica
+
+ENTRY_POINT_GROUP = "cloudtrain.runtime_environments"
+_registered: dict[str, Environment] = {}
 
 
 class BareMachine(Environment):
@@ -33,23 +54,84 @@ class BareMachine(Environment):
         return single_replica(self.provider, self.mount(root))
 
 
-ALL: tuple[Environment, ...] = (*providers.ENVIRONMENTS, tfconfig.ENVIRONMENT, BareMachine())
-_BY_PROVIDER = {environment.provider: environment for environment in ALL}
+NEUTRAL: tuple[Environment, ...] = (tfconfig.ENVIRONMENT, BareMachine())
+
+
+def every() -> tuple[Environment, ...]:
+    """Every environment, in the order they are asked (see the module docstring)."""
+    own = {environment.provider for environment in BUILTIN}
+    installed = [environment for name, environment in _installed().items() if name not in own]
+    return (*BUILTIN, *installed, *_registered.values(), *NEUTRAL)
 
 
 def detect(env: Mapping[str, str], root: str) -> Environment:
-    """The first adapter that recognises ``env`` and the files under ``root``."""
-    return next(environment for environment in ALL if environment.detects(env, root))
+    """The first environment that recognises ``env`` and the files under ``root``."""
+    return next(environment for environment in every() if environment.detects(env, root))
 
 
 def named(provider: str) -> Environment:
-    """The adapter that reports ``provider`` as ``ClusterInfo.provider``.
+    """The environment that reports ``provider`` as ``ClusterInfo.provider``.
 
     Raises:
-        ValueError: when no adapter reports ``provider``.
+        ValueError: when no environment reports ``provider``.
     """
-    if provider not in _BY_PROVIDER:
-        raise ValueError(
-            f"No environment adapter reports provider {provider!r}; known: {sorted(_BY_PROVIDER)}"
-        )
-    return _BY_PROVIDER[provider]
+    found = {environment.provider: environment for environment in every()}
+    if provider not in found:
+        raise ValueError(f"No environment adapter reports provider {provider!r}; known: {sorted(found)}")
+    return found[provider]
+
+
+def mounts() -> dict[str, str]:
+    """Where each storage scheme opens under the root, from every environment (the first to declare it wins).
+
+    The local provider keeps a stand-in bucket of each scheme at the same place, so a
+    URI means the same folder whichever environment a replica finds itself in.
+    """
+    found: dict[str, str] = {}
+    for environment in every():
+        for scheme, folder in environment.mounts.items():
+            found.setdefault(scheme, folder)
+    return found
+
+
+def hyperparameter_files() -> list[tuple[str, str]]:
+    """``(label, fixed path)`` of each environment that can carry the runtime config as hyperparameters."""
+    return [(e.label, file) for e in every() if (file := e.hyperparameters_file)]
+
+
+def register(environment: Environment) -> None:
+    """Add ``environment`` for the rest of this process, before the neutral ones (tests, hand-loaded plugins)."""
+    _registered[environment.provider] = environment
+
+
+def unregister(provider: str) -> None:
+    """Undo ``register``."""
+    _registered.pop(provider, None)
+
+
+def forget_entry_points() -> None:
+    """Read the entry points again on next use (after installing or removing a package in-process)."""
+    _installed.cache_clear()
+
+
+@functools.cache
+def _installed() -> dict[str, Environment]:
+    """The environments of installed packages, by entry point name; none without package metadata."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, Environment] = {}
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            environment = entry.load()
+        except Exception as exc:
+            raise ConfigError(
+                f"The runtime environment {entry.name!r} ({entry.value}) failed to load: {exc}. "
+                "Reinstall the package that provides it in the image, or uninstall it."
+            ) from exc
+        if not isinstance(environment, Environment):
+            raise ConfigError(
+                f"The runtime environment {entry.name!r} ({entry.value}) is a {type(environment).__name__}, "
+                "not a cloudtrain_runtime.replica.Environment. Fix the package's entry point."
+            )
+        found[entry.name] = environment
+    return found

@@ -119,9 +119,8 @@ def for_trial(config: RuntimeConfig, argv: Sequence[str], root: str) -> RuntimeC
         )
     if not config.tuned:
         return config
-    for environment in environments.ALL:
-        file = environment.hyperparameters_file
-        if file and under_root(root, file).is_file():
+    for _, file in environments.hyperparameter_files():
+        if under_root(root, file).is_file():
             values = {**from_hyperparameters(_read_object(under_root(root, file)), config.tuned), **values}
     return apply(config, values)
 

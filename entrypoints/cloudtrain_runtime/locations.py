@@ -9,7 +9,8 @@ paths this replica can open, with the provider's own overrides taking precedence
   export in ``/opt/ml/model/<name>/1`` (a numeric version folder, as TF Serving needs),
   logs in ``/opt/ml/output/tensorboard``, channels in ``/opt/ml/input/data/<channel>``
   and the results in ``/opt/ml/output/data`` (uploaded as output.tar.gz).
-- Elsewhere: the config's URIs (``gs://`` → ``<root>/gcs``, ``s3://`` → ``<root>/s3``).
+- Elsewhere: the config's URIs, each scheme opened where its environment mounts it
+  (``gs://`` → ``<root>/gcs``, ``s3://`` → ``<root>/s3``: ``environments.mounts``).
 
 The result JSON (``cloudtrain-result.json``) and the throughput JSON
 (``cloudtrain-throughput.json``) go next to the export, in its parent folder, except
@@ -29,4 +30,4 @@ __all__ = ["RESULT_FILE", "THROUGHPUT_FILE", "Locations", "resolve"]
 
 def resolve(config: RuntimeConfig, cluster: ClusterInfo, env: Mapping[str, str], root: str) -> Locations:
     """The paths for this replica in its environment (see the module docstring)."""
-    return environments.named(cluster.provider).locations(config, env, root)
+    return environments.named(cluster.provider).locations(config, env, root, environments.mounts())

@@ -24,7 +24,7 @@ import traceback
 from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 
-from cloudtrain_runtime import bench, devices, hparams, locations, requirements, usercode
+from cloudtrain_runtime import bench, devices, environments, hparams, locations, requirements, usercode
 from cloudtrain_runtime import cluster as cluster_lib
 from cloudtrain_runtime import config as config_lib
 from cloudtrain_runtime.errors import RuntimeFailure, UserCodeError
@@ -75,7 +75,8 @@ def prepare(
     ``trial_args``: the command-line words that may carry a sweep trial's hyperparameters.
     """
     root = root_from(env)
-    config = hparams.for_trial(config_lib.load(config_file, env, root), trial_args, root)
+    loaded = config_lib.load(config_file, env, root, environments.hyperparameter_files())
+    config = hparams.for_trial(loaded, trial_args, root)
     cluster = cluster_lib.from_environment(env, root)
     where = locations.resolve(config, cluster, env, root)
     devices.prepare_environment(config, cluster, env)

@@ -6,9 +6,9 @@ root at a folder and so stands in for Vertex's FUSE mount and SageMaker's tree; 
 runtime has no other way to learn that it is emulated.
 
 Example:
->>> str(storage_path("gs://bucket/run/model", "/sandbox"))
+>>> str(storage_path("gs://bucket/run/model", "/sandbox", {"gs://": "/gcs/"}))
 '/sandbox/gcs/bucket/run/model'
->>> str(storage_path("/data/outputs/model", "/sandbox"))
+>>> str(storage_path("/data/outputs/model", "/sandbox", {"gs://": "/gcs/"}))
 '/data/outputs/model'
 """
 
@@ -21,9 +21,6 @@ from pathlib import Path
 from cloudtrain_runtime.errors import ConfigError
 
 ROOT_ENV = "CLOUDTRAIN_ROOT"
-# Where each bucket scheme is mounted under the root: Vertex's FUSE mount, and the local
-# provider's stand-in for S3.
-_MOUNTS = {"gs://": "/gcs/", "s3://": "/s3/"}
 
 
 def root_from(env: Mapping[str, str]) -> str:
@@ -43,22 +40,22 @@ def scratch_dir(root: str) -> Path:
     return path
 
 
-def storage_path(uri: str, root: str) -> Path:
-    """Where this replica opens a storage URI.
+def storage_path(uri: str, root: str, mounts: Mapping[str, str]) -> Path:
+    """Where this replica opens a storage URI, with ``mounts`` (scheme -> folder) saying where each scheme is.
 
-    ``gs://B/p`` is Vertex's FUSE path ``<root>/gcs/B/p``. ``s3://B/p`` is the local
-    provider's stand-in bucket ``<root>/s3/B/p`` (SageMaker mounts no bucket, so there the
-    runtime uses the fixed ``/opt/ml`` paths instead). Local paths stay as they are, made
-    absolute now, before the runtime changes into the code's folder.
+    ``gs://B/p`` is ``<root>/gcs/B/p`` with Vertex's FUSE mount (``cloudtrain_runtime.environments.mounts``
+    has every environment's). Local paths stay as they are, made absolute now, before
+    the runtime changes into the code's folder.
 
     Raises:
         ConfigError: for an unknown scheme or a NUL character.
     """
+    schemes = ", ".join(mounts)
     if "\x00" in uri:
-        raise ConfigError(f"{uri!r} contains a NUL character; storage URIs are gs://, s3:// or local paths.")
-    for scheme, mount in _MOUNTS.items():
+        raise ConfigError(f"{uri!r} contains a NUL character; storage URIs are {schemes} or local paths.")
+    for scheme, mount in mounts.items():
         if uri.startswith(scheme):
             return under_root(root, mount + uri[len(scheme) :])
     if "://" in uri:
-        raise ConfigError(f"{uri!r} uses an unsupported scheme; use gs://, s3:// or a local path.")
+        raise ConfigError(f"{uri!r} uses an unsupported scheme; use {schemes} or a local path.")
     return Path(os.path.abspath(uri))

@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cloudtrain_runtime.paths import storage_path
@@ -116,9 +117,13 @@ class Locations:
 
     @classmethod
     def from_uris(
-        cls, config: RuntimeConfig, root: str, overrides: Mapping[str, str] | None = None
+        cls,
+        config: RuntimeConfig,
+        root: str,
+        mounts: Mapping[str, str],
+        overrides: Mapping[str, str] | None = None,
     ) -> Locations:
-        """The config's storage URIs as paths, ``overrides`` (by role) replacing them.
+        """The config's storage URIs as paths (``mounts``: where each scheme opens), ``overrides`` (by role) replacing them.
 
         The roles are ``export``, ``backup`` and ``tensorboard``; the results go next to
         the export, in its parent folder.
@@ -129,14 +134,14 @@ class Locations:
             "tensorboard": config.tensorboard_dir,
         }
         uris.update(overrides or {})
-        paths = {role: storage_path(uri, root) for role, uri in uris.items()}
+        paths = {role: storage_path(uri, root, mounts) for role, uri in uris.items()}
         return cls(
             backup=paths["backup"],
             tensorboard=paths["tensorboard"],
             export=paths["export"],
             results=paths["export"].parent,
-            channels={name: storage_path(uri, root) for name, uri in config.data.items()},
-            latest=storage_path(config.latest_file, root) if config.latest_file else None,
+            channels={name: storage_path(uri, root, mounts) for name, uri in config.data.items()},
+            latest=storage_path(config.latest_file, root, mounts) if config.latest_file else None,
         )
 
 
@@ -151,12 +156,15 @@ class Environment(ABC):
             never resolves. None where names resolve before the container starts.
         hyperparameters_file: the fixed path of a JSON object of hyperparameters that
             can carry the runtime configuration, or None.
+        mounts: the storage schemes this environment's containers open as folders, and
+            the folder under the root each opens at (``{"gs://": "/gcs/"}``).
     """
 
     provider: ClassVar[str]
     label: ClassVar[str]
     peer_hint: ClassVar[str | None] = None
     hyperparameters_file: ClassVar[str | None] = None
+    mounts: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     @abstractmethod
     def detects(self, env: Mapping[str, str], root: str) -> bool:
@@ -174,9 +182,14 @@ class Environment(ABC):
         """Where durable storage is mounted: the root itself unless the environment mounts it."""
         return Path(root)
 
-    def locations(self, config: RuntimeConfig, env: Mapping[str, str], root: str) -> Locations:
-        """The paths this replica uses: the config's storage URIs unless the environment fixes them."""
-        return Locations.from_uris(config, root)
+    def locations(
+        self, config: RuntimeConfig, env: Mapping[str, str], root: str, mounts: Mapping[str, str]
+    ) -> Locations:
+        """The paths this replica uses: the config's storage URIs unless the environment fixes them.
+
+        ``mounts`` says where each scheme opens (``cloudtrain_runtime.environments.mounts``).
+        """
+        return Locations.from_uris(config, root, mounts)
 
     def objective_reporter(
         self, env: Mapping[str, str], root: str

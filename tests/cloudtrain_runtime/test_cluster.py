@@ -122,7 +122,7 @@ def test_a_tf_config_wins_over_a_resourceconfig(tmp_path: Path) -> None:
 
 
 def test_every_adapter_is_asked_in_order_and_found_by_its_provider() -> None:
-    providers = [environment.provider for environment in environments.ALL]
+    providers = [environment.provider for environment in environments.every()]
     assert providers == ["sagemaker", "vertex", "tf_config", "bare"]
     assert all(environments.named(name).provider == name for name in providers)
 

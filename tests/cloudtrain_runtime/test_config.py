@@ -14,7 +14,7 @@ from cloudtrain.api import plan
 from cloudtrain.container import runtime_config_json
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
-from cloudtrain_runtime import config
+from cloudtrain_runtime import config, environments
 from cloudtrain_runtime.errors import ConfigError
 from tests.cloudtrain_runtime.harness import runtime_config
 
@@ -93,8 +93,8 @@ def test_config_file_wins_over_environment(tmp_path: Path) -> None:
     file = tmp_path / "c.json"
     file.write_text(json.dumps(runtime_config(tmp_path, name="from-file")))
     env = {"CLOUDTRAIN_CONFIG": json.dumps(runtime_config(tmp_path, name="from-env"))}
-    assert config.load(str(file), env, "/").name == "from-file"
-    assert config.load(None, env, "/").name == "from-env"
+    assert config.load(str(file), env, "/", environments.hyperparameter_files()).name == "from-file"
+    assert config.load(None, env, "/", environments.hyperparameter_files()).name == "from-env"
 
 
 def test_sagemaker_hyperparameter_is_the_last_source(tmp_path: Path) -> None:
@@ -102,7 +102,7 @@ def test_sagemaker_hyperparameter_is_the_last_source(tmp_path: Path) -> None:
     hyperparameters.parent.mkdir(parents=True)
     value = json.dumps(runtime_config(tmp_path, name="from-hp"))
     hyperparameters.write_text(json.dumps({"cloudtrain_config": value, "other": "1"}))
-    assert config.load(None, {}, str(tmp_path)).name == "from-hp"
+    assert config.load(None, {}, str(tmp_path), environments.hyperparameter_files()).name == "from-hp"
 
 
 def test_sagemaker_hyperparameter_pieces_are_joined_in_numeric_order(tmp_path: Path) -> None:
@@ -112,12 +112,12 @@ def test_sagemaker_hyperparameter_pieces_are_joined_in_numeric_order(tmp_path: P
     pieces = {f"cloudtrain_config_{i}": value[i * 20 : (i + 1) * 20] for i in range(len(value) // 20 + 1)}
     hyperparameters.write_text(json.dumps(dict(reversed(pieces.items()))))
     assert len(pieces) > 10  # _10 must come after _9, not after _1
-    assert config.load(None, {}, str(tmp_path)).name == "from-pieces"
+    assert config.load(None, {}, str(tmp_path), environments.hyperparameter_files()).name == "from-pieces"
 
 
 def test_no_source_names_all_three(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
-        config.load(None, {}, str(tmp_path))
+        config.load(None, {}, str(tmp_path), environments.hyperparameter_files())
     assert "--config" in str(err.value) and "CLOUDTRAIN_CONFIG" in str(err.value)
     assert "cloudtrain_config" in str(err.value)
 

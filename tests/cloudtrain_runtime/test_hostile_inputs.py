@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from cloudtrain_runtime import cluster, config, main
+from cloudtrain_runtime import cluster, config, environments, main
 from cloudtrain_runtime.errors import ClusterError, ConfigError, RuntimeFailure
 from tests.cloudtrain_runtime.harness import runtime_config
 
@@ -192,7 +192,7 @@ HYPERPARAMETER_ROWS = [
 @pytest.mark.parametrize(("content", "message"), HYPERPARAMETER_ROWS)
 def test_malformed_hyperparameters(tmp_path: Path, content: str | bytes, message: str) -> None:
     root = _sagemaker_file(tmp_path, "hyperparameters.json", content)
-    line = _one_line(lambda: config.load(None, {}, root), ConfigError)
+    line = _one_line(lambda: config.load(None, {}, root, environments.hyperparameter_files()), ConfigError)
     assert message in line and "hyperparameters.json" in line
 
 
@@ -248,7 +248,10 @@ CONFIG_VALUE_ROWS = [
 @pytest.mark.parametrize(("field", "value", "message"), CONFIG_TYPE_ROWS + CONFIG_VALUE_ROWS)
 def test_malformed_config_values(tmp_path: Path, field: str, value: Any, message: str) -> None:
     text = json.dumps(runtime_config(tmp_path, **{field: value}))
-    line = _one_line(lambda: config.load(None, {"CLOUDTRAIN_CONFIG": text}, "/"), ConfigError)
+    line = _one_line(
+        lambda: config.load(None, {"CLOUDTRAIN_CONFIG": text}, "/", environments.hyperparameter_files()),
+        ConfigError,
+    )
     assert message in line and line.startswith("CLOUDTRAIN_CONFIG: ")
 
 
@@ -271,13 +274,16 @@ def _raw(field: str, number: str) -> str:
     ],
 )
 def test_malformed_config_text(text: str, message: str) -> None:
-    line = _one_line(lambda: config.load(None, {"CLOUDTRAIN_CONFIG": text}, "/"), ConfigError)
+    line = _one_line(
+        lambda: config.load(None, {"CLOUDTRAIN_CONFIG": text}, "/", environments.hyperparameter_files()),
+        ConfigError,
+    )
     assert message in line
 
 
 def test_float_fields_still_take_integers(tmp_path: Path) -> None:
     text = json.dumps(runtime_config(tmp_path, learning_rate=1, warmup_epochs=0))
-    loaded = config.load(None, {"CLOUDTRAIN_CONFIG": text}, "/")
+    loaded = config.load(None, {"CLOUDTRAIN_CONFIG": text}, "/", environments.hyperparameter_files())
     assert (loaded.learning_rate, loaded.warmup_epochs) == (1.0, 0.0)
 
 

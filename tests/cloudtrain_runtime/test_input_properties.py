@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cloudtrain_runtime import cluster, config
+from cloudtrain_runtime import cluster, config, environments
 from cloudtrain_runtime.errors import RuntimeFailure
 from tests.cloudtrain_runtime.harness import runtime_config
 
@@ -191,7 +191,7 @@ hyperparameter_files = st.builds(
 @given(content=hyperparameter_files)
 def test_hyperparameters(root: Path, content: bytes) -> None:
     where = _write(root, "hyperparameters.json", content)
-    _check_config(_outcome(lambda: config.load(None, {}, where)))
+    _check_config(_outcome(lambda: config.load(None, {}, where, environments.hyperparameter_files())))
 
 
 def _config(change: Any, removed: str | None) -> str:
@@ -210,4 +210,8 @@ configs = st.builds(
 @PROPERTIES
 @given(text=configs | st.text())
 def test_cloudtrain_config(text: str) -> None:
-    _check_config(_outcome(lambda: config.load(None, {"CLOUDTRAIN_CONFIG": text}, "/")))
+    _check_config(
+        _outcome(
+            lambda: config.load(None, {"CLOUDTRAIN_CONFIG": text}, "/", environments.hyperparameter_files())
+        )
+    )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain_runtime import locations
+from cloudtrain_runtime import environments, locations
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import from_dict
 from cloudtrain_runtime.errors import ConfigError
@@ -32,7 +32,7 @@ def _config(**overrides: object) -> object:
     ],
 )
 def test_storage_uris_map_under_the_root(uri: str, expected: str) -> None:
-    assert storage_path(uri, "/sandbox") == Path(expected)
+    assert storage_path(uri, "/sandbox", environments.mounts()) == Path(expected)
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ def test_storage_uris_map_under_the_root(uri: str, expected: str) -> None:
 )
 def test_unopenable_uris_are_errors(uri: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        storage_path(uri, "/")
+        storage_path(uri, "/", environments.mounts())
 
 
 def test_vertex_aip_dirs_override_the_config() -> None:

@@ -1,9 +1,11 @@
-"""One module per provider environment the runtime recognises, each an ``Environment`` adapter.
+"""One module per provider environment the runtime knows without any package metadata.
 
-``ENVIRONMENTS`` lists them in the order they are asked, before the neutral adapters
-(plain TF_CONFIG, bare machine). SageMaker comes first: it sets no TF_CONFIG, and its
-``resourceconfig.json`` says more than any variable. Vertex AI next: its TF_CONFIG is
-plain, but ``CLUSTER_SPEC`` or an ``AIP_*`` variable marks its ``/gcs`` mount and paths.
+Each defines an ``Environment`` (``cloudtrain_runtime.replica``) as ``ENVIRONMENT``.
+``BUILTIN`` lists them in the order they are asked, before the environments of
+installed packages and the neutral ones (``cloudtrain_runtime.environments``). SageMaker
+comes first: it sets no TF_CONFIG, and its ``resourceconfig.json`` says more than any
+variable. Vertex AI next: its TF_CONFIG is plain, but ``CLUSTER_SPEC`` or an ``AIP_*``
+variable marks its ``/gcs`` mount and paths.
 """
 
 from __future__ import annotations
@@ -11,4 +13,4 @@ from __future__ import annotations
 from cloudtrain_runtime.providers import sagemaker, vertex
 from cloudtrain_runtime.replica import Environment
 
-ENVIRONMENTS: tuple[Environment, ...] = (sagemaker.ENVIRONMENT, vertex.ENVIRONMENT)
+BUILTIN: tuple[Environment, ...] = (sagemaker.ENVIRONMENT, vertex.ENVIRONMENT)

@@ -34,7 +34,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from cloudtrain_runtime.errors import ClusterError
 from cloudtrain_runtime.inputs import duplicates, is_address, loads, shown
@@ -69,6 +70,9 @@ class SageMaker(Environment):
         f"map it in {HOSTS_ENV}."
     )
     hyperparameters_file = HYPERPARAMETERS
+    # SageMaker mounts no bucket: its hosts use the /opt/ml tree. The scheme's folder is
+    # where the local provider keeps its stand-in S3 buckets, for local runs of s3:// URIs.
+    mounts: ClassVar[Mapping[str, str]] = MappingProxyType({"s3://": "/s3/"})
 
     def detects(self, env: Mapping[str, str], root: str) -> bool:
         return under_root(root, RESOURCE_CONFIG).is_file() and not env.get(TF_CONFIG_ENV)
@@ -83,7 +87,9 @@ class SageMaker(Environment):
     def mount(self, root: str) -> Path:
         return under_root(root, "/opt/ml")
 
-    def locations(self, config: RuntimeConfig, env: Mapping[str, str], root: str) -> Locations:
+    def locations(
+        self, config: RuntimeConfig, env: Mapping[str, str], root: str, mounts: Mapping[str, str]
+    ) -> Locations:
         return Locations(
             backup=under_root(root, "/opt/ml/checkpoints"),
             tensorboard=under_root(root, "/opt/ml/output/tensorboard"),

@@ -27,7 +27,8 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, ClassVar
 
 from cloudtrain_runtime.paths import under_root
 from cloudtrain_runtime.replica import ClusterInfo, Locations, single_replica
@@ -49,6 +50,7 @@ class Vertex(PlainTfConfig):
 
     provider = "vertex"
     label = "Vertex AI"
+    mounts: ClassVar[Mapping[str, str]] = MappingProxyType({"gs://": "/gcs/"})
 
     def detects(self, env: Mapping[str, str], root: str) -> bool:
         return any(env.get(name) for name in MARKERS)
@@ -62,9 +64,11 @@ class Vertex(PlainTfConfig):
     def mount(self, root: str) -> Path:
         return under_root(root, "/gcs")
 
-    def locations(self, config: RuntimeConfig, env: Mapping[str, str], root: str) -> Locations:
+    def locations(
+        self, config: RuntimeConfig, env: Mapping[str, str], root: str, mounts: Mapping[str, str]
+    ) -> Locations:
         overrides = {role: env[name] for role, name in AIP_DIRS.items() if env.get(name)}
-        return Locations.from_uris(config, root, overrides)
+        return Locations.from_uris(config, root, mounts, overrides)
 
     def objective_reporter(self, env: Mapping[str, str], root: str) -> Callable[[str, int, float], None]:
         path = under_root(root, env.get(METRIC_FILE_ENV) or DEFAULT_METRIC_FILE)

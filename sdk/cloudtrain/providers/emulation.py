@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cloudtrain.container import ROOT_ENV
 from cloudtrain.providers.base import Provider
+from cloudtrain_runtime import environments
 
 if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = [
     "CPU_DEVICES_ENV",
     "JOB",
-    "MOUNTS",
     "ROOT_ENV",
     "RUNTIME_ENTRYPOINT",
     "Emulable",
@@ -43,8 +43,6 @@ __all__ = [
 CPU_DEVICES_ENV = "CLOUDTRAIN_CPU_DEVICES"
 JOB = "<job>"
 RUNTIME_ENTRYPOINT = ["-m", "cloudtrain_runtime"]
-# Where each bucket scheme is mounted under a replica's root (Vertex: Cloud Storage FUSE).
-MOUNTS = {"gs://": "/gcs/", "s3://": "/s3/"}
 
 
 @runtime_checkable
@@ -77,11 +75,14 @@ class Emulable(Provider, Protocol):
 def container_path(uri: str) -> str:
     """Where a replica opens ``uri``: ``/gcs/B/p`` or ``/s3/B/p`` under its root, a local path as is.
 
+    Each scheme opens where the runtime's environments mount it (``cloudtrain_runtime.environments.mounts``),
+    and the stand-in buckets keep the same layout under ``<buckets>``.
+
     Example:
     >>> container_path("gs://bucket/code/abc.tar.gz"), container_path("/tmp/x")
     ('/gcs/bucket/code/abc.tar.gz', '/tmp/x')
     """
-    for scheme, mount in MOUNTS.items():
+    for scheme, mount in environments.mounts().items():
         if uri.startswith(scheme):
             return mount + uri.removeprefix(scheme)
     return uri

@@ -78,7 +78,7 @@ def test_vertex_outputs_are_under_the_base_output_directory_the_runtime_writes_t
 
 
 def test_sagemaker_tensorboard_local_path_is_where_the_runtime_writes(example_job: Path) -> None:
-    where = SAGEMAKER_REPLICA.locations(plan(load_spec(example_job), "sagemaker").runtime, {}, "/")
+    where = SAGEMAKER_REPLICA.locations(plan(load_spec(example_job), "sagemaker").runtime, {}, "/", {})
     assert str(where.tensorboard) == TENSORBOARD_DIR
     assert str(where.backup) == CHECKPOINT_DIR
 
