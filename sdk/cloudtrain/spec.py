@@ -52,7 +52,6 @@ from cloudtrain.sections import (
     whole_number,
     whole_spec,
 )
-from cloudtrain.sweep import space
 from cloudtrain.uris import check_location, check_storage_root
 from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import hparams, rules
@@ -557,6 +556,13 @@ class Parameter(Section):
         return self
 
     @property
+    def numbers(self) -> list[float]:
+        """The numeric values the parameter can take at its ends (a range) or all of them (discrete)."""
+        if self.values is not None:
+            return [float(value) for value in self.values]
+        return [float(self.min or 0), float(self.max or 0)]
+
+    @property
     def kind(self) -> str:
         """The runtime's kind of value: ``int`` (whole numbers), ``float`` or ``str``."""
         if self.type == "categorical":
@@ -645,7 +651,7 @@ class Tuning(Section):
                         "kind": "whole-number" if kind == "int" else "numeric",
                     },
                 )
-            if field and parameter.type != "categorical" and min(space.numbers(parameter)) <= 0:
+            if field and parameter.type != "categorical" and min(parameter.numbers) <= 0:
                 raise PydanticCustomError(
                     "parameter_kind",
                     "{name} sets {field}, so its values must be above 0",

@@ -3,7 +3,8 @@
 - Only a provider's own package (and the adapters made for one cloud's pipeline service)
   names a provider: everything else asks the registry, and the spec gets each provider's
   section from its package. Docstrings and comments are documentation and may.
-- No import cycles between cloudtrain's modules, lazy imports inside functions included.
+- No import cycles between cloudtrain's modules, lazy imports inside functions, imports for
+  type checking (``if TYPE_CHECKING:``) and ``import_module("...")`` included.
 - Library code never writes to the terminal: it returns, raises, or calls the caller's
   callback (``progress=``); only the CLI prints.
 """
@@ -83,19 +84,19 @@ def test_only_provider_packages_name_a_provider() -> None:
 
 
 def imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """The cloudtrain modules ``name`` imports anywhere (type-checking-only imports aside)."""
-    tree = ast.parse(path.read_text())
-    type_only = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-        for inner in ast.walk(node)
+    """The cloudtrain modules ``name`` imports anywhere: at the top, inside functions, under
+    ``if TYPE_CHECKING:``, and through ``importlib.import_module("module.name")`` with the
+    name written out. (A registry that looks a module up in its table by a name it is given
+    discovers it as an entry point would, and is not an import of the code.)"""
+    return {
+        module for module in imported(ast.parse(path.read_text()), name, path.name, known) if module != name
     }
+
+
+def imported(tree: ast.AST, name: str, filename: str, known: set[str]) -> set[str]:
     found: set[str] = set()
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    package = name if filename == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(tree):
-        if id(node) in type_only:
-            continue
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -106,7 +107,11 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
                 ).strip(".")
             for alias in node.names:
                 found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
-    return {module for module in found if module in known and module != name}
+        elif isinstance(node, ast.Call) and _called(node.func) == "import_module" and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found.add(first.value)
+    return {module for module in found if module in known}
 
 
 def test_no_import_cycles() -> None:
@@ -127,6 +132,23 @@ def _cycle_from(start: str, graph: dict[str, set[str]]) -> list[str]:
                 seen.add(neighbour)
                 stack.append((neighbour, [*trail, neighbour]))
     return []
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("from cloudtrain import planning", {"cloudtrain.planning"}),  # a module
+        ("from cloudtrain.planning import Plan", {"cloudtrain.planning"}),  # a name of a module
+        ("if TYPE_CHECKING:\n    from cloudtrain.planning import Plan", {"cloudtrain.planning"}),  # type only
+        ("def f():\n    from cloudtrain import planning", {"cloudtrain.planning"}),  # lazy
+        ("importlib.import_module('cloudtrain.planning')", {"cloudtrain.planning"}),  # lazy, by name
+        ("import_module(TABLE[name])", set()),  # a registry's lookup: not written out
+        ("from . import planning", {"cloudtrain.planning"}),  # relative
+    ],
+)
+def test_the_import_finder(source: str, found: set[str]) -> None:
+    known = {"cloudtrain", "cloudtrain.planning", "cloudtrain.spec"}
+    assert imported(ast.parse(source), "cloudtrain.spec", "spec.py", known) == found
 
 
 @pytest.mark.parametrize(

@@ -51,9 +51,7 @@ def worst_case_spec(spec: JobSpec) -> JobSpec:
 
 def numbers(parameter: Parameter) -> list[float]:
     """The numeric values a parameter can take at its ends (a range) or all of them (discrete)."""
-    if parameter.values is not None:
-        return [float(value) for value in parameter.values]
-    return [float(parameter.min or 0), float(parameter.max or 0)]
+    return parameter.numbers
 
 
 def grid(tuning: Tuning) -> dict[str, list[int | float | str]]:
