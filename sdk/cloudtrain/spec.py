@@ -685,6 +685,8 @@ class JobSpec(Section):
     # (``vertex:``, ``sagemaker:``, a plugin's), named after the provider and read only by
     # it (``add_provider_sections``). The docstring above is the JSON Schema's description.
 
+    # Built once, with the provider sections (add_provider_sections), rather than also before.
+    model_config = ConfigDict(defer_build=True)
     whole: ClassVar[bool] = True
     # The field the provider sections follow.
     sections_after: ClassVar[str] = "limits"

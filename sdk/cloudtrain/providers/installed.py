@@ -186,14 +186,22 @@ def _plugin_sections() -> dict[str, type[ProviderSection]]:
 
 @functools.cache
 def _entry_points() -> dict[str, dict[str, Any]]:
-    """Both groups' entry points, but the built-ins' names, read in one pass over the installed packages."""
-    from importlib.metadata import entry_points
+    """Both groups' entry points, but the built-ins' names, read in one pass over the installed packages.
+
+    Only the packages whose ``entry_points.txt`` mentions a ``cloudtrain.`` group are parsed
+    (every spec build asks, so the scan is kept short); the first package on the path to
+    declare a name wins, as ``importlib.metadata.entry_points`` decides.
+    """
+    from importlib.metadata import distributions
 
     found: dict[str, dict[str, Any]] = {PROVIDER_GROUP: {}, SECTION_GROUP: {}}
-    every = entry_points()
-    for entry in (*every.select(group=PROVIDER_GROUP), *every.select(group=SECTION_GROUP)):
-        if entry.name not in BUILTIN:
-            found[entry.group][entry.name] = entry
+    for dist in distributions():
+        text = dist.read_text("entry_points.txt")
+        if not text or "[cloudtrain." not in text:
+            continue
+        for entry in dist.entry_points:
+            if entry.group in found and entry.name not in BUILTIN:
+                found[entry.group].setdefault(entry.name, entry)
     return found
 
 
