@@ -35,12 +35,13 @@ AWS_CREDENTIAL_VARIABLES = (
 
 @pytest.fixture(autouse=True)
 def _no_user_defaults(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No profile, gcloud or AWS setting or credential of the developer's reaches a test (cloudtrain.defaults).
+    """No profile, gcloud, AWS or kubeconfig setting or credential of the developer's reaches a test (cloudtrain.defaults).
 
     Every variable the providers' discovery reads is cleared, and the config files are
     looked for in empty folders; a test that wants a default sets one.
     """
     from cloudtrain.defaults import PROFILE_VARIABLE
+    from cloudtrain.providers.kubernetes import discover as kube
     from cloudtrain.providers.sagemaker import discover as aws
     from cloudtrain.providers.vertex import discover as google
 
@@ -52,8 +53,9 @@ def _no_user_defaults(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     aws_home = tmp_path_factory.mktemp("aws")
     monkeypatch.setenv("AWS_CONFIG_FILE", str(aws_home / "config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(aws_home / "credentials"))
-    for name in AWS_CREDENTIAL_VARIABLES:
+    for name in (*AWS_CREDENTIAL_VARIABLES, kube.IN_CLUSTER_VARIABLE):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(kube.KUBECONFIG_VARIABLE, str(tmp_path_factory.mktemp("kube") / "config"))
 
 
 @pytest.fixture
@@ -100,19 +102,25 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
 
 @pytest.fixture
 def toycloud(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Install the third-party ``toycloud`` provider as a real distribution with an entry point.
+    """Install the third-party ``toycloud`` provider as a real distribution with its entry points.
 
     A ``.dist-info`` folder on ``sys.path`` (and ``PYTHONPATH``, for subprocesses) declares
-    ``toycloud = toycloud:provider`` in the ``cloudtrain.providers`` group, exactly as
-    ``pip install`` of a plugin package would. Yields ``$TOYCLOUD_HOME``, where its jobs live.
+    the provider (``cloudtrain.providers``), its spec section (``cloudtrain.spec_sections``)
+    and its runtime environment (``cloudtrain.runtime_environments``), exactly as ``pip
+    install`` of a plugin package would. Yields ``$TOYCLOUD_HOME``, where its jobs live.
     """
     from cloudtrain.providers import registry
+    from cloudtrain_runtime import environments
 
     site = tmp_path_factory.mktemp("site-packages")
     dist = site / "toycloud_plugin-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toycloud-plugin\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[cloudtrain.providers]\ntoycloud = toycloud:provider\n")
+    (dist / "entry_points.txt").write_text(
+        "[cloudtrain.providers]\ntoycloud = toycloud:provider\n\n"
+        "[cloudtrain.spec_sections]\ntoycloud = toycloud_settings:ToyCloudSettings\n\n"
+        "[cloudtrain.runtime_environments]\ntoycloud = toycloud_runtime:ENVIRONMENT\n"
+    )
     home = tmp_path_factory.mktemp("toycloud-home")
     for path in (str(PLUGIN), str(site)):
         monkeypatch.syspath_prepend(path)
@@ -121,6 +129,8 @@ def toycloud(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     )
     monkeypatch.setenv("TOYCLOUD_HOME", str(home))
     registry.forget_entry_points()
+    environments.forget_entry_points()
     yield home
     monkeypatch.undo()
     registry.forget_entry_points()
+    environments.forget_entry_points()

@@ -108,6 +108,29 @@ class Target(Protocol):
         ...
 
 
+@runtime_checkable
+class PicksMachine(Protocol):
+    """A provider whose spec section names the machine its jobs run on (a cluster's node type). Optional.
+
+    Planning takes its answer instead of choosing among the provider's catalog rows, and
+    the cost table prices its jobs on that machine alone, or says why it cannot. A machine
+    the catalog does not describe (``vcpus`` 0) stands for any machine with the spec's
+    accelerators; its ``source`` says so, in words.
+    """
+
+    def machine(self, spec: JobSpec) -> catalog.Machine:
+        """The machine each host of ``spec``'s job runs on.
+
+        Raises:
+            SpecError: the spec names a machine that cannot run it.
+        """
+        ...
+
+    def unpriced(self, spec: JobSpec) -> str | None:
+        """Why the cost table cannot price ``spec``'s job here, in words; None when it can."""
+        ...
+
+
 @dataclass(frozen=True)
 class StoragePaths:
     """Where each role writes, as provider URIs (or local paths).
@@ -364,22 +387,28 @@ def _provider_problems(spec: JobSpec, provider: Target) -> list[str]:
 
 def _scheme_problems(spec: JobSpec, provider: Target) -> list[str]:
     problems = []
-    scheme = provider.schemes[0]
+    schemes = " or ".join(provider.schemes)
     root = provider.storage_root(spec)
     if not root.startswith(provider.schemes):
+        examples = " or ".join(f"{scheme}BUCKET/path" for scheme in provider.schemes)
         problems.append(
-            f"storage.root: {root!r} cannot be used on {provider.title}, which needs a {scheme} URI. "
-            f"Set {provider.name}.storage_root (or storage.root) to {scheme}BUCKET/path."
+            f"storage.root: {root!r} cannot be used on {provider.title}, which needs a {schemes} URI. "
+            f"Set {provider.name}.storage_root (or storage.root) to {examples}."
         )
     for channel, uri in spec.data.items():
         if not uri.startswith(provider.schemes):
             problems.append(
-                f"data.{channel}: {uri!r} cannot be read on {provider.title}; use a {scheme} URI."
+                f"data.{channel}: {uri!r} cannot be read on {provider.title}; use a {schemes} URI."
             )
     return problems
 
 
 def _machine(spec: JobSpec, provider: Target) -> tuple[catalog.Machine | None, list[str]]:
+    if isinstance(provider, PicksMachine):
+        try:
+            return provider.machine(spec), []
+        except SpecError as exc:
+            return None, exc.problems
     res = spec.resources
     if res.machine_type is not None and catalog.device_counts(provider.name, res.accelerator):
         return _chosen_machine(spec, provider)

@@ -139,7 +139,7 @@ def test_list_jobs_is_public_and_reports_what_it_skipped(
     monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path))
     listing = cloudtrain.list_jobs()
     assert listing.jobs == []
-    assert set(listing.skipped) == {"vertex", "sagemaker"}  # nothing set up in a test
+    assert set(listing.skipped) == {"vertex", "sagemaker", "kubernetes"}  # nothing set up in a test
     assert cloudtrain.JobSummary is base.JobSummary
 
 

@@ -267,7 +267,7 @@ def test_a_profile_asked_for_must_exist(
         ),
         (
             "profiles: {default: {storage: {root: gs://my-bucket/x}}}\n",  # not a provider section
-            "{path}: profiles.default.storage: unknown key. Valid keys: sagemaker, vertex. "
+            "{path}: profiles.default.storage: unknown key. Valid keys: kubernetes, sagemaker, vertex. "
             "A profile holds provider sections.",
         ),
         (

@@ -28,7 +28,7 @@ SA_KEY = json.dumps(
 )
 FIX = (
     "Never put secrets in a job spec: keep it in the provider's secret manager, or grant the job's "
-    "identity (vertex.service_account or sagemaker.role) access instead."
+    "identity (vertex.service_account, sagemaker.role or kubernetes.service_account) access instead."
 )
 
 CREDENTIAL_VALUES = [

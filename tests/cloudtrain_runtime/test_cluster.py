@@ -123,7 +123,7 @@ def test_a_tf_config_wins_over_a_resourceconfig(tmp_path: Path) -> None:
 
 def test_every_adapter_is_asked_in_order_and_found_by_its_provider() -> None:
     providers = [environment.provider for environment in environments.every()]
-    assert providers == ["sagemaker", "vertex", "tf_config", "bare"]
+    assert providers == ["sagemaker", "vertex", "jobset", "tf_config", "bare"]
     assert all(environments.named(name).provider == name for name in providers)
 
 
@@ -151,7 +151,7 @@ def test_bad_tf_config_is_a_clear_error(tf_config: str, message: str) -> None:
 
 def test_malformed_host_override() -> None:
     with pytest.raises(ClusterError, match=re.escape("algo-1=127.0.0.1:41231")):
-        sagemaker.host_overrides("algo-1")
+        sagemaker.host_overrides("algo-1", example="algo-1")
 
 
 def _hosts(provider: str, *hosts: str) -> cluster.ClusterInfo:

@@ -76,13 +76,13 @@ def test_the_built_ins_are_found_without_any_package_metadata() -> None:
         "print(len(list(importlib.metadata.distributions())), [e.provider for e in environments.every()])"
     )
     done = subprocess.run([sys.executable, "-S", "-c", program], capture_output=True, text=True, check=True)
-    assert done.stdout.split(maxsplit=1) == ["0", "['sagemaker', 'vertex', 'tf_config', 'bare']\n"]
+    assert done.stdout.split(maxsplit=1) == ["0", "['sagemaker', 'vertex', 'jobset', 'tf_config', 'bare']\n"]
 
 
 def test_an_installed_environment_is_asked_before_the_neutral_ones(site: Path) -> None:
     install(site, "lake = lake_runtime:ENVIRONMENT")
     order = [environment.provider for environment in environments.every()]
-    assert order == ["sagemaker", "vertex", "lake", "tf_config", "bare"]
+    assert order == ["sagemaker", "vertex", "jobset", "lake", "tf_config", "bare"]
     found = environments.detect(
         {"LAKE_JOB": "1", "TF_CONFIG": '{"cluster": {}, "task": {"type": "worker"}}'}, "/"
     )

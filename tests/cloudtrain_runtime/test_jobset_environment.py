@@ -2,8 +2,7 @@
 
 Each pod sees ``JOBSET_*`` through the downward API from JobSet's annotations, the pods
 per Job from the render, and ``JOB_COMPLETION_INDEX`` from the Job controller
-(``cloudtrain_runtime.providers.jobset``). The adapter is not yet among the environments
-the runtime asks, so these tests call it directly.
+(``cloudtrain_runtime.providers.jobset``), one of the built-in environments the runtime asks.
 """
 
 from __future__ import annotations
@@ -12,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain_runtime import environments, locations
+from cloudtrain_runtime.config import from_dict
 from cloudtrain_runtime.errors import ClusterError
 from cloudtrain_runtime.providers.jobset import ENVIRONMENT
+from tests.cloudtrain_runtime.harness import runtime_config
 
 
 def _pod(
@@ -95,3 +97,55 @@ def test_a_broken_pod_environment_is_one_cluster_error(change: dict[str, str], m
         ENVIRONMENT.cluster({**_pod(0), **change}, root="/")
     assert message in str(raised.value)
     assert len(str(raised.value)) < 500  # one line, however large the input
+
+
+def test_it_is_the_environment_a_pod_is_detected_as() -> None:
+    assert environments.detect(_pod(1), "/") is ENVIRONMENT
+    # a pod's environment beats the plain TF_CONFIG adapter that would otherwise take any TF_CONFIG
+    assert (
+        environments.detect({**_pod(1), "TF_CONFIG": '{"cluster": {}, "task": {"type": "worker"}}'}, "/")
+        is ENVIRONMENT
+    )
+
+
+def test_emulated_pods_reach_each_other_on_loopback_ports() -> None:
+    """``CLOUDTRAIN_HOSTS`` maps the host names, which resolve only in the cluster, as SageMaker's does."""
+    names = [f"demo-0123456789-host-0-{i}.demo-0123456789" for i in range(2)]
+    loopback = ",".join(f"{name}=127.0.0.1:{4000 + i}" for i, name in enumerate(names))
+    info = ENVIRONMENT.cluster({**_pod(1, hosts=2), "CLOUDTRAIN_HOSTS": loopback}, root="/")
+    assert info.hosts == ("127.0.0.1:4000", "127.0.0.1:4001")
+    assert info.tf_config == {
+        "cluster": {"chief": ["127.0.0.1:4000"], "worker": ["127.0.0.1:4001"]},
+        "task": {"type": "worker", "index": 0},
+    }
+
+
+def test_a_malformed_loopback_map_names_the_form_with_a_pod_host_name() -> None:
+    with pytest.raises(
+        ClusterError, match=r"CLOUDTRAIN_HOSTS entries must look like demo-0123456789-host-0-0\.demo"
+    ):
+        ENVIRONMENT.cluster({**_pod(0, hosts=1), "CLOUDTRAIN_HOSTS": "no-address"}, root="/")
+
+
+@pytest.mark.parametrize(
+    ("root", "kept"),
+    [
+        ("gs://bucket/demo", False),  # FUSE writes through: the verified export lets the backup go
+        ("s3://bucket/demo", True),  # the sidecar never deletes in S3: the backup stays, and says why
+    ],
+)
+def test_on_s3_the_backup_is_kept_after_the_export(tmp_path: Path, root: str, kept: bool) -> None:
+    config = from_dict(
+        runtime_config(
+            tmp_path,
+            backup_dir=f"{root}/runs/r1/checkpoints",
+            tensorboard_dir=f"{root}/runs/r1/logs",
+            export_dir=f"{root}/runs/r1/model",
+        ),
+        "the test",
+    )
+    info = ENVIRONMENT.cluster(_pod(0, hosts=1), str(tmp_path))
+    where = locations.resolve(config, info, _pod(0, hosts=1), str(tmp_path))
+    scheme = root.split("://")[0].replace("gs", "gcs")
+    assert where.export == tmp_path / scheme / "bucket/demo/runs/r1/model"
+    assert (where.keep_backups is not None) is kept

@@ -21,9 +21,14 @@ Sources: kubernetes-sigs/jobset v0.12.0 (commit f22e565) and the Kubernetes Job 
 - **Peers**: a pod's name resolves once the pod exists and has an address (the headless
   Service publishes not-ready addresses, jobset_types.go:391-394), and pods start at
   different times, so the runtime waits for every peer to resolve.
-- **Storage and locations**: the buckets are mounted at ``/gcs/BUCKET`` by the Cloud
-  Storage FUSE CSI driver, so the config's ``gs://`` URIs open as on Vertex AI, under
-  the run's prefix of the storage root.
+- **Storage and locations**: ``gs://`` buckets are mounted at ``/gcs/BUCKET`` by GKE's
+  Cloud Storage FUSE CSI driver, so those URIs open as on Vertex AI; ``s3://`` URIs open
+  at ``/s3/BUCKET``, a folder an init container fills from S3 and a sidecar copies back
+  to it, never deleting anything there (cloudtrain.providers.kubernetes.storage). So on
+  ``s3://`` the run's backup outlives its verified export, as on SageMaker: a file
+  deleted here would stay in S3 anyway.
+- **Emulation**: ``CLOUDTRAIN_HOSTS`` maps the pods' host names to loopback addresses
+  when the local provider runs several pods on one machine.
 
 Example:
 >>> env = {"JOBSET_NAME": "demo-0123456789", "JOBSET_REPLICATED_JOB": "host", "JOBSET_JOB_INDEX": "0",
@@ -37,12 +42,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, ClassVar
 
 from cloudtrain_runtime.errors import ClusterError
+from cloudtrain_runtime.hostmap import HOSTS_ENV as LOOPBACK_ENV
+from cloudtrain_runtime.hostmap import addresses, host_overrides
 from cloudtrain_runtime.inputs import shown
 from cloudtrain_runtime.paths import under_root
-from cloudtrain_runtime.replica import ClusterInfo, Environment
+from cloudtrain_runtime.replica import ClusterInfo, Environment, Locations
+
+if TYPE_CHECKING:
+    from cloudtrain_runtime.config import RuntimeConfig
 
 NAME_ENV = "JOBSET_NAME"
 REPLICATED_JOB_ENV = "JOBSET_REPLICATED_JOB"
@@ -56,6 +69,10 @@ _LABEL = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 _COUNT = re.compile(r"0|[1-9][0-9]{0,8}")
 # Job indexes and completion indexes stay below 10**5 (Indexed Jobs: parallelism <= 10^5, V1JobSpec).
 _MOST = 100_000
+KEEP_BACKUPS = (
+    "on s3:// a sidecar copies the run's files to S3 and never deletes any there, so the backup stays as "
+    "the run's durable copy (cloudtrain status shows its size)"
+)
 
 
 class JobSet(Environment):
@@ -63,6 +80,7 @@ class JobSet(Environment):
 
     provider = "jobset"
     label = "Kubernetes JobSet"
+    mounts: ClassVar[Mapping[str, str]] = MappingProxyType({"gs://": "/gcs/", "s3://": "/s3/"})
     peer_hint = (
         "On Kubernetes, check that the JobSet has network.enableDNSHostnames and that every pod "
         "was scheduled (kubectl get pods -l jobset.sigs.k8s.io/jobset-name=NAME)."
@@ -80,9 +98,8 @@ class JobSet(Environment):
                 f"This pod is {JOB_INDEX_ENV}={job}, {COMPLETION_INDEX_ENV}={index}, outside a JobSet of "
                 f"{replicas} Job(s) of {pods} pod(s) ({REPLICAS_ENV}, {HOSTS_ENV}). Render the JobSet again."
             )
-        hosts = tuple(
-            f"{name}-{replicated}-{j}-{i}.{name}:{PORT}" for j in range(replicas) for i in range(pods)
-        )
+        names = [f"{name}-{replicated}-{j}-{i}.{name}" for j in range(replicas) for i in range(pods)]
+        hosts = addresses(names, host_overrides(env.get(LOOPBACK_ENV, ""), example=names[0]), port=PORT)
         rank = job * pods + index
         # Rank 0 is the chief, the others workers 0.. in rank order, as on Vertex AI.
         task_type, task_index = ("chief", 0) if rank == 0 else ("worker", rank - 1)
@@ -98,6 +115,14 @@ class JobSet(Environment):
 
     def mount(self, root: str) -> Path:
         return under_root(root, "/gcs")
+
+    def locations(
+        self, config: RuntimeConfig, env: Mapping[str, str], root: str, mounts: Mapping[str, str]
+    ) -> Locations:
+        found = Locations.from_uris(config, root, mounts)
+        if config.backup_dir.startswith("s3://"):
+            return replace(found, keep_backups=KEEP_BACKUPS)
+        return found
 
 
 def _name(env: Mapping[str, str], variable: str) -> str:

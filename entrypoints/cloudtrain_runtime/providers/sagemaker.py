@@ -25,20 +25,20 @@
   local provider runs several hosts on one machine.
 
 Example:
->>> host_overrides("algo-1=127.0.0.1:5000, algo-2=127.0.0.1:5001")
+>>> host_overrides("algo-1=127.0.0.1:5000, algo-2=127.0.0.1:5001", example="algo-1")
 {'algo-1': '127.0.0.1:5000', 'algo-2': '127.0.0.1:5001'}
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cloudtrain_runtime.errors import ClusterError
-from cloudtrain_runtime.inputs import duplicates, is_address, loads, shown
+from cloudtrain_runtime.hostmap import HOSTS_ENV, addresses, host_overrides, is_host_name
+from cloudtrain_runtime.inputs import duplicates, loads, shown
 from cloudtrain_runtime.paths import under_root
 from cloudtrain_runtime.replica import ClusterInfo, Environment, Locations
 from cloudtrain_runtime.tfconfig import TF_CONFIG_ENV
@@ -49,10 +49,6 @@ if TYPE_CHECKING:
 RESOURCE_CONFIG = "/opt/ml/input/config/resourceconfig.json"
 HYPERPARAMETERS = "/opt/ml/input/config/hyperparameters.json"
 PORT = 8890  # the port the SageMaker TF toolkit uses for MWMS (reference/sagemaker.md §3)
-HOSTS_ENV = "CLOUDTRAIN_HOSTS"
-# SageMaker names hosts algo-1, algo-2, ...; any DNS-style name is accepted, nothing a
-# TF_CONFIG address or CLOUDTRAIN_HOSTS entry could be confused by.
-_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 _EXAMPLE = '{"current_host": "algo-1", "hosts": ["algo-1", "algo-2"]}'
 KEEP_BACKUPS = (
     "SageMaker uploads the export only when the job ends, and a backup deleted here is deleted in S3 "
@@ -79,7 +75,7 @@ class SageMaker(Environment):
 
     def cluster(self, env: Mapping[str, str], root: str) -> ClusterInfo:
         names, rank = host_list(_read(under_root(root, RESOURCE_CONFIG)))
-        hosts = addresses(names, host_overrides(env.get(HOSTS_ENV, "")))
+        hosts = addresses(names, host_overrides(env.get(HOSTS_ENV, ""), example="algo-1"), port=PORT)
         tf_config = {"cluster": {"worker": list(hosts)}, "task": {"type": "worker", "index": rank}}
         mount = self.mount(root)
         return ClusterInfo(self.provider, "worker", rank, rank, rank == 0, hosts, mount, tf_config=tf_config)
@@ -122,7 +118,7 @@ def host_list(resource_config: Any) -> tuple[list[str], int]:
             f"{RESOURCE_CONFIG} must be a JSON object like {_EXAMPLE}. Received: {shown(resource_config)}"
         )
     names = resource_config.get("hosts")
-    if not isinstance(names, list) or not names or not all(map(_is_host_name, names)):
+    if not isinstance(names, list) or not names or not all(map(is_host_name, names)):
         raise ClusterError(
             f"{RESOURCE_CONFIG}: hosts must be a non-empty list of host names like 'algo-1'. "
             f"Received: hosts={shown(names)}"
@@ -137,51 +133,6 @@ def host_list(resource_config: Any) -> tuple[list[str], int]:
             f"{RESOURCE_CONFIG} must list current_host among hosts. Received: {shown(resource_config)}"
         )
     return names, names.index(resource_config["current_host"])
-
-
-def addresses(names: list[str], overrides: Mapping[str, str]) -> tuple[str, ...]:
-    """Every host's ``address:port``: port 8890 on its name, unless ``CLOUDTRAIN_HOSTS`` maps it.
-
-    Raises:
-        ClusterError: when the overrides give two hosts the same address.
-    """
-    hosts = tuple(overrides.get(name, f"{name}:{PORT}") for name in names)
-    repeated = duplicates(hosts)
-    if repeated:
-        raise ClusterError(
-            f"{HOSTS_ENV} maps more than one host to {shown(repeated[0])}; give every host its own port."
-        )
-    return hosts
-
-
-def host_overrides(text: str) -> dict[str, str]:
-    """Parse ``CLOUDTRAIN_HOSTS``: ``algo-1=127.0.0.1:41231,algo-2=127.0.0.1:41232``.
-
-    SageMaker peers are named algo-1, algo-2, ... and reach each other on port 8890.
-    When the local provider emulates several SageMaker hosts on one machine those
-    names do not resolve and the hosts cannot share one port, so it maps each name to
-    a loopback address and a free port, like an /etc/hosts entry with a port.
-
-    Raises:
-        ClusterError: for an entry that is not ``name=host:port`` or a name given twice.
-    """
-    overrides: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, _, address = (part.strip() for part in item.partition("="))
-        if not _is_host_name(name) or not is_address(address):
-            raise ClusterError(
-                f"{HOSTS_ENV} entries must look like algo-1=127.0.0.1:41231. Received: {shown(item)}"
-            )
-        if name in overrides:
-            raise ClusterError(
-                f"{HOSTS_ENV} maps {name!r} more than once. Received: {HOSTS_ENV}={shown(text)}"
-            )
-        overrides[name] = address
-    return overrides
-
-
-def _is_host_name(value: object) -> bool:
-    return isinstance(value, str) and _HOST_NAME.fullmatch(value) is not None
 
 
 ENVIRONMENT = SageMaker()

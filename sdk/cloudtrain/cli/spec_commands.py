@@ -97,7 +97,9 @@ def schema() -> None:
 
 def summary(p: Plan) -> str:
     """One line: hosts × machine, replicas, global batch, strategy."""
-    machine = p.machine.machine_type if p.machine else f"local ({p.devices_per_host} CPU device(s))"
+    machine = (
+        (p.machine.machine_type or "any node") if p.machine else f"local ({p.devices_per_host} CPU device(s))"
+    )
     return (
         f"{p.hosts} × {machine}, {counted(p.replicas, 'replica')}, global batch {p.global_batch}, "
         f"strategy {p.strategy}"
@@ -152,6 +154,8 @@ def _machine(p: Plan) -> str:
     m = p.machine
     if m is None:
         return f"this machine, {p.devices_per_host} emulated device(s) per host"
+    if not m.vcpus:  # a machine the catalog does not describe: a cluster's node (planning.PicksMachine)
+        return m.source
     accel = f", {m.accelerator_count} × {m.accelerator}" if m.accelerator_count else ""
     return (
         f"{m.machine_type} ({m.vcpus} vCPU, {m.memory_gb} GB{accel}, {m.intra_host}, {m.network_gbps} Gb/s)"

@@ -184,8 +184,9 @@ def select(found: Estimate, *, max_hours: float | None = None, max_cost: float |
 
 def regions_for(spec: JobSpec, provider: str, regions: tuple[str, ...], prices: PriceCatalog) -> list[str]:
     """The regions to price ``provider`` in: those asked for that it has prices in, else the spec's."""
-    if not regions:
-        return [registry.get(provider).region(spec)]
+    if not regions:  # the provider's region for the spec; none where it has none (an unpriced cluster)
+        region = registry.get(provider).region(spec)
+        return [region] if region else []
     return [r for r in regions if r in prices.regions(provider)]
 
 

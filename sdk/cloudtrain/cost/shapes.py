@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from cloudtrain import catalog
 from cloudtrain.errors import SpecError
 from cloudtrain.messages import counted
-from cloudtrain.planning import choose_strategy
+from cloudtrain.planning import PicksMachine, choose_strategy
+from cloudtrain.providers import registry
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -38,11 +39,36 @@ def enumerate_shapes(planned: Plan, providers: tuple[str, ...]) -> tuple[list[Sh
     shapes: list[Shape] = []
     notes: list[str] = []
     for provider in providers:
+        target = registry.get(provider)
+        if isinstance(target, PicksMachine):
+            found, skipped = _picked(planned, provider, target)
+            shapes += found
+            notes += skipped
+            continue
         for accelerator in catalog.accelerator_names():
             found, skipped = _layouts(planned.spec, provider, accelerator, planned.replicas)
             shapes += found
             notes += skipped
     return shapes, notes
+
+
+def _picked(planned: Plan, name: str, provider: PicksMachine) -> tuple[list[Shape], list[str]]:
+    """The one layout of the machine the spec names on ``name`` (a cluster's node type), or why there is none."""
+    why = provider.unpriced(planned.spec)
+    if why is not None:
+        return [], [f"{name}: unpriced: {why}."]
+    try:
+        machine = provider.machine(planned.spec)
+    except SpecError as exc:
+        return [], [f"{name}: {exc.problems[0]}"]
+    if planned.replicas % machine.devices:
+        return [], [
+            f"{name}: {machine.machine_type} has {machine.devices} devices per node, "
+            f"which {planned.replicas} replicas do not fill"
+        ]
+    shape = Shape(name, machine, planned.replicas // machine.devices)
+    problem = _incompatible(planned.spec, shape)
+    return ([], [f"{name}: {problem}"]) if problem else ([shape], [])
 
 
 def _layouts(spec: JobSpec, provider: str, accelerator: str, replicas: int) -> tuple[list[Shape], list[str]]:

@@ -11,6 +11,8 @@ provider then runs them. The names and placeholders both sides use live here:
   from ``Emulable.job_names`` and never given twice, as on the service.
 - ``CLOUDTRAIN_ROOT``: the folder that stands in for a replica's ``/``.
 - ``CLOUDTRAIN_CPU_DEVICES``: how many logical CPU devices the replica's TensorFlow creates.
+- ``CLOUDTRAIN_HOSTS``: ``name=127.0.0.1:<port:N>,...``, the loopback address of each host
+  name the service's cluster would resolve (the runtime's ``hostmap``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CPU_DEVICES_ENV",
+    "HOSTS_ENV",
     "JOB",
     "ROOT_ENV",
     "RUNTIME_ENTRYPOINT",
@@ -41,6 +44,7 @@ __all__ = [
 ]
 
 CPU_DEVICES_ENV = "CLOUDTRAIN_CPU_DEVICES"
+HOSTS_ENV = "CLOUDTRAIN_HOSTS"
 JOB = "<job>"
 RUNTIME_ENTRYPOINT = ["-m", "cloudtrain_runtime"]
 

@@ -25,8 +25,8 @@ folder are then read from its provider object, loaded when they are first asked 
 Example:
 >>> names()[:3]
 ('local', 'vertex', 'sagemaker')
->>> sorted(sections())[:2]
-['sagemaker', 'vertex']
+>>> list(sections())
+['vertex', 'sagemaker', 'kubernetes']
 """
 
 from __future__ import annotations
@@ -50,11 +50,13 @@ BUILTIN = {
     "local": "cloudtrain.providers.local",
     "vertex": "cloudtrain.providers.vertex",
     "sagemaker": "cloudtrain.providers.sagemaker",
+    "kubernetes": "cloudtrain.providers.kubernetes",
 }
 # name -> the module whose ``SECTION`` attribute is the built-in provider's section class.
 SECTIONS = {
     "vertex": "cloudtrain.providers.vertex.settings",
     "sagemaker": "cloudtrain.providers.sagemaker.settings",
+    "kubernetes": "cloudtrain.providers.kubernetes.settings",
 }
 
 

@@ -26,7 +26,7 @@ def test_table_covers_both_providers_with_a_date_on_every_price(
     result = run_cli("cost", EXAMPLE, "--throughput", "1200@a100-40gb")
     assert result.code == 0, result.err
     rows = [line.split() for line in result.out.splitlines()[2:] if line.lstrip()[:1].isdigit()]
-    assert {row[1] for row in rows} == {"vertex", "sagemaker"}
+    assert {row[1] for row in rows} == {"vertex", "sagemaker", "kubernetes"}
     for row in rows:
         if "unknown" not in row:
             assert any(cell[:4] == "2026" or cell[:4] == "2021" for cell in row), row

@@ -325,10 +325,14 @@ def test_table_matches_reviewed_golden(case: str) -> None:
 
 
 def test_every_machine_has_a_price_row_in_each_covered_region() -> None:
-    regions = {"vertex": ("us-central1", "europe-west4"), "sagemaker": ("us-east-1", "eu-west-1")}
+    gce, ec2 = ("us-central1", "europe-west4"), ("us-east-1", "eu-west-1")
+    regions = {"vertex": gce, "sagemaker": ec2}
     prices = inputs.prices()
+    gce_types = {m.machine_type for m in catalog.machines("vertex")}
     for machine in catalog.machines():
-        for region in regions[machine.provider]:
+        # a Kubernetes node type is a GCE machine (GKE) or an EC2 instance (EKS)
+        covered = (gce if machine.machine_type in gce_types else ec2) if machine.provider == "kubernetes" else None
+        for region in covered or regions[machine.provider]:
             row = prices.lookup(machine.provider, region, machine.machine_type, machine.accelerator)
             assert row is not None, (machine.machine_type, machine.accelerator, region)
 

@@ -10,17 +10,22 @@ it; the fixture points cloudtrain at it through the variable a user would set:
 - ``no_google_credentials``: no Application Default Credentials anywhere;
 - ``aws``: moto (S3, CloudWatch Logs) and the fake SageMaker, with a user's AWS environment
   (``AWS_ENDPOINT_URL_*``, dummy credentials) pointing at them; botocore's waits between
-  retries are recorded in ``aws.sleeps`` instead of slept.
+  retries are recorded in ``aws.sleeps`` instead of slept;
+- ``fake_cluster``: a fake Kubernetes API server with the JobSet CRD, reached through a
+  kubeconfig (``$KUBECONFIG``) whose current context ``fake`` has the namespace ``training``.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from tests.cloudtrain.providers.fakes.kubernetes_api import TOKEN, FakeKubernetes
 from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 from tests.cloudtrain.providers.fakes.vertex_logging import FakeLogging
@@ -99,3 +104,35 @@ def aws(loopback_aws: LoopbackAws, monkeypatch: pytest.MonkeyPatch) -> LoopbackA
     loopback_aws.install(monkeypatch)
     loopback_aws.record_retry_waits(monkeypatch)
     return loopback_aws
+
+
+@pytest.fixture(scope="session")
+def kubernetes_fake() -> Iterator[tuple[FakeKubernetes, str]]:
+    fake = FakeKubernetes()
+    with fake.serve() as url:
+        yield fake, url
+
+
+@pytest.fixture
+def fake_cluster(
+    kubernetes_fake: tuple[FakeKubernetes, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> FakeKubernetes:
+    """The emptied fake, and ``$KUBECONFIG`` naming it as context ``fake`` with namespace ``training``."""
+    fake, url = kubernetes_fake
+    fake.reset()
+    kubeconfig = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "fake", "cluster": {"server": url}}],
+        "users": [{"name": "tester", "user": {"token": TOKEN}}],
+        "contexts": [
+            {"name": "fake", "context": {"cluster": "fake", "user": "tester", "namespace": "training"}},
+            {"name": "other", "context": {"cluster": "fake", "user": "tester"}},
+        ],
+        "current-context": "fake",
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(kubeconfig))
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    return fake

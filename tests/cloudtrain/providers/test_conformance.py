@@ -1,5 +1,6 @@
-"""One suite, every provider: the local one, Vertex and SageMaker on their loopback fakes, and
-``toycloud``, a provider installed from another distribution.
+"""One suite, every provider: the local one, Vertex and SageMaker on their loopback fakes, Kubernetes
+on its fake API server (which plays the JobSet controller), and ``toycloud``, a provider
+installed from another distribution.
 
 What every provider promises (``cloudtrain.providers.base.Provider``): a pure, deterministic
 render; a render without a code bundle is a ``ProviderError``; submit -> status -> logs ->
@@ -27,6 +28,7 @@ from cloudtrain.errors import CloudtrainError, ProviderError
 from cloudtrain.outputs import JOB, Outputs
 from cloudtrain.providers import Job, JobStatus, Provider, registry
 from cloudtrain.providers.base import attached
+from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
 
 # The local provider's replicas run this instead of TensorFlow: the suite is about the
@@ -36,8 +38,10 @@ UNKNOWN_IDS = {
     "local": "local:never-submitted-20260101-000000-0000",
     "vertex": "projects/my-project/locations/us-central1/customJobs/1",
     "sagemaker": "arn:aws:sagemaker:us-east-1:123456789012:training-job/never-submitted-0123456789",
+    "kubernetes": "kubernetes:training/never-submitted-0123456789",
     "toycloud": "toy:000000000000",
 }
+OVERRIDES = {"toycloud": ("toycloud.storage_root=toy://lake/binary-classifier",)}
 
 
 @dataclass
@@ -48,8 +52,12 @@ class Harness:
     example: Path
     tmp_path: Path
 
+    def spec(self) -> JobSpec:
+        """The example job, with Toy Cloud's storage root on its own ``toy://`` scheme."""
+        return load_spec(self.example, OVERRIDES.get(self.provider.name, ()))
+
     def submission(self, *, seconds: float = 0.0) -> api.Submission:
-        spec = load_spec(self.example)
+        spec = self.spec()
         submission = api.prepare(spec, self.provider)
         if self.provider.name == "local":
             for replica in submission.request["replicas"]:
@@ -60,17 +68,20 @@ class Harness:
         return self.submission(seconds=seconds).submit()
 
 
-@pytest.fixture(params=["local", "vertex", "sagemaker", "toycloud"])
+@pytest.fixture(params=["local", "vertex", "sagemaker", "kubernetes", "toycloud"])
 def harness(request: pytest.FixtureRequest, example_job: Path, tmp_path: Path) -> Iterator[Harness]:
     name = request.param
     services = {
         "local": ["local_home"],
         "vertex": ["fake_vertex", "fake_gcs", "fake_logging"],
         "sagemaker": ["aws"],
+        "kubernetes": ["fake_cluster", "fake_gcs"],
         "toycloud": ["toycloud"],
     }[name]
     for fixture in services:
         request.getfixturevalue(fixture)
+    if name == "kubernetes":
+        request.getfixturevalue("fake_cluster").controller = True
     yield Harness(registry.get(name), example_job, tmp_path)
 
 
@@ -99,7 +110,7 @@ def test_render_is_pure_and_deterministic(harness: Harness, monkeypatch: pytest.
 
 
 def test_render_without_a_code_bundle_is_a_provider_error(harness: Harness) -> None:
-    unpacked = harness.provider.plan(load_spec(harness.example))
+    unpacked = harness.provider.plan(harness.spec())
     with pytest.raises(ProviderError, match=r"pack_code"):
         harness.provider.render(unpacked)
 

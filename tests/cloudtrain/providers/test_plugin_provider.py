@@ -1,8 +1,10 @@
 """A provider installed from another package appears everywhere, with no edit to cloudtrain.
 
 ``toycloud`` (tests/cloudtrain/providers/plugin/) is installed by the ``toycloud`` fixture
-as a distribution whose entry point sits in the ``cloudtrain.providers`` group, with its
-own catalog rows. Each test drives the real CLI.
+as a distribution with three entry points: the provider (``cloudtrain.providers``), its
+spec section ``toycloud:`` with its own ``toy://`` storage scheme and catalog rows
+(``cloudtrain.spec_sections``), and its environment inside the container
+(``cloudtrain.runtime_environments``). Each test drives the real CLI or the real runtime.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from tests.conftest import Result
 pytestmark = pytest.mark.usefixtures("toycloud")
 
 RunCli = Callable[..., Result]
+# Toy Cloud's jobs keep their files in its own store.
+TOY = ("--provider", "toycloud", "--set", "toycloud.storage_root=toy://lake/binary-classifier")
 
 
 def test_it_is_a_provider_choice_of_every_command(run_cli: RunCli, example_job: Path) -> None:
@@ -32,7 +36,7 @@ def test_it_is_a_provider_choice_of_every_command(run_cli: RunCli, example_job: 
 
 
 def test_plan_uses_its_catalog_rows_and_region(run_cli: RunCli, example_job: Path) -> None:
-    result = run_cli("plan", str(example_job), "--provider", "toycloud", "--json")
+    result = run_cli("plan", str(example_job), *TOY, "--json")
     planned = json.loads(result.out)
     assert planned["provider"] == "toycloud"
     assert planned["region"] == "toy-east-1"
@@ -45,8 +49,7 @@ def test_its_own_checks_and_limits_reach_validate(run_cli: RunCli, example_job: 
     result = run_cli(
         "validate",
         str(example_job),
-        "--provider",
-        "toycloud",
+        *TOY,
         "--set",
         "resources.hosts=5",
         "--set",
@@ -61,15 +64,15 @@ def test_its_own_checks_and_limits_reach_validate(run_cli: RunCli, example_job: 
 
 
 def test_render_and_dry_run_print_its_request(run_cli: RunCli, example_job: Path) -> None:
-    rendered = json.loads(run_cli("render", str(example_job), "--provider", "toycloud").out)
-    dry_run = json.loads(run_cli("submit", str(example_job), "--provider", "toycloud", "--dry-run").out)
+    rendered = json.loads(run_cli("render", str(example_job), *TOY).out)
+    dry_run = json.loads(run_cli("submit", str(example_job), *TOY, "--dry-run").out)
     assert rendered == dry_run
     assert rendered["machine"] == "toy-t4-1"
     assert rendered["hosts"] == 2
 
 
 def test_submit_then_status_finds_the_owner_from_the_id(run_cli: RunCli, example_job: Path) -> None:
-    job_id = run_cli("submit", str(example_job), "--provider", "toycloud", "--no-wait").out.strip()
+    job_id = run_cli("submit", str(example_job), *TOY, "--no-wait").out.strip()
     assert job_id.startswith("toy:")
     assert run_cli("status", job_id).out.strip() == "queued (QUEUED)"
     assert run_cli("status", job_id, "--json").out.strip() == json.dumps(
@@ -86,7 +89,7 @@ def test_submit_then_status_finds_the_owner_from_the_id(run_cli: RunCli, example
 
 def test_a_fresh_process_finds_it_through_the_entry_point(example_job: Path) -> None:
     planned = subprocess.run(
-        [sys.executable, "-m", "cloudtrain", "plan", str(example_job), "--provider", "toycloud", "--json"],
+        [sys.executable, "-m", "cloudtrain", "plan", str(example_job), *TOY, "--json"],
         capture_output=True,
         text=True,
         check=True,
@@ -106,3 +109,74 @@ def test_cost_prices_it_beside_the_built_in_clouds(
     plot = tmp_path / "cost.png"
     assert run_cli(*args, "--plot", str(plot)).code == 0
     assert plot.stat().st_size > 0
+
+
+def test_its_section_is_a_section_of_the_spec(run_cli: RunCli, example_job: Path) -> None:
+    moved = json.loads(
+        run_cli("plan", str(example_job), *TOY, "--set", "toycloud.region=toy-west-2", "--json").out
+    )
+    assert moved["region"] == "toy-west-2"
+    assert moved["sources"]["toycloud.region"] == "set"
+    typo = run_cli("validate", str(example_job), *TOY, "--set", "toycloud.regoin=toy-west-2")
+    assert (typo.code, typo.errors) == (2, ["toycloud.regoin: unknown field. Did you mean 'region'?"])
+    wrong = run_cli("validate", str(example_job), *TOY, "--set", "toycloud.region=mars")
+    assert wrong.errors == ["toycloud.region: 'mars' is not a Toy Cloud region; use one like toy-east-1."]
+    schema = json.loads(run_cli("schema").out)
+    assert (
+        schema["properties"]["toycloud"]["description"]
+        == "Toy Cloud settings; read only on --provider toycloud."
+    )
+    assert "region" in schema["$defs"]["ToyCloudSettings"]["properties"]
+
+
+def test_its_storage_scheme_is_its_own(run_cli: RunCli, example_job: Path) -> None:
+    planned = json.loads(run_cli("plan", str(example_job), *TOY, "--run-id", "r1", "--json").out)
+    assert planned["storage"]["export"] == "toy://lake/binary-classifier/runs/r1/model"
+    # another provider's section refuses it: only Toy Cloud reads and writes toy://
+    refused = run_cli("validate", str(example_job), "--set", "vertex.storage_root=toy://lake/x")
+    assert refused.errors[0].startswith("vertex.storage_root: 'toy://lake/x' uses an unsupported scheme")
+    # the spec's own storage.root takes every installed provider's scheme
+    assert run_cli("validate", str(example_job), *TOY, "--set", "storage.root=toy://lake/y").code == 0
+
+
+def test_its_profile_keys_fill_the_section(
+    run_cli: RunCli, example_job: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config" / "cloudtrain" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        "profiles:\n  default:\n    toycloud:\n      region: toy-north-1\n      account: trainer\n"
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    planned = json.loads(run_cli("plan", str(example_job), *TOY, "--json").out)
+    assert (planned["region"], planned["sources"]["toycloud.region"]) == ("toy-north-1", "profile")
+    config.write_text("profiles:\n  default:\n    toycloud:\n      zone: a\n")
+    bad = run_cli("plan", str(example_job), *TOY)
+    assert bad.code != 0 and f"{config}: profiles.default.toycloud.zone: unknown key." in bad.err
+
+
+def test_its_runtime_environment_is_found_inside_the_container(tmp_path: Path) -> None:
+    """The runtime alone, as in the container: Toy Cloud's environment, cluster and scheme, from the entry point."""
+    from cloudtrain_runtime import environments, locations
+    from cloudtrain_runtime.config import from_dict
+    from tests.cloudtrain_runtime.harness import runtime_config
+
+    env = {"TOYCLOUD_JOB": "42"}
+    found = environments.detect(env, str(tmp_path))
+    assert (found.provider, found.label) == ("toycloud", "Toy Cloud")
+    raw = runtime_config(
+        tmp_path,
+        backup_dir="toy://lake/demo/runs/r1/checkpoints",
+        tensorboard_dir="toy://lake/demo/runs/r1/logs",
+        export_dir="toy://lake/demo/runs/r1/model",
+    )
+    where = locations.resolve(
+        from_dict(raw, "the test"), found.cluster(env, str(tmp_path)), env, str(tmp_path)
+    )
+    assert where.export == tmp_path / "toy/lake/demo/runs/r1/model"
+
+
+def test_the_local_stand_in_buckets_hold_its_scheme_too() -> None:
+    from cloudtrain.providers.emulation import bucket_path
+
+    assert bucket_path("toy://lake/demo/code/0123.tar.gz") == "<buckets>/toy/lake/demo/code/0123.tar.gz"

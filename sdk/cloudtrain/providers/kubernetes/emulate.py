@@ -13,8 +13,15 @@ What the JobSet and Job controllers add, from the same sources ``render`` cites:
 - the kubelet resolves the container's ``env``: ``valueFrom.fieldRef`` from the pod's
   annotations (the downward API), ``$$`` in a value to ``$`` (``V1EnvVar.value``).
 
-The local emulation of Kubernetes starts one process per pod with this environment;
-the tests hand it to the runtime's JobSet environment.
+``replicas`` turns them into the local provider's replicas (``cloudtrain.providers.local.render``):
+one process per pod, with that environment, a folder standing in for the pod's ``/``
+(``CLOUDTRAIN_ROOT``), ``/gcs`` linked to the stand-in Cloud Storage buckets as GKE's
+FUSE driver mounts them, ``/s3`` filled from the stand-in S3 buckets as the pod's
+``s3-in`` init container would and copied back, never deleting, as its ``s3-out``
+sidecar would (``storage``: the lists of what to copy are read from the containers'
+own environment), and ``CLOUDTRAIN_HOSTS`` mapping every pod's host name to a loopback
+port, since those names do not resolve on one machine. The whole gang restarts as the
+JobSet's ``failurePolicy.maxRestarts`` says.
 
 Example:
 >>> request = {"metadata": {"name": "demo-0123456789"}, "spec": {"replicatedJobs": [{"name": "host",
@@ -28,12 +35,25 @@ Example:
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.providers.emulation import (
+    CPU_DEVICES_ENV,
+    HOSTS_ENV,
+    ROOT_ENV,
+    RUNTIME_ENTRYPOINT,
+    bucket_path,
+    host_python,
+    restart,
+)
+from cloudtrain.providers.kubernetes import storage
 from cloudtrain.providers.kubernetes.render import (
+    CONTAINER,
     JOB_INDEX_KEY,
     JOBSET_NAME_KEY,
     REPLICATED_JOB_NAME_KEY,
@@ -100,3 +120,91 @@ def container_env(container: dict[str, Any], annotations: Mapping[str, str]) -> 
             raise ProviderError(f"env {variable['name']}: only pod annotations are emulated, not {path!r}.")
         env[variable["name"]] = annotations.get(match.group(1), "")
     return env
+
+
+def replicas(request: dict[str, Any]) -> dict[str, Any]:
+    """One local replica per pod of the rendered JobSet ``request``, and how the gang restarts."""
+    found = pods(request)
+    resolver = ",".join(f"{pod.hostname}.{pod.subdomain}=127.0.0.1:<port:{n}>" for n, pod in enumerate(found))
+    template = request["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    return {
+        "job": request["metadata"]["name"],
+        "restarts": restarts(request),
+        "cluster": {"env": {HOSTS_ENV: resolver}},
+        "replicas": [_replica(pod, index, template) for index, pod in enumerate(found)],
+    }
+
+
+def restarts(request: dict[str, Any]) -> dict[str, Any]:
+    """JobSet recreates every pod after one fails, ``failurePolicy.maxRestarts`` times, a lost node or spot alike."""
+    limit = int(request["spec"].get("failurePolicy", {}).get("maxRestarts", 0))
+    rule = f"failurePolicy.maxRestarts is {limit}: JobSet recreates every pod after one fails"
+    return {"host": restart(limit, rule), "spot": restart(limit, rule)}
+
+
+def job_names(first: str) -> Iterator[str]:
+    """A JobSet's name is its request's (``render.job_name``): the same request is the same JobSet."""
+    return iter([first])
+
+
+def _replica(pod: Pod, index: int, template: dict[str, Any]) -> dict[str, Any]:
+    name = f"host-{index}"
+    root = f"<run>/hosts/{name}"
+    main = next(c for c in template["containers"] if c["name"] == CONTAINER)
+    command = host_python(main["command"]) if main.get("command") else [sys.executable, *RUNTIME_ENTRYPOINT]
+    replica: dict[str, Any] = {
+        "name": name,
+        "argv": [*command, *main.get("args", [])],
+        "env": {**pod.env, ROOT_ENV: root, CPU_DEVICES_ENV: str(_devices(main))},
+        "root": root,
+        "cwd": root,
+    }
+    if any("csi" in volume for volume in template.get("volumes", [])):
+        replica["links"] = {"gcs": "<buckets>/gcs"}
+    sidecars = {c["name"]: c for c in template.get("initContainers", [])}
+    if sidecars:
+        replica["copy_in"] = _copies_in(_env_of(sidecars["s3-in"], storage.COPY_IN_ENV))
+        replica["sync_out"] = _syncs_out(sidecars["s3-out"])
+    return replica
+
+
+def _devices(main: dict[str, Any]) -> int:
+    """The accelerators the container asks for (one CPU device when none)."""
+    limits = main.get("resources", {}).get("limits", {})
+    return max([int(count) for count in limits.values() if str(count).isdigit()] or [1])
+
+
+def _env_of(sidecar: dict[str, Any], name: str) -> list[list[str]]:
+    """A copy list from a sidecar's environment: one pair (or triple) of words per line."""
+    value = next(item["value"] for item in sidecar["env"] if item["name"] == name)
+    return [line.split() for line in value.splitlines() if line.strip()]
+
+
+def _copies_in(lines: list[list[str]]) -> list[dict[str, str]]:
+    """``aws s3 cp`` of an object lands in its folder, ``aws s3 sync`` of a prefix in its own."""
+    return [
+        {
+            "source": bucket_path(source),
+            "target": str(PurePosixPath(target).parent if verb == "cp" else PurePosixPath(target)).lstrip(
+                "/"
+            ),
+        }
+        for verb, source, target in lines
+    ]
+
+
+def _syncs_out(sidecar: dict[str, Any]) -> list[dict[str, Any]]:
+    """The run's prefix back to its bucket, and ``latest.json`` into its folder; never deleting."""
+    prefixes = [
+        {"source": local.lstrip("/"), "target": bucket_path(remote), "delete": False}
+        for local, remote in _env_of(sidecar, storage.SYNC_OUT_ENV)
+    ]
+    files = [
+        {
+            "source": local.lstrip("/"),
+            "target": bucket_path(remote.rsplit("/", 1)[0]),
+            "delete": False,
+        }
+        for local, remote in _env_of(sidecar, storage.LATEST_ENV)
+    ]
+    return prefixes + files

@@ -32,7 +32,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.base import JobStatus, JobSummary, poll_until_done
+from cloudtrain.outputs import Outputs, standard
+from cloudtrain.providers.jobs import ExpectedCost, JobStatus, JobSummary, Usage, poll_until_done
 from cloudtrain.providers.kubernetes.clients import (
     TIMEOUT_S,
     ApiCall,
@@ -40,12 +41,21 @@ from cloudtrain.providers.kubernetes.clients import (
     KubernetesClients,
     with_retries,
 )
+from cloudtrain.providers.kubernetes.outputs import logs_command
 from cloudtrain.providers.kubernetes.render import (
+    ACCELERATOR_ANNOTATION,
     CONTAINER,
+    ESTIMATE_ANNOTATION,
+    ESTIMATE_BASIS_ANNOTATION,
     GROUP,
     JOB_LABEL,
     JOBSET_NAME_KEY,
+    NODE_TYPE_ANNOTATION,
     PLURAL,
+    REGION_ANNOTATION,
+    RUN_ANNOTATION,
+    RUN_PREFIX_ANNOTATION,
+    SPOT_ANNOTATION,
     VERSION,
     ensure_namespace,
 )
@@ -103,6 +113,7 @@ def submit(request: dict[str, Any], clients: KubernetesClients | None = None) ->
 def _existing(name: str, namespace: str, clients: KubernetesClients, body: dict[str, Any]) -> KubernetesJob:
     """The JobSet the same request created before; a failed one cannot be submitted again under its name."""
     job = KubernetesJob(name, namespace, clients=clients, request=body)
+    job.attached = True
     if job.status().state == "failed":
         raise ProviderError(
             f"JobSet {name} in namespace {namespace} was made from this same request and failed. Delete it "
@@ -133,8 +144,21 @@ class KubernetesJob:
         self.name = name
         self.namespace = namespace
         self.request = request
+        self.attached = False
+        self._cancelled = False
         self._clients = clients
         self.id = job_id(namespace, name, clients.context)
+
+    @property
+    def outputs(self) -> Outputs:
+        """Under the run's prefix the JobSet names (``cloudtrain/run-prefix``); its pods' logs with ``kubectl``."""
+        metadata = (self.request or self._get())["metadata"]
+        logs = logs_command(self._clients.context, self.namespace, self.name)
+        return standard(metadata.get("annotations", {}).get(RUN_PREFIX_ANNOTATION, ""), logs=logs)
+
+    def summary(self) -> JobSummary:
+        """The JobSet as ``list`` shows it: its times, shape, estimate and what its nodes cost."""
+        return summary(self._get(), self._clients.context)
 
     @property
     def console_url(self) -> str:
@@ -151,8 +175,19 @@ class KubernetesJob:
         ]
 
     def status(self) -> JobStatus:
-        """The JobSet's state: from its conditions once it ended or is suspended, else from its pods."""
-        jobset = self._get()
+        """The JobSet's state: from its conditions once it ended or is suspended, else from its pods.
+
+        A JobSet being deleted (``metadata.deletionTimestamp``), or gone after this handle
+        deleted it, was cancelled: ``cancel`` deletes it, with its Jobs and pods.
+        """
+        try:
+            jobset = self._get()
+        except KubernetesCallError as missing:
+            if missing.status == 404 and self._cancelled:
+                return JobStatus("cancelled", "Deleted")
+            raise
+        if jobset["metadata"].get("deletionTimestamp"):
+            return JobStatus("cancelled", "Terminating")
         condition = _true_condition(jobset)
         if condition is not None:
             detail = condition.get("message", "") if condition["type"] != "Completed" else ""
@@ -179,6 +214,7 @@ class KubernetesJob:
             ),
             "delete",
         )
+        self._cancelled = True
 
     def logs(
         self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
@@ -297,19 +333,54 @@ def list_jobs(clients: KubernetesClients, *, limit: int | None) -> list[JobSumma
 
 
 def summary(jobset: dict[str, Any], context: str | None) -> JobSummary:
-    """One JobSet as ``list`` shows it; one not ended reads as running (its pods are not asked)."""
+    """One JobSet as ``list`` shows it; one not ended reads as running (its pods are not asked).
+
+    Its nodes are priced from the annotations ``render`` wrote (node type, region, spot,
+    accelerator): each pod holds one node from the JobSet's creation to its end, which is
+    what the nodes are billed for at most (a node that was already up, or serves another
+    pod after, is shared).
+    """
     metadata = jobset["metadata"]
+    notes = metadata.get("annotations", {})
     condition = _true_condition(jobset)
+    created = _time(metadata["creationTimestamp"])
     ended = _time(condition["lastTransitionTime"]) if condition and condition["type"] != "Suspended" else None
     spec = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]
+    hosts = int(spec.get("parallelism", 1))
+    node = notes.get(NODE_TYPE_ANNOTATION)
     return JobSummary(
         id=job_id(metadata["namespace"], metadata["name"], context),
         name=metadata.get("labels", {}).get(JOB_LABEL, metadata["name"]),
         provider="kubernetes",
         state=CONDITION_STATES[condition["type"]] if condition else "running",
-        created=_time(metadata["creationTimestamp"]),
+        created=created,
+        started=created,
         ended=ended,
-        shape=f"{spec.get('parallelism', 1)} pods",
+        shape=f"{hosts} × {node}" if node else f"{hosts} pods",
+        estimate=_estimate(notes),
+        usage=_usage(notes, hosts, (ended - created).total_seconds()) if ended and node else None,
+        run=notes.get(RUN_ANNOTATION),
+    )
+
+
+def _estimate(notes: dict[str, str]) -> ExpectedCost | None:
+    try:
+        return ExpectedCost(float(notes[ESTIMATE_ANNOTATION]), notes[ESTIMATE_BASIS_ANNOTATION])
+    except (KeyError, ValueError):
+        return None
+
+
+def _usage(notes: dict[str, str], hosts: int, seconds: float) -> Usage | None:
+    if not notes.get(REGION_ANNOTATION) or not notes.get(ACCELERATOR_ANNOTATION):
+        return None
+    return Usage(
+        region=notes[REGION_ANNOTATION],
+        machine_type=notes[NODE_TYPE_ANNOTATION],
+        accelerator=notes[ACCELERATOR_ANNOTATION],
+        hosts=hosts,
+        seconds=seconds,
+        spot=notes.get(SPOT_ANNOTATION) == "true",
+        measure="JobSet created to ended",
     )
 
 

@@ -28,15 +28,9 @@ sources for each choice (kubernetes-sigs/jobset v0.12.0, commit f22e565; the Kub
   failure_policy.md:60): exit status 2 (a configuration or cluster error of the runtime,
   ``cloudtrain_runtime.errors``) through the Job's ``podFailurePolicy``, and
   ``activeDeadlineSeconds`` (``limits.max_runtime``) running out.
-- **Storage.** Every bucket the job reads or writes is mounted at ``/gcs/BUCKET`` by the
-  Cloud Storage FUSE CSI driver of GKE, as a CSI ephemeral volume, with the pod
-  annotation ``gke-gcsfuse/volumes: "true"`` (GoogleCloudPlatform/gcs-fuse-csi-driver
-  v1.24.4, examples/batch-job/job.yaml; https://cloud.google.com/kubernetes-engine/docs/
-  how-to/cloud-storage-fuse-csi-driver-ephemeral). The runtime opens ``gs://B/p`` at
-  ``/gcs/B/p`` as on Vertex AI, so the code bundle, data and backups need no cloud SDK in
-  the image. ``s3://`` is not offered: Mountpoint for Amazon S3 cannot rename files on
-  general purpose buckets (awslabs/mountpoint-s3 doc/SEMANTICS.md), and TensorFlow writes
-  every checkpoint and SavedModel by renaming a temporary file.
+- **Storage.** Each pod opens the storage root, the bundle and the data at ``/gcs/BUCKET``
+  (GKE's Cloud Storage FUSE CSI driver) or ``/s3/BUCKET`` (copied in and synced out by
+  the AWS CLI), where the runtime opens ``gs://`` and ``s3://`` URIs (``storage``).
 - **Placement.** GPUs as the extended resource ``gpu_resource`` (``nvidia.com/gpu``), TPU
   chips as ``google.com/tpu`` with GKE's TPU node labels, the node type and spot capacity
   by the node labels in ``nodes.csv``; Kueue by the JobSet label
@@ -45,14 +39,16 @@ sources for each choice (kubernetes-sigs/jobset v0.12.0, commit f22e565; the Kub
 
 ``render`` names the JobSet ``<name>-<hash>``: the hash covers the whole request, the run
 id included, so submitting the same run again meets ``409 AlreadyExists`` and attaches.
+The node type, region and spot choice travel as annotations, so ``list`` and ``status``
+price a run from the catalog after it ended (``job.summary``).
 
 Example:
 >>> from cloudtrain.spec import JobSpec
 >>> from cloudtrain.api import plan
 >>> spec = JobSpec(name="demo", code={"module": "trainer.task"}, storage={"root": "gs://bucket/demo"},
-...                resources={"hosts": 2}, image="tensorflow/tensorflow:2.21.0")
->>> local = plan(spec, "local").with_bundle("gs://bucket/demo/code/0123456789abcdef.tar.gz")
->>> body = render(local, KubernetesSettings())
+...                resources={"hosts": 2}, kubernetes={"namespace": "training"})
+>>> planned = plan(spec, "kubernetes").with_bundle("gs://bucket/demo/code/0123456789abcdef.tar.gz")
+>>> body = render(planned.with_run("r1"))
 >>> job = body["spec"]["replicatedJobs"][0]["template"]["spec"]
 >>> body["kind"], job["parallelism"], job["completionMode"], body["spec"]["failurePolicy"]["maxRestarts"]
 ('JobSet', 2, 'Indexed', 3)
@@ -60,17 +56,13 @@ Example:
 
 from __future__ import annotations
 
-import csv
-import functools
 import hashlib
 import json
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import catalog, container
-from cloudtrain.errors import ProviderError, SpecError
-from cloudtrain.providers.emulation import container_path
+from cloudtrain import catalog, container, runs
+from cloudtrain.errors import ProviderError
+from cloudtrain.providers.kubernetes import nodes, storage
 from cloudtrain.providers.kubernetes.settings import KubernetesSettings
 from cloudtrain.providers.transfer import bundle_uri
 
@@ -107,14 +99,15 @@ HOSTS_ENV = "CLOUDTRAIN_JOBSET_HOSTS"
 JOB_LABEL = "cloudtrain/job"
 REQUEST_LABEL = "cloudtrain/request"
 RUN_ANNOTATION = "cloudtrain/run"
+# Where the run's artifacts are, so a JobSet found again (status, list) says where its outputs are.
+RUN_PREFIX_ANNOTATION = "cloudtrain/run-prefix"
 ESTIMATE_ANNOTATION = "cloudtrain/estimate-usd"
 ESTIMATE_BASIS_ANNOTATION = "cloudtrain/estimate"
+NODE_TYPE_ANNOTATION = "cloudtrain/node-type"
+ACCELERATOR_ANNOTATION = "cloudtrain/accelerator"
+REGION_ANNOTATION = "cloudtrain/region"
+SPOT_ANNOTATION = "cloudtrain/spot"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-GCSFUSE_ANNOTATION = "gke-gcsfuse/volumes"
-GCSFUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
-# implicit-dirs: folders that exist only as object prefixes (data written by other tools)
-# are listed (https://cloud.google.com/storage/docs/cloud-storage-fuse/config-file, implicit-dirs).
-GCSFUSE_MOUNT_OPTIONS = "implicit-dirs"
 # The runtime's exit status for a configuration or cluster error (cloudtrain_runtime.errors):
 # a restart would fail the same way.
 PERMANENT_EXIT_CODES = (2,)
@@ -126,50 +119,21 @@ PERMANENT_JOB_FAILURES = ("PodFailurePolicy", "DeadlineExceeded")
 NAME_MAX = 63 - len(f"-{REPLICATED_JOB}-0-1023-abcde")
 NAME_HASH_CHARS = 10
 
-MOUNTED_SCHEME = "gs://"
-NODES_CSV = Path(__file__).with_name("nodes.csv")
 
-
-@dataclass(frozen=True)
-class NodeLabel:
-    """A node label a pod may require, and the page that documents it (``nodes.csv``)."""
-
-    purpose: str
-    match: str
-    label: str
-    value: str
-    source: str
-
-
-@functools.cache
-def node_labels() -> tuple[NodeLabel, ...]:
-    """The rows of ``nodes.csv``: the labels spot nodes, node types and TPU nodes carry."""
-    with NODES_CSV.open(newline="") as rows:
-        return tuple(NodeLabel(**row) for row in csv.DictReader(rows))
-
-
-def settings_of(plan: Plan) -> KubernetesSettings:
-    """The plan's ``kubernetes:`` section, or the defaults while ``JobSpec`` has none."""
-    section = getattr(plan.spec, "kubernetes", None)
-    return section if isinstance(section, KubernetesSettings) else KubernetesSettings()
-
-
-def render(plan: Plan, settings: KubernetesSettings | None = None) -> dict[str, Any]:
+def render(plan: Plan) -> dict[str, Any]:
     """The JobSet for ``plan``, as the JSON body of ``POST .../namespaces/NS/jobsets``.
 
     Args:
-        plan: a plan whose code bundle URI is set (``Plan.with_bundle``).
-        settings: the ``kubernetes:`` section; default ``settings_of(plan)``.
+        plan: a plan whose code bundle and run are set (``Plan.with_bundle``, ``Plan.with_run``).
 
     Returns:
         A plain dict, deterministic for a given plan, free of credentials.
 
     Raises:
-        ProviderError: the plan has no bundle URI.
-        SpecError: the job cannot run as a JobSet (storage, image, TPU shape).
+        ProviderError: the plan has no code bundle URI, or no run id.
     """
-    settings = settings or settings_of(plan)
-    _check(plan)
+    settings = KubernetesSettings.of(plan.spec)
+    bundle_uri(plan)
     body: dict[str, Any] = {
         "apiVersion": API_VERSION,
         "kind": KIND,
@@ -230,53 +194,25 @@ def escape_env_value(value: str) -> str:
     return value.replace("$(", "$$(")
 
 
-def _check(plan: Plan) -> None:
-    """What planning does not rule out: a bundle off the mounted scheme, an unbuilt image, a TPU shape.
-
-    Planning already keeps the storage root and the data channels on ``gs://``, the
-    provider's only scheme.
-    """
-    bundle_uri(plan, scheme=MOUNTED_SCHEME)
-    problems = _tpu_problems(plan)
-    if plan.image == "local" or plan.spec.image == "auto":
-        problems.append(
-            "image: auto has no image on Kubernetes yet. Build containers/gpu.Dockerfile (or cpu), push "
-            "it to a registry the cluster pulls from, and set image: to its URI."
-        )
-    if problems:
-        raise SpecError(problems)
-
-
-def _tpu_problems(plan: Plan) -> list[str]:
-    res = plan.spec.resources
-    if catalog.accelerators()[res.accelerator].kind != "tpu":
-        return []
-    chips = sorted(int(row.match.split("/")[1]) for row in _labels("tpu_topology", res.accelerator))
-    if res.per_host not in chips:
-        return [
-            f"resources.per_host: {res.per_host} is not a single-host {res.accelerator} slice on GKE "
-            f"({', '.join(map(str, chips)) or 'none known'} chips)."
-        ]
-    return []
-
-
-def _labels(purpose: str, prefix: str = "") -> list[NodeLabel]:
-    return [
-        row for row in node_labels() if row.purpose == purpose and row.match.split("/")[0].startswith(prefix)
-    ]
-
-
 def _metadata(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
     labels = {**settings.labels, JOB_LABEL: plan.name}
     if settings.queue:
         labels[QUEUE_LABEL] = settings.queue
-    annotations: dict[str, str] = {}
-    if plan.run_id is not None:  # part of the request, so of its hash: a new run is a new JobSet
-        annotations[RUN_ANNOTATION] = plan.run_id
+    # The run is part of the request, so of its hash: a new run is a new JobSet.
+    notes = {
+        RUN_ANNOTATION: runs.of_plan(plan),
+        RUN_PREFIX_ANNOTATION: plan.storage.run,
+        SPOT_ANNOTATION: str(plan.spot).lower(),
+        ACCELERATOR_ANNOTATION: plan.spec.resources.accelerator,
+    }
+    if settings.node_type:
+        notes[NODE_TYPE_ANNOTATION] = settings.node_type
+    if settings.region:
+        notes[REGION_ANNOTATION] = settings.region
     if plan.estimate is not None:
-        annotations[ESTIMATE_ANNOTATION] = f"{plan.estimate.usd:.2f}"
-        annotations[ESTIMATE_BASIS_ANNOTATION] = plan.estimate.basis
-    metadata: dict[str, Any] = {"labels": labels, "annotations": annotations}
+        notes[ESTIMATE_ANNOTATION] = f"{plan.estimate.usd:.2f}"
+        notes[ESTIMATE_BASIS_ANNOTATION] = plan.estimate.basis
+    metadata: dict[str, Any] = {"labels": labels, "annotations": notes}
     if settings.namespace:
         metadata["namespace"] = settings.namespace
     return metadata
@@ -327,12 +263,13 @@ def _job_template(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
 
 
 def _pod_template(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
-    buckets = _buckets(plan)
-    spec: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "containers": [_container(plan, settings, buckets)],
-        "volumes": [*_bucket_volumes(buckets), *_shared_memory(plan)],
-    }
+    spec: dict[str, Any] = {"restartPolicy": "Never"}
+    sidecars = storage.init_containers(plan)
+    if sidecars:  # the sidecar's last copy out must fit in the grace period
+        spec["initContainers"] = sidecars
+        spec["terminationGracePeriodSeconds"] = storage.TERMINATION_GRACE_S
+    spec["containers"] = [_container(plan, settings)]
+    spec["volumes"] = [*storage.volumes(plan), *_shared_memory(plan)]
     optional = {
         "serviceAccountName": settings.service_account,
         "imagePullSecrets": [{"name": name} for name in settings.image_pull_secrets],
@@ -341,27 +278,12 @@ def _pod_template(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
         "tolerations": [toleration.to_manifest() for toleration in settings.tolerations],
     }
     spec.update({key: value for key, value in optional.items() if value})
-    return {"metadata": {"annotations": {GCSFUSE_ANNOTATION: "true"}}, "spec": spec}
-
-
-def _buckets(plan: Plan) -> list[str]:
-    """Every bucket a pod opens, in a stable order: the storage root's, the bundle's, the data's."""
-    uris = [plan.storage.root, plan.bundle or "", *plan.spec.data.values()]
-    names = (uri.removeprefix(MOUNTED_SCHEME).split("/", 1)[0] for uri in uris)
-    return list(dict.fromkeys(names))
-
-
-def _bucket_volumes(buckets: list[str]) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": f"gcs-{index}",
-            "csi": {
-                "driver": GCSFUSE_DRIVER,
-                "volumeAttributes": {"bucketName": bucket, "mountOptions": GCSFUSE_MOUNT_OPTIONS},
-            },
-        }
-        for index, bucket in enumerate(buckets)
-    ]
+    if not spec["volumes"]:
+        del spec["volumes"]
+    template: dict[str, Any] = {"spec": spec}
+    if storage.pod_annotations(plan):
+        template["metadata"] = {"annotations": storage.pod_annotations(plan)}
+    return template
 
 
 def _shared_memory(plan: Plan) -> list[dict[str, Any]]:
@@ -375,8 +297,8 @@ def _shared_memory(plan: Plan) -> list[dict[str, Any]]:
     return [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
 
 
-def _container(plan: Plan, settings: KubernetesSettings, buckets: list[str]) -> dict[str, Any]:
-    mounts = [{"name": f"gcs-{index}", "mountPath": f"/gcs/{bucket}"} for index, bucket in enumerate(buckets)]
+def _container(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
+    mounts = storage.mounts(plan)
     if _shared_memory(plan):
         mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
     spec: dict[str, Any] = {"name": CONTAINER, "image": plan.image}
@@ -388,13 +310,14 @@ def _container(plan: Plan, settings: KubernetesSettings, buckets: list[str]) -> 
     resources = _resources(plan, settings)
     if resources:
         spec["resources"] = {"requests": resources, "limits": resources}
-    spec["volumeMounts"] = mounts
+    if mounts:
+        spec["volumeMounts"] = mounts
     return spec
 
 
 def _env(plan: Plan) -> list[dict[str, Any]]:
     """The runtime contract, the user's variables, and where this pod stands in the JobSet."""
-    own = {**container.environment(plan, container_path(bundle_uri(plan))), **plan.env}
+    own = {**container.environment(plan, storage.mounted_path(bundle_uri(plan))), **plan.env}
     own[HOSTS_ENV] = str(plan.hosts)
     env: list[dict[str, Any]] = [
         {"name": name, "value": escape_env_value(value)} for name, value in own.items()
@@ -413,7 +336,7 @@ def _resources(plan: Plan, settings: KubernetesSettings) -> dict[str, str]:
     if kind == "gpu":
         return {settings.gpu_resource: str(plan.devices_per_host)}
     if kind == "tpu":
-        return {"google.com/tpu": str(plan.devices_per_host)}
+        return {nodes.TPU_RESOURCE: str(plan.devices_per_host)}
     return {}
 
 
@@ -421,11 +344,11 @@ def _node_selector(plan: Plan, settings: KubernetesSettings) -> dict[str, str]:
     res = plan.spec.resources
     selector = dict(settings.node_selector)
     if settings.node_type:
-        (row,) = _labels("node_type")
+        (row,) = nodes.labels("node_type")
         selector[row.label] = settings.node_type
-    for row in _labels("tpu", res.accelerator):
+    for row in nodes.labels("tpu", res.accelerator):
         selector[row.label] = row.value
-    for row in _labels("tpu_topology", res.accelerator):
+    for row in nodes.labels("tpu_topology", res.accelerator):
         if row.match == f"{res.accelerator}/{res.per_host}":
             selector[row.label] = row.value
     return selector
@@ -435,7 +358,7 @@ def _spot_affinity() -> dict[str, Any]:
     """Spot nodes of any platform in ``nodes.csv``: node selector terms are ORed (core/v1 NodeSelector)."""
     terms = [
         {"matchExpressions": [{"key": row.label, "operator": "In", "values": [row.value]}]}
-        for row in _labels("spot")
+        for row in nodes.labels("spot")
     ]
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
 

@@ -46,13 +46,19 @@ def prepare(replica: dict[str, Any]) -> None:
 
 
 def sync_out(replica: dict[str, Any]) -> None:
-    """Upload new and changed files of each synced folder; delete what the replica deleted."""
+    """Upload new and changed files of each synced folder; delete what the replica deleted.
+
+    A sync marked ``"delete": false`` never deletes (a Kubernetes pod's ``aws s3 sync``
+    without ``--delete``); a ``source`` that is one file is copied into ``target``.
+    """
     root = Path(replica["root"])
     manifest = _manifest(replica)
     restored = json.loads(manifest.read_text()) if manifest.exists() else {}
     for sync in replica.get("sync_out", []):
         local, bucket = _under(root, sync["source"]), Path(sync["target"])
         present = set(_copy_tree(local, bucket))
+        if not sync.get("delete", True):
+            continue
         for rel in set(restored.get(sync["source"], [])) - present:
             (bucket / rel).unlink(missing_ok=True)
 

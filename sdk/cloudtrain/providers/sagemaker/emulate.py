@@ -35,6 +35,7 @@ from typing import Any
 from cloudtrain import catalog
 from cloudtrain.providers.emulation import (
     CPU_DEVICES_ENV,
+    HOSTS_ENV,
     JOB,
     ROOT_ENV,
     RUNTIME_ENTRYPOINT,
@@ -77,7 +78,7 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
         "job": cloud["TrainingJobName"],
         "restarts": restarts(cloud),
         "cluster": {
-            "env": {"CLOUDTRAIN_HOSTS": resolver, **path},
+            "env": {HOSTS_ENV: resolver, **path},
             "files": {**_config(cloud, sorted(names)), **image},
         },
         "replicas": replicas,

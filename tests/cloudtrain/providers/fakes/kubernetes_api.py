@@ -17,7 +17,9 @@ Kubernetes JSON (https://kubernetes.io/docs/reference/using-api/api-concepts/):
 ``failures`` makes the next requests answer those statuses (a 503 while the API server
 restarts). Every request must carry ``Authorization: Bearer <token>`` (401 Unauthorized otherwise),
 as a kubeconfig user with a token sends it. ``pods_for`` plays the JobSet and Job
-controllers: it creates the pods of a stored JobSet, labelled as they label them.
+controllers: it creates the pods of a stored JobSet, labelled as they label them. With
+``controller`` set, the fake plays them on its own, one step per read of a JobSet: its
+pods start, then it completes (what the conformance suite needs of every provider).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class FakeKubernetes:
 
     namespaces: set[str] = field(default_factory=lambda: {"default", "training"})
     crd_installed: bool = True
+    controller: bool = False  # play the JobSet controller: each read of a JobSet moves it one step
     forbidden: set[tuple[str, str]] = field(default_factory=set)  # (verb, resource)
     jobsets: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     pods: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -71,6 +74,7 @@ class FakeKubernetes:
         with self.lock:
             self.namespaces = {"default", "training"}
             self.crd_installed = True
+            self.controller = False
             self.forbidden = set()
             self.jobsets.clear()
             self.pods.clear()
@@ -375,6 +379,8 @@ def _create_jobset(fake: FakeKubernetes, handler: Handler, params: Params, query
 def _get_jobset(fake: FakeKubernetes, handler: Handler, params: Params, query: Params, body: Any) -> None:
     if _missing_crd(fake, handler) or _refused(fake, handler, "get", f"{PLURAL}.{GROUP}", params["ns"]):
         return
+    if fake.controller and (params["ns"], params["name"]) in fake.jobsets:
+        _step(fake, params["ns"], params["name"])
     with fake.lock:
         found = fake.jobsets.get((params["ns"], params["name"]))
     if found is None:
@@ -384,6 +390,23 @@ def _get_jobset(fake: FakeKubernetes, handler: Handler, params: Params, query: P
         )
         return
     handler.send_json(200, found)
+
+
+def _step(fake: FakeKubernetes, namespace: str, name: str) -> None:
+    """One step of the controllers' work on a JobSet not ended: start its pods, then complete it."""
+    with fake.lock:
+        jobset = fake.jobsets[(namespace, name)]
+        ended = jobset.get("status", {}).get("terminalState")
+        started = any(pod["metadata"]["labels"][JOBSET_NAME_LABEL] == name for pod in fake.pods.values())
+    if ended:
+        return
+    if not started:
+        fake.pods_for(namespace, name)
+        return
+    for (ns, pod), found in list(fake.pods.items()):
+        if ns == namespace and found["metadata"]["labels"][JOBSET_NAME_LABEL] == name:
+            fake.set_pod_phase(ns, pod, "Succeeded")
+    fake.set_condition(namespace, name, "Completed")
 
 
 def _delete_jobset(fake: FakeKubernetes, handler: Handler, params: Params, query: Params, body: Any) -> None:

@@ -20,7 +20,6 @@ from cloudtrain.errors import CredentialsError, ProviderError
 from cloudtrain.providers.kubernetes import job
 from cloudtrain.providers.kubernetes.clients import KubernetesCallError, KubernetesClients
 from cloudtrain.providers.kubernetes.render import render
-from cloudtrain.providers.kubernetes.settings import KubernetesSettings
 from tests.cloudtrain.providers.fakes.kubernetes_api import FakeKubernetes
 
 from .conftest import MakePlan
@@ -28,7 +27,7 @@ from .conftest import MakePlan
 
 @pytest.fixture
 def request_body(make_plan: MakePlan) -> dict[str, Any]:
-    return render(make_plan(), KubernetesSettings())
+    return render(make_plan())
 
 
 @pytest.fixture
@@ -239,7 +238,7 @@ def test_list_finds_cloudtrains_jobsets_newest_first(
 ) -> None:
     names = []
     for run in ("run-1", "run-2"):
-        names.append(job.submit(render(make_plan(run_id=run), KubernetesSettings()), clients).name)
+        names.append(job.submit(render(make_plan(run_id=run)), clients).name)
         time.sleep(1.05)  # creationTimestamp has whole seconds
     listed = job.list_jobs(clients, limit=None)
     assert [summary.id for summary in listed] == [f"kubernetes:training/{name}" for name in reversed(names)]

@@ -4,7 +4,9 @@ It registers through the ``cloudtrain.providers`` entry-point group (the tests i
 a tiny distribution that declares it), brings its own catalog rows in
 ``toycloud_catalog/``, and keeps its "cloud" in a folder (``$TOYCLOUD_HOME``): a job
 is queued, then running, then succeeded, one step per status read, unless cancelled.
-It imports only cloudtrain's public provider interface, like a real plugin would.
+It imports only cloudtrain's public provider interface, like a real plugin would. Its
+spec section (``toycloud_settings``, the ``toycloud:`` section with the ``toy://`` scheme)
+and its runtime environment (``toycloud_runtime``) are entry points of their own.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from toycloud_settings import ToyCloudSettings
 
 from cloudtrain import container, planning
 from cloudtrain.bundle import Bundle
@@ -88,21 +92,22 @@ class ToyJob:
 
 class ToyCloud:
     name = "toycloud"
-    title = "Toy Cloud"
-    schemes: tuple[str, ...] = ()
+    title = ToyCloudSettings.title
+    section = ToyCloudSettings
+    schemes = ToyCloudSettings.schemes
     machine_catalog = True
     billed = True
     max_runtime_s = 2 * 86400
     max_runtime_field = "limits.max_runtime"
     unsupported: Mapping[str, str] = MappingProxyType({"tpu": "Toy Cloud has no TPUs"})
-    catalog_dir = Path(__file__).parent / "toycloud_catalog"
+    catalog_dir = ToyCloudSettings.catalog_dir
     color = "#2e7d32"
 
     def region(self, spec: JobSpec) -> str:
-        return "toy-east-1"
+        return ToyCloudSettings.of(spec).region
 
     def storage_root(self, spec: JobSpec) -> str:
-        return spec.storage.root
+        return ToyCloudSettings.of(spec).storage_root or spec.storage.root
 
     def check(self, spec: JobSpec) -> list[str]:
         return ["resources.hosts: Toy Cloud runs at most 4 hosts."] if spec.resources.hosts > 4 else []
