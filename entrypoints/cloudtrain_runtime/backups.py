@@ -17,7 +17,9 @@ The run is the provider's job id where the environment names one (``RUN_ID_ENV``
 in order), else the id the stamp recorded when the run started. The completion marker
 (``cloudtrain-complete.json``, next to the export) is written once the export was
 reloaded and answered; it names the run, the fingerprints and every run completed on
-that export location. Then the chief empties the backup folder.
+that export location. Then the chief empties the backup folder, all but the run's history
+(``cloudtrain-history.json``, see ``cloudtrain_runtime.history``), which a restart after
+the export still continues. A folder holding only a stamp and a history holds no backup.
 
 Example:
 >>> found = Stamp(run="a", config="c", model="m")
@@ -42,8 +44,11 @@ from typing import Any
 
 from cloudtrain_runtime.config import RuntimeConfig
 from cloudtrain_runtime.errors import ConfigError
+from cloudtrain_runtime.replica import HISTORY_FILE
 
 STAMP_FILE = "cloudtrain-backup.json"
+# Beside Keras's files, never part of them: the stamp, and the run's history (cloudtrain_runtime.history).
+OWN_FILES = (STAMP_FILE, HISTORY_FILE)
 # Restarts of one job keep these; a new job gets a new value (local launcher, SageMaker, Vertex).
 RUN_ID_ENV = ("CLOUDTRAIN_RUN_ID", "TRAINING_JOB_NAME", "CLOUD_ML_JOB_ID")
 # The fields that decide what is trained; paths, code bundle and machines do not.
@@ -165,7 +170,7 @@ class Backups:
         return True
 
     def _holds_backup(self) -> bool:
-        return self.folder.is_dir() and any(p.name != STAMP_FILE for p in self.folder.iterdir())
+        return self.folder.is_dir() and any(p.name not in OWN_FILES for p in self.folder.iterdir())
 
     def _completed(self) -> list[str]:
         completed = _read_json(self.marker).get("completed_runs", [])
@@ -181,15 +186,20 @@ class Backups:
         whose = f"run {found.run}" if found else "no recorded run"
         if not self.is_chief:
             return
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        aside = self.folder.with_name(f"{self.folder.name}.replaced-{stamp}-{uuid.uuid4().hex[:6]}")
-        aside.mkdir(parents=True, exist_ok=True)
         # The stamp goes last: a replica reading meanwhile still sees another run's backup.
-        for path in sorted(self.folder.iterdir(), key=lambda p: p.name == STAMP_FILE):
-            shutil.move(str(path), str(aside / path.name))
+        aside = self.move_aside(sorted(self.folder.iterdir(), key=lambda p: p.name == STAMP_FILE))
         self.say(
             f"the backup in {self.folder} belongs to another run ({whose}); moved it to {aside}, starting at epoch 1"
         )
+
+    def move_aside(self, paths: Iterable[Path]) -> Path:
+        """Move ``paths`` (in the backup folder) to a new ``<backup>.replaced-<UTC time>`` folder: never delete another run's files."""
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        aside = self.folder.with_name(f"{self.folder.name}.replaced-{stamp}-{uuid.uuid4().hex[:6]}")
+        aside.mkdir(parents=True, exist_ok=True)
+        for path in paths:
+            shutil.move(str(path), str(aside / path.name))
+        return aside
 
     def complete(self, export: Path) -> None:
         """Record the verified export in the marker, then empty the backup folder (chief only)."""
@@ -208,10 +218,11 @@ class Backups:
         self.clear()
 
     def clear(self) -> None:
-        """Empty the backup folder, the stamp last (chief only)."""
+        """Empty the backup folder but for the run's history, the stamp last (chief only)."""
         if not (self.is_chief and self.folder.is_dir()):
             return
-        for path in sorted(self.folder.iterdir(), key=lambda p: p.name == STAMP_FILE):
+        kept = [p for p in self.folder.iterdir() if p.name != HISTORY_FILE]
+        for path in sorted(kept, key=lambda p: p.name == STAMP_FILE):
             if path.is_dir():
                 shutil.rmtree(path, ignore_errors=True)
             else:
