@@ -1,0 +1,152 @@
+"""``compare``: did scaling pay? Runs side by side at equal epochs, time and cost, and the verdict.
+
+The runs are read back from their outputs (``cloudtrain.scaling``), so this process
+imports no TensorFlow; a cloud job's outputs are read with that cloud's client.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import click
+
+from cloudtrain.cli import tables
+from cloudtrain.cli.options import json_option, profile_option
+from cloudtrain.cost.units import dollars, duration
+
+if TYPE_CHECKING:
+    from cloudtrain.scaling import Comparison, RunRecord
+
+RUN_COLUMNS = (
+    tables.Column("run"),
+    tables.Column("shape"),
+    tables.Column("replicas", justify="right"),
+    tables.Column("global batch", priority=2, justify="right"),
+    tables.Column("LR", priority=3, justify="right"),
+    tables.Column("examples/s", justify="right"),
+    tables.Column("wall time", justify="right"),
+    tables.Column("lost", priority=4, justify="right"),
+    tables.Column("$/h", priority=1, justify="right"),
+)
+
+
+@click.command("compare")
+@click.argument("runs", nargs=-1, required=True)
+@click.option(
+    "--target",
+    metavar="METRIC=VALUE",
+    help="The value to reach, e.g. val_accuracy=0.95. Default: the best value the slowest-converging run reached.",
+)
+@click.option(
+    "--metric", help="The metric to compare without --target. Default: a validation metric every run logged."
+)
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Also draw the runs to this PNG.")
+@profile_option
+@json_option
+def compare_command(
+    runs: tuple[str, ...],
+    target: str | None,
+    metric: str | None,
+    plot_path: str | None,
+    profile: str | None,
+    as_json: bool,
+) -> None:
+    """Did scaling pay? Compare RUNS at equal epochs, equal wall time and equal cost.
+
+    Each RUN is a job ID (local:<run>, a Vertex AI job, a SageMaker ARN), a local run's
+    name, an output folder (holding cloudtrain-history.json) or a gs:// / s3:// URI of
+    one. For each it shows the shape, replicas, global batch, learning rate and speed;
+    the metric epoch by epoch; when each reached the target, in time and dollars; what
+    each had reached at equal time and at equal cost; and a verdict for each run against
+    the one with the fewest replicas. Dollars are what the provider billed where it says,
+    else the catalog's rate for the run's shape; the source is printed.
+
+    \b
+    Examples:
+      cloudtrain compare local:demo-20260101-120000-0a1b local:demo-20260101-121500-9f3c
+      cloudtrain compare RUN_A RUN_B --target val_binary_accuracy=0.95 --plot scaling.png
+      cloudtrain compare ./outputs-1 ./outputs-2 --json
+    """
+    from cloudtrain.scaling import compare
+    from cloudtrain.scaling.plot import plot
+    from cloudtrain.specfile import load_settings
+
+    settings = load_settings(None, profile=profile)[0]
+    found = compare(*runs, target=target, metric=metric, settings=settings)
+    if plot_path:
+        click.echo(f"Plot written to {plot(found, plot_path)}", err=True)
+    click.echo(json.dumps(found.to_json(), indent=2) if as_json else report(found))
+
+
+def report(found: Comparison) -> str:
+    """The runs, the metric by epoch, the target, equal time and cost, the verdicts and the prices' sources."""
+    width = 200
+    runs = tables.render(RUN_COLUMNS, [_run_row(run) for run in found.runs], width=width)
+    labels = [run.label for run in found.runs]
+    epochs = tables.render(
+        [
+            tables.Column("epoch", justify="right"),
+            *(tables.Column(label, justify="right") for label in labels),
+        ],
+        [[str(epoch), *(_value(v) for v in values)] for epoch, values in found.table()],
+        width=width,
+    )
+    lines = [runs, "", f"{found.metric} at equal epochs", epochs, "", *_target_lines(found), ""]
+    lines += [f"{'verdict':<8} {verdict.text}" for verdict in found.verdicts]
+    lines += [f"{'speed':<8} {run.label}: {run.speed_basis}" for run in found.runs]
+    lines += [f"{'cost':<8} {run.label}: {run.cost.source}" for run in found.runs]
+    lines += [
+        f"{'note':<8} {run.label} ran on {run.measured_on}, not {run.accelerator}: its speed is that machine's."
+        for run in found.runs
+        if run.measured_on != run.accelerator
+    ]
+    return "\n".join(lines)
+
+
+def _run_row(run: RunRecord) -> list[str]:
+    rate = run.cost.usd_per_hour
+    return [
+        run.label,
+        run.shape,
+        str(run.replicas),
+        str(run.global_batch),
+        "?" if run.learning_rate is None else f"{run.learning_rate:g}",
+        "?" if run.examples_per_sec is None else f"{run.examples_per_sec:,.0f}",
+        duration(run.wall_s),
+        duration(run.time_lost_s) if run.time_lost_s else "-",
+        "?" if rate is None else dollars(rate),
+    ]
+
+
+def _target_lines(found: Comparison) -> list[str]:
+    target = found.target
+    rows = [
+        [
+            run.label,
+            "never" if reached is None else str(reached.epoch),
+            "-" if reached is None else duration(reached.wall_s),
+            "-" if reached is None or reached.usd is None else dollars(reached.usd),
+            "-" if reached is None else f"{reached.examples:,}",
+        ]
+        for run, reached in zip(found.runs, found.reached, strict=True)
+    ]
+    columns = [
+        tables.Column("run"),
+        *(tables.Column(name, justify="right") for name in ("epoch", "time", "cost", "examples seen")),
+    ]
+    at_time = ", ".join(
+        f"{run.label} {_value(v)}" for run, v in zip(found.runs, found.at_equal_time, strict=True)
+    )
+    lines = [f"to reach {target} ({target.basis})", tables.render(columns, rows, width=200), ""]
+    lines.append(f"at equal wall time ({duration(found.equal_time_s)}): {at_time}")
+    if found.equal_usd is not None:
+        at_cost = ", ".join(
+            f"{run.label} {_value(v)}" for run, v in zip(found.runs, found.at_equal_cost, strict=True)
+        )
+        lines.append(f"at equal cost ({dollars(found.equal_usd)}): {at_cost}")
+    return lines
+
+
+def _value(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
