@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.errors import CloudtrainError, ProviderError
+from cloudtrain.errors import CloudtrainError, ProviderError, SpecError
 from cloudtrain.scaling.pricing import CostBasis, billed, from_catalog
 from cloudtrain_runtime import history as run_history
 from cloudtrain_runtime.inputs import loads
@@ -203,11 +203,12 @@ def _from_folder(path: Path) -> Found:
 
     def read(file: str) -> bytes:
         try:
-            return (folder / file).read_bytes()
+            return Path(file).read_bytes()
         except OSError as error:
-            raise ProviderError(f"{folder / file}: cannot be read ({error.strerror}).") from None
+            raise ProviderError(f"{file}: cannot be read ({error.strerror}).") from None
 
-    return _from_files(str(path), (HISTORY_FILE, RESULT_FILE), read, provider="", priced_on=None, job=None)
+    files = (str(folder / HISTORY_FILE), str(folder / RESULT_FILE))
+    return _from_files(str(path), files, read, provider="", priced_on=None, job=None)
 
 
 def _sources(uri: str) -> tuple[str, str]:
@@ -284,7 +285,15 @@ def _reader(provider: Provider, settings: JobSpec, clients: Any) -> Callable[[st
         raise CloudtrainError(
             f"The {provider.name} provider cannot read a job's outputs back, so compare cannot."
         )
-    planned = provider.plan(settings)
+    try:
+        planned = provider.plan(settings)
+    except SpecError as error:
+        raise SpecError(
+            [
+                f"Reading {provider.name} outputs needs its settings in your profile or environment:",
+                *error.problems,
+            ]
+        ) from None
     return lambda uri: provider.read_output(planned, uri, clients=clients)
 
 

@@ -158,6 +158,7 @@ def test_a_local_record_from_before_the_history_is_still_read_and_names_no_histo
 def test_the_history_is_beside_the_result(example_job: Path, provider: str) -> None:
     outputs = api.prepare(example_job, provider).outputs
     assert outputs.history.endswith("cloudtrain-history.json")
-    assert outputs.history.rsplit("cloudtrain-history.json", 1)[0] == outputs.result.rsplit(
-        "cloudtrain-result.json", 1
-    )[0]
+    assert (
+        outputs.history.rsplit("cloudtrain-history.json", 1)[0]
+        == outputs.result.rsplit("cloudtrain-result.json", 1)[0]
+    )
