@@ -22,7 +22,7 @@ from typing import Any
 
 from cloudtrain_runtime import backups as backups_lib
 from cloudtrain_runtime import callbacks as cb
-from cloudtrain_runtime import data, devices, export, keras_compat, schedule, strategy, tuning
+from cloudtrain_runtime import data, devices, export, keras_compat, profiling, schedule, strategy, tuning
 from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import AUTO, RuntimeConfig
@@ -138,7 +138,7 @@ class Session:
 
     @functools.cached_property
     def callbacks(self) -> list[Any]:
-        """Throughput, the history (chief), backup, progress, TensorBoard (chief) and a planned fault, in that order.
+        """Throughput, the history (chief), backup, progress, TensorBoard and the profiler (chief), a planned fault.
 
         Throughput ends its epoch before the history records it; the history is written
         before the backup (``callbacks.EpochHistory``); the fault comes last so the epoch's
@@ -153,9 +153,20 @@ class Session:
         found += [self.backup_callback(), self.progress]
         if self.is_chief and self._tensorboard_installed():
             found.append(cb.tensorboard(self.keras, str(self.locations.tensorboard)))
+        profiler = self.profiler()
+        if profiler is not None:
+            found.append(cb.keras_callback(self.keras, profiling.ProfileSteps, profiler))
         if self.fault and self.fault.unit != "export":
             found.append(cb.keras_callback(self.keras, cb.FaultInjector, self.fault))
         return found
+
+    def profiler(self, window: profiling.Window | None = None) -> profiling.StepProfiler | None:
+        """The chief's profiler of ``window``, by default the steps ``CLOUDTRAIN_PROFILE`` asks for; None: off."""
+        window = window or profiling.requested(os.environ)
+        if window is None or not self.is_chief:
+            return None
+        start, stop = profiling.tracer(self.tf, self.config.keras_backend)
+        return profiling.StepProfiler(window, self.locations.tensorboard, start, stop, self.say)
 
     def _run(self) -> str:
         """The run the backup verdict settled on: the environment's, the stamp's, or a new one."""

@@ -56,6 +56,12 @@ COLUMNS = (
     "--plot", "plot_path", type=click.Path(dir_okay=False), help="Also draw the results to this PNG."
 )
 @click.option(
+    "--profile-steps",
+    metavar="FIRST-LAST",
+    help="Also trace these steps of one more epoch with the TensorFlow Profiler, e.g. 10-20; the input "
+    "verdict names the trace. Runs then write under the storage root's bench/ folder, here too.",
+)
+@click.option(
     "--set",
     "overrides",
     multiple=True,
@@ -70,6 +76,7 @@ def bench_command(
     force: bool,
     steps: int,
     plot_path: str | None,
+    profile_steps: str | None,
     overrides: tuple[str, ...],
     profile: str | None,
     as_json: bool,
@@ -98,6 +105,7 @@ def bench_command(
       cloudtrain bench job.yaml
       cloudtrain bench job.yaml --json > bench.json && cloudtrain cost job.yaml --throughput bench.json
       cloudtrain bench job.yaml --steps 100 --plot bench.png
+      cloudtrain bench job.yaml --profile-steps 10-20
       cloudtrain bench job.yaml --provider sagemaker --json > bench-t4.json
     """
     from cloudtrain.bench import bench, plot, worst_cost
@@ -110,7 +118,9 @@ def bench_command(
             f"bench: the runs can cost at most ${usd:,.2f} (every host billed for {BENCH_MAX_RUNTIME})",
             err=True,
         )
-    result = bench(spec, provider=provider, steps=steps, progress=_progress, force=force)
+    result = bench(
+        spec, provider=provider, steps=steps, progress=_progress, force=force, profile_steps=profile_steps
+    )
     if plot_path:
         click.echo(f"Plot written to {plot(result, plot_path)}", err=True)
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else table(result))

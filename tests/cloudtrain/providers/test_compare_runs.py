@@ -72,6 +72,8 @@ def test_one_replica_two_hosts_and_a_restarted_vertex_run_compare(
         assert f"{verdict.time_ratio:.2f}× the time to it" in verdict.text
         assert run.cost.source.startswith("catalog: 2 × vertex ")
     assert one.cost.source.startswith("catalog: 1 × vertex ")
+    for run in runs:  # no training.profile: no trace, not even the plugin's folder
+        assert not (Path(run.outputs.tensorboard) / "plugins").exists()
 
     picture = tmp_path / "scaling.png"
     table = run_cli("compare", *ids, "--plot", str(picture))
