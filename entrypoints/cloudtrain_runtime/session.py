@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,9 +170,16 @@ class Session:
         return profiling.StepProfiler(window, self.locations.tensorboard, start, stop, self.say)
 
     def _run(self) -> str:
-        """The run the backup verdict settled on: the environment's, the stamp's, or a new one."""
-        assert self.backups.mine.run is not None, "Backups.begin names the run before the first epoch"
-        return self.backups.mine.run
+        """The run the backup verdict settled on: the environment's, the stamp's, or a new one.
+
+        A ``fit`` without the backup callback (a script's own list) never asks the backup:
+        then the history is this process's alone.
+        """
+        return self.backups.mine.run or self._unstamped_run
+
+    @functools.cached_property
+    def _unstamped_run(self) -> str:
+        return f"unstamped-{uuid.uuid4().hex}"
 
     @functools.cached_property
     def fault(self) -> cb.Fault | None:
