@@ -80,34 +80,38 @@ def compare_command(
 
 
 def report(found: Comparison) -> str:
-    """The runs, the metric by epoch, the target, equal time and cost, the verdicts and the prices' sources."""
-    width = 200
-    runs = tables.render(RUN_COLUMNS, [_run_row(run) for run in found.runs], width=width)
-    labels = [run.label for run in found.runs]
+    """The runs, the metric by epoch, the target, equal time and cost, the verdicts and the prices' sources.
+
+    Each run is its letter (A, B, ...), its ID given once under the first table.
+    """
+    runs = tables.render(
+        RUN_COLUMNS, [_run_row(name, run) for name, run in zip(found.names, found.runs, strict=True)]
+    )
     epochs = tables.render(
         [
             tables.Column("epoch", justify="right"),
-            *(tables.Column(label, justify="right") for label in labels),
+            *(tables.Column(name, justify="right") for name in found.names),
         ],
         [[str(epoch), *(_value(v) for v in values)] for epoch, values in found.table()],
-        width=width,
     )
-    lines = [runs, "", f"{found.metric} at equal epochs", epochs, "", *_target_lines(found), ""]
+    ids = [f"{name} = {run.label}" for name, run in zip(found.names, found.runs, strict=True)]
+    lines = [runs, *ids, "", f"{found.metric} at equal epochs", epochs, "", *_target_lines(found), ""]
     lines += [f"{'verdict':<8} {verdict.text}" for verdict in found.verdicts]
-    lines += [f"{'speed':<8} {run.label}: {run.speed_basis}" for run in found.runs]
-    lines += [f"{'cost':<8} {run.label}: {run.cost.source}" for run in found.runs]
+    named = list(zip(found.names, found.runs, strict=True))
+    lines += [f"{'speed':<8} {name}: {run.speed_basis}" for name, run in named]
+    lines += [f"{'cost':<8} {name}: {run.cost.source}" for name, run in named]
     lines += [
-        f"{'note':<8} {run.label} ran on {run.measured_on}, not {run.accelerator}: its speed is that machine's."
-        for run in found.runs
+        f"{'note':<8} {name} ran on {run.measured_on}, not {run.accelerator}: its speed is that machine's."
+        for name, run in named
         if run.measured_on != run.accelerator
     ]
     return "\n".join(lines)
 
 
-def _run_row(run: RunRecord) -> list[str]:
+def _run_row(name: str, run: RunRecord) -> list[str]:
     rate = run.cost.usd_per_hour
     return [
-        run.label,
+        name,
         run.shape,
         str(run.replicas),
         str(run.global_batch),
@@ -123,29 +127,29 @@ def _target_lines(found: Comparison) -> list[str]:
     target = found.target
     rows = [
         [
-            run.label,
+            name,
             "never" if reached is None else str(reached.epoch),
             "-" if reached is None else duration(reached.wall_s),
             "-" if reached is None or reached.usd is None else dollars(reached.usd),
             "-" if reached is None else f"{reached.examples:,}",
         ]
-        for run, reached in zip(found.runs, found.reached, strict=True)
+        for name, reached in zip(found.names, found.reached, strict=True)
     ]
     columns = [
         tables.Column("run"),
         *(tables.Column(name, justify="right") for name in ("epoch", "time", "cost", "examples seen")),
     ]
-    at_time = ", ".join(
-        f"{run.label} {_value(v)}" for run, v in zip(found.runs, found.at_equal_time, strict=True)
+    lines = [f"to reach {target} ({target.basis})", tables.render(columns, rows), ""]
+    lines.append(
+        f"at equal wall time ({duration(found.equal_time_s)}): {_each(found.names, found.at_equal_time)}"
     )
-    lines = [f"to reach {target} ({target.basis})", tables.render(columns, rows, width=200), ""]
-    lines.append(f"at equal wall time ({duration(found.equal_time_s)}): {at_time}")
     if found.equal_usd is not None:
-        at_cost = ", ".join(
-            f"{run.label} {_value(v)}" for run, v in zip(found.runs, found.at_equal_cost, strict=True)
-        )
-        lines.append(f"at equal cost ({dollars(found.equal_usd)}): {at_cost}")
+        lines.append(f"at equal cost ({dollars(found.equal_usd)}): {_each(found.names, found.at_equal_cost)}")
     return lines
+
+
+def _each(names: tuple[str, ...], values: tuple[float | None, ...]) -> str:
+    return ", ".join(f"{name} {_value(value)}" for name, value in zip(names, values, strict=True))
 
 
 def _value(value: float | None) -> str:

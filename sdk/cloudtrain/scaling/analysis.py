@@ -34,6 +34,7 @@ from cloudtrain.cost.units import dollars, duration
 from cloudtrain.errors import SpecError, did_you_mean
 from cloudtrain.scaling.runs import EpochPoint, RunRecord
 
+MAX_RUNS = 26  # each run is shown by a letter, A to Z
 _LOWER_IS_BETTER = re.compile(r"loss|error|mae|mse|mape|perplexity", re.IGNORECASE)
 # Two dollar amounts this close are the same budget (float sums of per-second rates).
 _SAME_USD = 1e-9
@@ -150,6 +151,11 @@ class Comparison:
     def metric(self) -> str:
         return self.target.metric
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Each run's letter, A first, in the order given: how tables, verdicts and the plot name them."""
+        return names(len(self.runs))
+
     def table(self) -> list[tuple[int, list[float | None]]]:
         """The metric at each epoch, one column per run (None: the run did not train that epoch)."""
         last = max((run.points[-1].epoch for run in self.runs if run.points), default=0)
@@ -164,13 +170,14 @@ class Comparison:
             "baseline": self.runs[self.baseline].label,
             "runs": [
                 {
+                    "name": name,
                     **run.to_json(),
                     "reached_target": None if found is None else vars(found),
                     "at_equal_time": at_time,
                     "at_equal_cost": at_cost,
                 }
-                for run, found, at_time, at_cost in zip(
-                    self.runs, self.reached, self.at_equal_time, self.at_equal_cost, strict=True
+                for name, run, found, at_time, at_cost in zip(
+                    self.names, self.runs, self.reached, self.at_equal_time, self.at_equal_cost, strict=True
                 )
             ],
             "equal_time_s": self.equal_time_s,
@@ -189,8 +196,11 @@ def compare_runs(
         SpecError: fewer than two runs, a run without epochs, or a metric (or target) that
             not every run logged.
     """
-    if len(runs) < 2:
-        raise SpecError("compare needs at least two runs. Pass two or more run or job IDs, folders or URIs.")
+    if not 2 <= len(runs) <= MAX_RUNS:
+        raise SpecError(
+            f"compare needs 2 to {MAX_RUNS} runs. Received: {len(runs)}. "
+            "Pass two or more run or job IDs, folders or URIs."
+        )
     empty = [run.label for run in runs if not run.points]
     if empty:
         raise SpecError(f"{empty[0]} has not finished an epoch yet, so there is nothing to compare.")
@@ -203,12 +213,30 @@ def compare_runs(
     at_time = tuple(best_until(run, goal, lambda p: p.wall_s <= equal_time) for run in runs)
     at_cost = tuple(_at_cost(run, goal, equal_usd) for run in runs)
     base = min(range(len(runs)), key=lambda i: runs[i].replicas)
+    letters = names(len(runs))
     verdicts = tuple(
-        judge(runs[base], runs[i], goal, (reached[base], reached[i]), (at_cost[base], at_cost[i]), equal_usd)
+        judge(
+            (letters[base], runs[base]),
+            (letters[i], runs[i]),
+            goal,
+            (reached[base], reached[i]),
+            (at_cost[base], at_cost[i]),
+            equal_usd,
+        )
         for i in range(len(runs))
         if i != base
     )
     return Comparison(tuple(runs), goal, reached, equal_time, at_time, equal_usd, at_cost, base, verdicts)
+
+
+def names(count: int) -> tuple[str, ...]:
+    """``A``, ``B``, ...: the letters of ``count`` runs.
+
+    Example:
+    >>> names(3)
+    ('A', 'B', 'C')
+    """
+    return tuple(chr(ord("A") + i) for i in range(count))
 
 
 def _target(runs: Sequence[RunRecord], text: str | None, metric: str | None) -> Target:
@@ -220,12 +248,12 @@ def _target(runs: Sequence[RunRecord], text: str | None, metric: str | None) -> 
     name = choose_metric(runs, metric)
     better = higher_is_better(name)
     bests = []
-    for run in runs:
+    for letter, run in zip(names(len(runs)), runs, strict=True):
         best = best_until(run, _any(name, better), lambda p: True)
         assert best is not None  # every run logged the metric (choose_metric)
-        bests.append((best if better else -best, best, run.label))
-    _, worst, label = min(bests)
-    return Target(name, worst, better, f"the best {name} of the slowest-converging run ({label})")
+        bests.append((best if better else -best, best, letter))
+    _, worst, letter = min(bests)
+    return Target(name, worst, better, f"the best {name} of the slowest-converging run, {letter}")
 
 
 def _any(metric: str, better: bool) -> Target:
@@ -285,38 +313,34 @@ def _at_cost(run: RunRecord, target: Target, usd: float | None) -> float | None:
 
 
 def judge(
-    base: RunRecord,
-    scaled: RunRecord,
+    base: tuple[str, RunRecord],
+    scaled: tuple[str, RunRecord],
     target: Target,
     reached: tuple[Reached | None, Reached | None],
     at_cost: tuple[float | None, float | None],
     equal_usd: float | None,
 ) -> Verdict:
-    """``scaled`` against ``base``: ratios to the target, the value at equal cost, and the verdict in words."""
+    """The run ``scaled`` (its letter, its record) against ``base``: ratios to the target, equal cost, in words."""
+    (base_name, first_run), (name, run) = base, scaled
     first, then = reached
-    speedup = _ratio(scaled.examples_per_sec, base.examples_per_sec)
+    speedup = _ratio(run.examples_per_sec, first_run.examples_per_sec)
     epochs = _ratio(then.epoch if then else None, first.epoch if first else None)
     time = _ratio(then.wall_s if then else None, first.wall_s if first else None)
     cost = _ratio(then.usd if then else None, first.usd if first else None)
     wins = None if None in at_cost else _better(target, at_cost[1], at_cost[0])
     kind = _kind(first, then, time, cost)
-    facts = _facts(base, scaled, target, reached, (speedup, epochs, time, cost))
+    facts = _facts(first_run, run, target, reached, (speedup, epochs, time, cost))
     if equal_usd is not None and None not in at_cost:
         facts.append(
             f"at equal cost ({dollars(equal_usd)}) it had reached {at_cost[1]:.4g} against {at_cost[0]:.4g}"
         )
-    head = f"{scaled.label} ({scaled.shape}, {scaled.replicas} replicas) against {base.label} ({base.shape}, {base.replicas})"
-    return Verdict(
-        base.label,
-        scaled.label,
-        speedup,
-        epochs,
-        time,
-        cost,
-        wins,
-        kind,
-        f"{head}: {'; '.join(facts)}. {_conclusion(kind, speedup, epochs, scaled.time_lost_s)}",
-    )
+    head = f"{name} ({_shape(run)}) against {base_name} ({_shape(first_run)})"
+    text = f"{head}: {'; '.join(facts)}. {_conclusion(kind, speedup, epochs, run.time_lost_s)}"
+    return Verdict(first_run.label, run.label, speedup, epochs, time, cost, wins, kind, text)
+
+
+def _shape(run: RunRecord) -> str:
+    return f"{run.shape}, {run.replicas} replica{'s' * (run.replicas != 1)}"
 
 
 def _facts(

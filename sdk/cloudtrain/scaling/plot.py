@@ -33,9 +33,9 @@ def plot(comparison: Comparison, path: str | Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig, panels = plt.subplots(1, 3, figsize=(15, 5), dpi=110, sharey=True)
-    for index, run in enumerate(comparison.runs):
+    for index in range(len(comparison.runs)):
         for panel, (axis, _) in zip(panels, PANELS, strict=True):
-            _line(panel, comparison, index, run, axis)
+            _line(panel, comparison, index, axis)
     metric = comparison.metric
     for panel, (axis, label) in zip(panels, PANELS, strict=True):
         panel.axhline(comparison.target.value, color="#80868b", linewidth=0.9, linestyle=":")
@@ -57,17 +57,17 @@ def plot(comparison: Comparison, path: str | Path) -> Path:
         fontsize=8,
         color="#5f6368",
     )
-    panels[0].legend(fontsize=8, loc="lower right" if comparison.target.higher_is_better else "upper right")
+    fig.legend(*panels[0].get_legend_handles_labels(), loc="lower center", ncol=1, fontsize=9, frameon=False)
     fig.suptitle(_title(comparison), fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.04 + 0.045 * len(comparison.runs), 1, 1))
     fig.savefig(path)
     plt.close(fig)
     return Path(path)
 
 
-def _line(panel: Axes, comparison: Comparison, index: int, run: RunRecord, axis: str) -> None:
+def _line(panel: Axes, comparison: Comparison, index: int, axis: str) -> None:
     """One run's curve on one panel: solid within an attempt, dashed across a restart, a ring at the target."""
-    metric = comparison.metric
+    metric, run, name = comparison.metric, comparison.runs[index], comparison.names[index]
     points = [(x, p) for p in run.points if metric in p.metrics and (x := _x(axis, run, p)) is not None]
     if not points:
         return
@@ -77,7 +77,7 @@ def _line(panel: Axes, comparison: Comparison, index: int, run: RunRecord, axis:
             panel.plot(
                 [x0, x1], [before.metrics[metric], after.metrics[metric]], "--", color=color, linewidth=1
             )
-    label = f"{run.label}: {run.shape}, {run.replicas} replica{'s' * (run.replicas != 1)}"
+    label = f"{name}: {run.label}, {run.shape}, {run.replicas} replica{'s' * (run.replicas != 1)}"
     for attempt in dict.fromkeys(p.attempt for _, p in points):
         xs, ys = zip(*((x, p.metrics[metric]) for x, p in points if p.attempt == attempt), strict=True)
         marker = MARKERS[index % len(MARKERS)]
@@ -100,6 +100,9 @@ def _x(axis: str, run: RunRecord, point: EpochPoint) -> float | None:
 
 
 def _title(comparison: Comparison) -> str:
+    """``Did scaling pay? Against A (1 replica): B did not pay; C paid``."""
+    names = dict(zip((run.label for run in comparison.runs), comparison.names, strict=True))
     base = comparison.runs[comparison.baseline]
-    kinds = "; ".join(f"{v.scaled}: {v.kind}" for v in comparison.verdicts)
-    return f"Did scaling pay? Against {base.label} ({base.replicas} replica{'s' * (base.replicas != 1)}): {kinds}"
+    kinds = "; ".join(f"{names[v.scaled]} {v.kind}" for v in comparison.verdicts)
+    replicas = f"{base.replicas} replica{'s' * (base.replicas != 1)}"
+    return f"Did scaling pay? Against {names[base.label]} ({replicas}): {kinds}"

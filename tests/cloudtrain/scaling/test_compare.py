@@ -187,8 +187,9 @@ def test_the_table_and_the_plot(tmp_path: Path, run_cli: Callable[..., Result]) 
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     lines = result.out.splitlines()
     assert "val_accuracy at equal epochs" in lines
-    assert any(line.startswith("verdict  ") and str(two) in line for line in lines)
-    assert any(line.startswith(f"cost     {one}: catalog: 1 × ") for line in lines)
+    assert [f"A = {one}", f"B = {two}"] == [line for line in lines if line.startswith(("A = ", "B = "))]
+    assert any(line.startswith("verdict  B (2 hosts × 1 t4, 2 replicas) against A (") for line in lines)
+    assert any(line.startswith("cost     A: catalog: 1 × ") for line in lines)
 
 
 @pytest.mark.parametrize(
@@ -248,7 +249,7 @@ def test_what_is_not_a_run_says_what_would_be(tmp_path: Path, run_cli: Callable[
     assert (
         empty.code == 1 and f"{tmp_path / 'empty' / 'cloudtrain-history.json'}: cannot be read" in empty.err
     )
-    assert alone.code == 2 and "compare needs at least two runs" in alone.err
+    assert alone.code == 2 and "compare needs 2 to 26 runs. Received: 1." in alone.err
 
 
 def test_the_python_api_exports_compare(tmp_path: Path) -> None:
@@ -263,3 +264,13 @@ def test_parse_target_refuses_what_is_not_metric_equals_number() -> None:
     for text in ("=0.9", "acc=", "acc=inf", "acc=1e999", "acc"):
         with pytest.raises(SpecError, match="--target must be METRIC=VALUE"):
             analysis.parse_target(text)
+
+
+def test_more_runs_than_letters_are_refused(tmp_path: Path) -> None:
+    one = compare(
+        str(write_run(tmp_path / "one", replicas=1, hosts=1, epoch_s=10.0, accuracy=[0.8])),
+        str(write_run(tmp_path / "two", replicas=2, hosts=2, epoch_s=6.0, accuracy=[0.8])),
+        settings=SETTINGS,
+    ).runs[0]
+    with pytest.raises(SpecError, match="compare needs 2 to 26 runs. Received: 27."):
+        compare(*[one] * 27)
