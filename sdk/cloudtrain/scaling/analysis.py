@@ -390,7 +390,14 @@ def _conclusion(kind: str, speedup: float | None, epochs: float | None, lost_s: 
         return "Scaling paid in time, not in money: it reached the target sooner, for more dollars."
     if kind == UNKNOWN:
         return "Cannot tell: pass a --target both runs reached."
-    if speedup is None or epochs is None or speedup <= 1:
+    if speedup is not None and speedup <= 1:
+        fewer = (
+            f"; {epochs:.2f}× the epochs could not make up for it"
+            if epochs is not None and epochs < 1
+            else ""
+        )
+        return f"Scaling did not pay: it trained on fewer examples per second than the baseline{fewer}."
+    if speedup is None or epochs is None:
         return "Scaling did not pay: it was no sooner at the target."
     if epochs >= speedup:
         return f"Scaling did not pay: {epochs:.2f}× the epochs ate the {speedup:.2f}× speed-up."
