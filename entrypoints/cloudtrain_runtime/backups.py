@@ -1,32 +1,42 @@
-"""Which run a backup belongs to, what a new start does with one, and the completion marker.
+"""A run's backup folder: whose backup it holds, whether the run already finished, and its end.
 
-Next to Keras's files the backup folder holds ``cloudtrain-backup.json`` (the stamp): the
-run it belongs to, a fingerprint of the runtime config's training section, and one of the
-model's variables (path, shape and dtype of each). When training begins, every replica
-reads the same files and reaches the same verdict; only the chief acts on it:
+Every run has a backup folder of its own (``ROOT/runs/<run_id>/checkpoints``, see
+``cloudtrain.planning.storage_paths``), so a backup found there was left by an earlier
+attempt of the same run: a provider's restart, a spot reclaim, a resubmit after a failure
+(SageMaker's ``-r2`` job, a new Vertex CustomJob), a pipeline step's retry. Next to
+Keras's files the folder holds ``cloudtrain-backup.json`` (the stamp): the run, a
+fingerprint of the runtime config's training section, and one of the model's variables
+(path, shape and dtype of each). When training begins, every replica reads the same
+files and reaches the same verdict; only the chief writes:
 
-- ``fresh``: the folder holds no backup.
-- ``resume``: same run, same training section, same model: a restart or a spot reclaim.
-- ``replace``: another run's backup (no stamp, another training section, another provider
-  job, or a run the completion marker lists as finished): the chief moves it aside to
-  ``<backup>.replaced-<UTC time>`` and the job starts at epoch 1.
-- ``mismatch``: same run and training section, another model: one error naming the
-  folder and the fix.
+- ``fresh``: the folder holds no backup: training starts at epoch 1.
+- ``resume``: this run's backup of this training section and model: training goes on
+  after the last epoch it saved.
+- ``mismatch``: this run's backup of another training section or model (the spec or the
+  code changed under the same run id): one error naming the folder and the fix.
+- ``foreign``: another run's backup, or one cloudtrain did not stamp: one error.
 
-The run is the provider's job id where the environment names one (``RUN_ID_ENV``, read
-in order), else the id the stamp recorded when the run started. The completion marker
-(``cloudtrain-complete.json``, next to the export) is written once the export was
-reloaded and answered; it names the run, the fingerprints and every run completed on
-that export location. Then the chief empties the backup folder, all but the run's history
-(``cloudtrain-history.json``, see ``cloudtrain_runtime.history``), which a restart after
-the export still continues. A folder holding only a stamp and a history holds no backup.
+Beside the stamp the chief keeps the run's history (``cloudtrain-history.json``, see
+``cloudtrain_runtime.history``): a folder holding only these two holds no backup.
+
+Nothing is moved or deleted there but this run's own backup, after its verified export
+(``complete``; the history stays, so an attempt started after the export still continues
+it), and not even that where the export is not yet durable when the runtime
+ends (SageMaker uploads ``/opt/ml/model`` only when the job ends, and a deletion under the
+synced checkpoint folder is a deletion in S3: reference/sagemaker.md §9).
+
+The run is ``RuntimeConfig.run_id``, which every attempt of a run gets, else
+``CLOUDTRAIN_RUN_ID``; started by hand with neither, the runtime adopts the run of a
+backup it resumes. The completion marker (``cloudtrain-complete.json``, next to the
+export) is written once the export was reloaded and answered; an attempt of a run the
+marker says is complete trains nothing (``Backups.finished``).
 
 Example:
 >>> found = Stamp(run="a", config="c", model="m")
->>> verdict(found, Stamp(run=None, config="c", model="m"), completed=())
+>>> verdict(found, Stamp(run="a", config="c", model="m"))
 'resume'
->>> verdict(found, Stamp(run=None, config="c", model="m"), completed=("a",))
-'replace'
+>>> verdict(found, Stamp(run="b", config="c", model="m"))
+'foreign'
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ import json
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,8 +59,7 @@ from cloudtrain_runtime.replica import HISTORY_FILE
 STAMP_FILE = "cloudtrain-backup.json"
 # Beside Keras's files, never part of them: the stamp, and the run's history (cloudtrain_runtime.history).
 OWN_FILES = (STAMP_FILE, HISTORY_FILE)
-# Restarts of one job keep these; a new job gets a new value (local launcher, SageMaker, Vertex).
-RUN_ID_ENV = ("CLOUDTRAIN_RUN_ID", "TRAINING_JOB_NAME", "CLOUD_ML_JOB_ID")
+RUN_ID_ENV = "CLOUDTRAIN_RUN_ID"
 # The fields that decide what is trained; paths, code bundle and machines do not.
 TRAINING_FIELDS = (
     "name",
@@ -70,7 +79,7 @@ TRAINING_FIELDS = (
     "layout_map",
     "model_parallel",
 )
-_COMPLETED_KEPT = 100
+_NEW_RUN = "submit it as a new run (cloudtrain submit --new, or another --run-id)"
 
 
 @dataclass(frozen=True)
@@ -82,9 +91,9 @@ class Stamp:
     model: str
 
 
-def run_id(env: Mapping[str, str]) -> str | None:
-    """The provider's id of this job, kept across its restarts; None where none is set."""
-    return next((env[name] for name in RUN_ID_ENV if env.get(name)), None)
+def run_id(config: RuntimeConfig, env: Mapping[str, str]) -> str | None:
+    """The run this job belongs to: the config's, else ``CLOUDTRAIN_RUN_ID``; None when neither says."""
+    return config.run_id or env.get(RUN_ID_ENV) or None
 
 
 def config_fingerprint(config: RuntimeConfig) -> str:
@@ -108,18 +117,16 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def verdict(found: Stamp | None, mine: Stamp, *, completed: Iterable[str]) -> str:
-    """``resume``, ``replace`` or ``mismatch`` for a backup stamped ``found`` (see the module)."""
-    if found is None or found.config != mine.config or found.run in set(completed):
-        return "replace"
-    if mine.run is not None and found.run != mine.run:
-        return "replace"
-    return "resume" if found.model == mine.model else "mismatch"
+def verdict(found: Stamp | None, mine: Stamp) -> str:
+    """``resume``, ``mismatch`` or ``foreign`` for a backup stamped ``found`` (see the module)."""
+    if found is None or (mine.run is not None and found.run != mine.run):
+        return "foreign"
+    return "resume" if (found.config, found.model) == (mine.config, mine.model) else "mismatch"
 
 
 @dataclass
 class Backups:
-    """The backup folder of one job, seen from one replica.
+    """The backup folder of one run, seen from one replica.
 
     Attributes:
         folder: the durable backup location (Keras's files live under it).
@@ -127,6 +134,7 @@ class Backups:
         mine: this replica's stamp, its model fingerprint set when training begins.
         is_chief: only the chief writes.
         say: prints one log line (the chief's).
+        keep: why the backup must outlive a verified export here; None: it is emptied then.
     """
 
     folder: Path
@@ -134,6 +142,7 @@ class Backups:
     mine: Stamp
     is_chief: bool
     say: Callable[[str], None]
+    keep: str | None = None
 
     def __repr__(self) -> str:
         return f"Backups(folder={str(self.folder)!r}, run={self.mine.run!r}, is_chief={self.is_chief})"
@@ -142,28 +151,47 @@ class Backups:
     def stamp_file(self) -> Path:
         return self.folder / STAMP_FILE
 
+    def finished(self) -> dict[str, Any] | None:
+        """The completion record when this run already ended with a verified export, else None.
+
+        A provider may start a run again after it finished: Vertex restarts the whole job
+        when a worker is lost after the chief's export. That attempt must train nothing.
+        """
+        record = _read_json(self.marker)
+        if (
+            self.mine.run is None
+            or record.get("run") != self.mine.run
+            or record.get("config") != self.mine.config
+        ):
+            return None
+        return record if (Path(str(record.get("export", ""))) / "saved_model.pb").is_file() else None
+
     def begin(self, model: Any) -> bool:
         """Decide what to do with the folder's backup; True when training resumes from it.
 
         Raises:
-            ConfigError: when the backup is this run's but of another model.
+            ConfigError: the backup is another run's, or this run's of another model or
+                training section. Nothing is moved or deleted.
         """
         mine = dataclasses.replace(self.mine, model=model_fingerprint(model))
         if not self._holds_backup():
             self._start(mine)
             return False
         found = _read_stamp(self.stamp_file)
-        decided = verdict(found, mine, completed=self._completed())
+        decided = verdict(found, mine)
+        if decided == "foreign":
+            whose = f"run {found.run!r}" if found else "no run cloudtrain recorded"
+            raise ConfigError(
+                f"The backup in {str(self.folder)!r} belongs to {whose}, not to run {mine.run!r}, so it was "
+                f"left as it is. Point this run at its own storage, or {_NEW_RUN}."
+            )
         if decided == "mismatch":
             raise ConfigError(
-                f"The backup in {str(self.folder)!r} belongs to this run but to another model "
-                "(its variables' names, shapes or dtypes differ), so it cannot be restored. "
-                "Restore the model code the run started with, or delete that folder to train from epoch 1."
+                f"The backup in {str(self.folder)!r} belongs to this run but to another model or training "
+                "section (its variables' names, shapes or dtypes, or the epochs, batch, learning rate or "
+                "strategy differ), so it cannot be restored and was left as it is. Restore the code and spec "
+                f"the run started with to resume it, or {_NEW_RUN}."
             )
-        if decided == "replace":
-            self._replace(found)
-            self._start(mine)
-            return False
         assert found is not None  # only a stamped backup resumes
         self.mine = dataclasses.replace(mine, run=found.run)
         self.say(f"resuming from the backup in {self.folder} (run {found.run})")
@@ -172,53 +200,29 @@ class Backups:
     def _holds_backup(self) -> bool:
         return self.folder.is_dir() and any(p.name not in OWN_FILES for p in self.folder.iterdir())
 
-    def _completed(self) -> list[str]:
-        completed = _read_json(self.marker).get("completed_runs", [])
-        return [run for run in completed if isinstance(run, str)]
-
     def _start(self, mine: Stamp) -> None:
         self.mine = dataclasses.replace(mine, run=mine.run or uuid.uuid4().hex)
         if self.is_chief:
             self.folder.mkdir(parents=True, exist_ok=True)
             self.stamp_file.write_text(json.dumps(dataclasses.asdict(self.mine)) + "\n")
 
-    def _replace(self, found: Stamp | None) -> None:
-        whose = f"run {found.run}" if found else "no recorded run"
-        if not self.is_chief:
-            return
-        # The stamp goes last: a replica reading meanwhile still sees another run's backup.
-        aside = self.move_aside(sorted(self.folder.iterdir(), key=lambda p: p.name == STAMP_FILE))
-        self.say(
-            f"the backup in {self.folder} belongs to another run ({whose}); moved it to {aside}, starting at epoch 1"
-        )
-
-    def move_aside(self, paths: Iterable[Path]) -> Path:
-        """Move ``paths`` (in the backup folder) to a new ``<backup>.replaced-<UTC time>`` folder: never delete another run's files."""
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        aside = self.folder.with_name(f"{self.folder.name}.replaced-{stamp}-{uuid.uuid4().hex[:6]}")
-        aside.mkdir(parents=True, exist_ok=True)
-        for path in paths:
-            shutil.move(str(path), str(aside / path.name))
-        return aside
-
     def complete(self, export: Path) -> None:
-        """Record the verified export in the marker, then empty the backup folder (chief only)."""
+        """Record the verified export in the marker, then empty the backup folder unless it is kept (chief only)."""
         if not self.is_chief:
             return
-        completed = [run for run in self._completed() if run != self.mine.run][-_COMPLETED_KEPT + 1 :]
         record = {
             **dataclasses.asdict(self.mine),
             "export": str(export),
-            "completed_runs": [*completed, self.mine.run],
+            "completed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
-        self.marker.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.marker.with_name(self.marker.name + ".partial")
-        partial.write_text(json.dumps(record, indent=2) + "\n")
-        partial.replace(self.marker)
-        self.clear()
+        write_json(self.marker, record)
+        if self.keep:
+            self.say(f"keeping the backup in {self.folder}: {self.keep}")
+        else:
+            self.clear()
 
     def clear(self) -> None:
-        """Empty the backup folder but for the run's history, the stamp last (chief only)."""
+        """Empty this run's backup folder but for its history, the stamp last (chief only)."""
         if not (self.is_chief and self.folder.is_dir()):
             return
         kept = [p for p in self.folder.iterdir() if p.name != HISTORY_FILE]
@@ -227,6 +231,14 @@ class Backups:
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
+
+
+def write_json(path: Path, record: Mapping[str, Any]) -> None:
+    """Write ``record`` to ``path`` whole: a reader sees the old file or the new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(record, indent=2) + "\n")
+    partial.replace(path)
 
 
 def _read_stamp(path: Path) -> Stamp | None:

@@ -140,7 +140,11 @@ class Throughput(_KerasBase):
     """Examples per second over whole epochs, once the first epoch and 50 steps are done.
 
     The first epoch traces and compiles the step functions, and input pipelines fill
-    their buffers, so those steps would understate steady-state speed.
+    their buffers, so those steps would understate steady-state speed. A short run whose
+    epochs after the first start before 50 steps (the new project's 5 epochs of 8 steps)
+    is still timed over every epoch after the first, and says so (``steady`` false, the
+    note): a real measurement after a shorter warm-up, which ``cloudtrain cost`` can use.
+    Only a run of one epoch has nothing timed, and its note says how to get a figure.
 
     Steps are the optimizer's own count (``optimizer.iterations``), read when an epoch
     begins and when its training ends (``on_test_begin`` before validation, else
@@ -163,6 +167,7 @@ class Throughput(_KerasBase):
         self.steps = 0
         self.measured = 0
         self.seconds = 0.0
+        self.early = _Timed()  # every epoch after the first, warmed up or not
         self.first_epoch: int | None = None
         self._epoch: tuple[int, int, float] | None = None  # epoch, optimizer step, time at its start
 
@@ -180,30 +185,61 @@ class Throughput(_KerasBase):
         if self._epoch is None:  # validation already ended this epoch's training, or evaluate() alone
             return
         (epoch, start_steps, started), self._epoch = self._epoch, None
-        ran = self._optimizer_steps() - start_steps
-        if epoch > (self.first_epoch or 0) and self.steps >= self.warmup:
-            self.measured += ran
-            self.seconds += self.clock() - started
+        ran, seconds = self._optimizer_steps() - start_steps, self.clock() - started
+        if epoch > (self.first_epoch or 0):
+            self.early.add(ran, seconds)
+            if self.steps >= self.warmup:
+                self.measured += ran
+                self.seconds += seconds
         self.steps += ran
 
     def _optimizer_steps(self) -> int:
         return int(self.model.optimizer.iterations.numpy())
 
     def result(self) -> dict[str, Any]:
-        """The measurement as JSON-ready data; ``examples_per_sec`` is None when too short."""
-        examples = self.measured * self.global_batch
-        rate = examples / self.seconds if self.measured and self.seconds else None
+        """The measurement as JSON-ready data; ``examples_per_sec`` is None only when one epoch ran.
+
+        ``steady``: the timed epochs all began after the full warm-up; false when the run
+        was too short for that and every epoch after the first was timed instead.
+        """
+        steady = self.measured > 0 and self.seconds > 0
+        steps, seconds = (self.measured, self.seconds) if steady else (self.early.steps, self.early.seconds)
+        examples = steps * self.global_batch
+        rate = examples / seconds if steps and seconds else None
         return {
             "examples_per_sec": rate,
-            "measured_steps": self.measured,
+            "measured_steps": steps,
             "measured_examples": examples,
-            "measured_seconds": self.seconds,
-            "warmup_steps": self.steps - self.measured,
+            "measured_seconds": seconds,
+            "warmup_steps": self.steps - steps,
             "global_batch": self.global_batch,
-            "note": None
-            if rate
-            else f"needs an epoch that starts after the first one and {self.warmup} steps",
+            "steady": steady,
+            "note": None if steady else self._why_not_steady(rate),
         }
+
+    def _why_not_steady(self, rate: float | None) -> str:
+        if rate is None:
+            return (
+                "nothing timed: only one epoch ran, and the first epoch (tracing, compiling, filling "
+                "buffers) is never timed. Train 2 epochs or more for a measured speed."
+            )
+        return (
+            f"timed over every epoch after the first, after a warm-up of {self.steps - self.early.steps} "
+            f"steps instead of {self.warmup}: the run was too short for more. A longer run gives a "
+            "steadier figure."
+        )
+
+
+@dataclass
+class _Timed:
+    """Optimizer steps and the seconds they took, summed over the epochs timed."""
+
+    steps: int = 0
+    seconds: float = 0.0
+
+    def add(self, steps: int, seconds: float) -> None:
+        self.steps += steps
+        self.seconds += seconds
 
 
 class EpochHistory(_KerasBase):

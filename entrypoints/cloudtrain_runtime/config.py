@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cloudtrain_runtime import environments
+from cloudtrain_runtime import environments, rules
 from cloudtrain_runtime.errors import ConfigError
 from cloudtrain_runtime.inputs import loads, shown
 from cloudtrain_runtime.paths import under_root
@@ -57,6 +57,14 @@ COUNTS = (
     "model_parallel",
     "steps_per_epoch",
 )
+# Fields that name one of a few things: a value outside them would run as something else
+# (an unknown strategy as the default one, an unknown precision as float32), so it is an error.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "strategy": ("auto", *rules.CLASSES),
+    "strategy_requested": ("auto", *rules.CLASSES),
+    "keras_backend": ("tensorflow", "jax"),
+    "mixed_precision": ("bf16", "fp16", "off"),
+}
 # The job name and channel names become folder names (the SageMaker export, input channels).
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
 _PIECE_NUMBER = re.compile(r"0|[1-9][0-9]{0,5}")
@@ -121,6 +129,13 @@ class RuntimeConfig:
     data: Mapping[str, str] = field(default_factory=dict)
     strategy_requested: str | None = None
     """``training.strategy`` as the spec wrote it (``auto`` or a name); None from older SDKs."""
+    run_id: str | None = None
+    """The run every attempt of this job belongs to (``cloudtrain.runs``); None when started by hand."""
+    latest_file: str | None = None
+    """Where the pointer to the newest verified export of the storage root goes; None: nowhere."""
+    allow_cpu_fallback: bool = False
+    """``resources.allow_cpu_fallback``: a replica planned with GPUs that sees none trains on the CPU
+    instead of stopping (``cloudtrain_runtime.device_check``)."""
     steps_per_execution: int | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["steps_per_execution"]})
     jit_compile: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["jit_compile"]})
     cache: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["cache"]})
@@ -206,6 +221,8 @@ def _expected(name: str, value: Any) -> str | None:
         return describe(hint)
     if _holds_nul(value):
         return "free of NUL characters"
+    if name in CHOICES and value is not None and value not in CHOICES[name]:
+        return "one of " + ", ".join(map(repr, CHOICES[name]))
     if name in _FLOATS and not _finite(value):
         return "a finite number"
     if name in COUNTS and value is not None and not 1 <= value <= COUNT_MAX:

@@ -2,6 +2,8 @@
 
 Each check of ``cloudtrain-runtime doctor`` is one ``Check``: ``ok``, ``warn`` or
 ``fail``, with the fix when it is not ok; the exit status is 1 when any check fails.
+A check that could not run because an earlier one failed (``cloudtrain check``'s bucket
+without credentials) is listed as ``skip``, with why, rather than left out.
 ``cloudtrain doctor`` reads the JSON report back with ``from_rows``, so both sides share
 these few lines and no framework is imported here.
 
@@ -28,8 +30,8 @@ from typing import Any
 from cloudtrain_runtime.config import RuntimeConfig
 from cloudtrain_runtime.replica import ClusterInfo
 
-OK, WARN, FAIL = "ok", "warn", "fail"
-STATUSES = (OK, WARN, FAIL)
+OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
+STATUSES = (OK, WARN, FAIL, SKIP)
 # The report's order: the plan and the environment, versions, devices, then the run.
 ORDER = (
     "config",
@@ -46,8 +48,10 @@ ORDER = (
     "tf-devices",
     "jax-devices",
     "gpus",
+    "plan-devices",
     "strategy",
     "replicas",
+    "plan-devices",
     "smoke-step",
     "all-reduce",
 )
@@ -59,7 +63,7 @@ class Check:
 
     Attributes:
         check: a short name, e.g. ``replicas``.
-        status: ``ok``, ``warn`` or ``fail``.
+        status: ``ok``, ``warn``, ``fail``, or ``skip`` (not run; ``detail`` says why).
         detail: what was found.
         fix: what to do about it; None when the check is ok.
     """
@@ -95,16 +99,27 @@ class Expectation:
         return self.config.hosts if self.stand_in else cluster.num_hosts
 
 
+def skipped(names: Iterable[str], why: str) -> list[Check]:
+    """A ``skip`` line for each check that ``why`` kept from running.
+
+    Example:
+    >>> skipped(["bucket"], "no credentials")
+    [Check(check='bucket', status='skip', detail='not checked: no credentials', fix=None)]
+    """
+    return [Check(name, SKIP, f"not checked: {why}") for name in names]
+
+
 def exit_code(checks: Iterable[Check]) -> int:
     """1 when any check failed, else 0: warnings alone never stop a run."""
     return 1 if any(check.status == FAIL for check in checks) else 0
 
 
 def summary(checks: Sequence[Check]) -> str:
-    """``1 failed, 0 warnings, 12 ok``: the last line of the text report."""
+    """``1 failed, 0 warnings, 12 ok``: the last line of the text report, and ``, 3 skipped`` if any were."""
     counts = Counter(check.status for check in checks)
     warnings = "warning" if counts[WARN] == 1 else "warnings"
-    return f"{counts[FAIL]} failed, {counts[WARN]} {warnings}, {counts[OK]} ok"
+    line = f"{counts[FAIL]} failed, {counts[WARN]} {warnings}, {counts[OK]} ok"
+    return f"{line}, {counts[SKIP]} skipped" if counts[SKIP] else line
 
 
 def render_text(checks: Sequence[Check]) -> str:

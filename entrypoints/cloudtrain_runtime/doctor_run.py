@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from cloudtrain_runtime import devices, strategy
+from cloudtrain_runtime import device_check, devices, strategy
 from cloudtrain_runtime.config import RuntimeConfig
 from cloudtrain_runtime.diagnosis import FAIL, OK, WARN, Check, Expectation, first_line
 from cloudtrain_runtime.errors import ConfigError
@@ -56,39 +56,63 @@ def jax_devices_check(config: RuntimeConfig, env: MutableMapping[str, str]) -> C
     return Check("jax-devices", OK, f"{len(found)} device(s): {names}")
 
 
-def tensorflow_devices(tf: ModuleType, env: MutableMapping[str, str]) -> tuple[int, str, Check]:
-    """Create the emulated CPU devices if asked, then (devices, kind, the ``tf-devices`` line)."""
+def tensorflow_devices(
+    tf: ModuleType, config: RuntimeConfig, env: MutableMapping[str, str]
+) -> tuple[int, str, list[Check]]:
+    """Create the emulated CPU devices if asked, then (devices, kind, the ``tf-devices`` and ``plan-devices`` lines)."""
     for gpu in tf.config.list_physical_devices("GPU"):
         # Allocate as needed: JAX may hold GPU memory in this same process.
         tf.config.experimental.set_memory_growth(gpu, True)
     try:
-        count, kind = devices.configure_tensorflow(tf, env)
+        found = devices.configure_tensorflow(tf, config, env)
     except ConfigError as err:
-        return (
-            1,
-            "cpu",
-            Check("tf-devices", FAIL, str(err), f"Unset {devices.CPU_DEVICES_ENV} or give it a count."),
-        )
+        fix = f"Unset {devices.CPU_DEVICES_ENV} or give it a count."
+        return 1, "cpu", [Check("tf-devices", FAIL, str(err), fix)]
+    count, kind = found.count, found.kind
     logical = [device.name for device in tf.config.list_logical_devices(kind.upper())]
     physical = {kind: len(tf.config.list_physical_devices(kind)) for kind in ("GPU", "CPU", "TPU")}
-    emulated = (
-        f", emulated ({devices.CPU_DEVICES_ENV}={env[devices.CPU_DEVICES_ENV]})"
-        if kind == "cpu" and count > 1
-        else ""
+    detail = (
+        f"{count} {kind} device(s){_emulated(env, kind, count)}: {', '.join(logical)}; physical: "
+        + ", ".join(f"{number} {name}" for name, number in physical.items())
     )
-    detail = f"{count} {kind} device(s){emulated}: {', '.join(logical)}; physical: " + ", ".join(
-        f"{number} {name}" for name, number in physical.items()
-    )
-    return count, kind, Check("tf-devices", OK, detail)
+    return count, kind, [Check("tf-devices", OK, detail), plan_devices_check(found.verdict)]
+
+
+def plan_devices_check(verdict: device_check.Verdict) -> Check:
+    """The runtime's own comparison of the devices seen with the plan's (``device_check.judge``)."""
+    if verdict.status == device_check.SHORT:
+        return Check("plan-devices", FAIL, verdict.detail, verdict.cause)
+    if verdict.status == device_check.FALLBACK:
+        fix = f"Nothing to fix if the CPU is meant. To train on the GPUs: {verdict.cause}"
+        return Check("plan-devices", WARN, f"{verdict.detail} {verdict.instead}", fix)
+    if verdict.status == device_check.EMULATED:
+        # regression: a 2 × T4 plan checked on a machine with no GPU was all ok
+        detail = (
+            f"{verdict.detail}: the checks below ran on those stand-ins and say nothing of the planned GPUs"
+        )
+        fix = (
+            "Run the checks where the job runs: cloudtrain-runtime doctor in the job's image on its machine."
+        )
+        return Check("plan-devices", WARN, detail, fix)
+    return Check("plan-devices", OK, verdict.detail)
+
+
+def _emulated(env: Mapping[str, str], kind: str, count: int) -> str:
+    """How several CPU devices came to be: emulated on request, or by the spec's CPU fallback."""
+    if kind != "cpu" or count < 2:
+        return ""
+    if env.get(devices.CPU_DEVICES_ENV):
+        return f", emulated ({devices.CPU_DEVICES_ENV}={env[devices.CPU_DEVICES_ENV]})"
+    return f", emulated ({device_check.FALLBACK_FIELD})"
 
 
 def tensorflow_checks(
     expected: Expectation, cluster: ClusterInfo, tf: ModuleType, env: MutableMapping[str, str]
 ) -> list[Check]:
     """TensorFlow's devices, the strategy for them, then the run under it."""
-    count, kind, devices_line = tensorflow_devices(tf, env)
+    count, kind, device_lines = tensorflow_devices(tf, expected.config, env)
     choice, strategy_line = strategy_check(expected, cluster, count, kind)
-    checks = [devices_line, strategy_line]
+    checks = [*device_lines, strategy_line]
     local = local_choice(choice, count) if choice else None
     if choice is not None and local is None:
         fix = "The job's first epoch is the check there: watch its first log lines."

@@ -26,9 +26,18 @@ class ClusterError(RuntimeFailure):
 
 
 class UserCodeError(RuntimeFailure):
-    """The user's module or script broke the contract or raised; the message names the file."""
+    """The user's module or script broke the contract or raised; the message names the file.
+
+    ``trace``: for an exception the user's code raised, its traceback as Python prints it,
+    cut to the user's own frames (or whole, when asked for): ``main`` prints it before
+    the one-line error.
+    """
 
     exit_code = 1
+
+    def __init__(self, message: str, trace: str = "") -> None:
+        super().__init__(message)
+        self.trace = trace
 
 
 class PeerLost(RuntimeFailure):

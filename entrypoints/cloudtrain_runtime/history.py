@@ -19,7 +19,9 @@ two places, before the epoch's backup is written:
   restarted job (reference/sagemaker.md §4), while ``/opt/ml/output/data`` starts empty;
   Vertex and the local provider read the folder from storage. ``Backups.clear`` keeps it
   after a verified export, so an attempt restarted after the export still continues the
-  curve. Another run's history there is moved aside with the backup, never deleted.
+  curve. The folder is the run's own (``ROOT/runs/<run_id>/checkpoints``): a history there
+  of another run, or one that cannot be read, is left as it is and stops the attempt with
+  one error, as another run's backup does (``cloudtrain_runtime.backups``).
 - **published**, beside the result (``Locations.history_file``), where
   ``cloudtrain.outputs.Outputs.history`` finds it (on SageMaker inside ``output.tar.gz``).
 
@@ -47,14 +49,13 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain_runtime import backups
-from cloudtrain_runtime.config import COUNT_MAX
+from cloudtrain_runtime.config import COUNT_MAX, RuntimeConfig
+from cloudtrain_runtime.errors import ConfigError
 from cloudtrain_runtime.inputs import loads
 
 FORMAT = 1
 # Where the provider names this attempt's job: SageMaker's training job, Vertex AI's custom job.
 JOB_ENV = ("TRAINING_JOB_NAME", "CLOUD_ML_JOB_ID")
-# The local launcher's run folder (cloudtrain.providers.local.launcher): the job of a plain local run.
-LOCAL_RUN_ENV = "CLOUDTRAIN_RUN_ID"
 _NUMBER = (int, float)
 _EXAMPLES_MAX = 2**63 - 1
 
@@ -67,19 +68,17 @@ class Identity:
     job: str | None
 
 
-def identity(env: Mapping[str, str]) -> Identity:
-    """The run every attempt shares and this attempt's provider job, from the environment.
+def identity(config: RuntimeConfig, env: Mapping[str, str]) -> Identity:
+    """The run every attempt shares and this attempt's provider job.
 
     The one place the runtime learns them: the run is what backups key on
-    (``backups.run_id``), the job is the provider's id of the running job
-    (``TRAINING_JOB_NAME``, ``CLOUD_ML_JOB_ID``), else the local launcher's run folder.
-
-    Example:
-    >>> identity({"TRAINING_JOB_NAME": "churn-1a2b"})
-    Identity(run='churn-1a2b', job='churn-1a2b')
+    (``backups.run_id``: ``RuntimeConfig.run_id``, else ``CLOUDTRAIN_RUN_ID``), the job is
+    the provider's id of the running job (``TRAINING_JOB_NAME``, ``CLOUD_ML_JOB_ID``), else
+    the run's: a plain local run's attempts are told apart by their restart count alone.
     """
     job = next((env[name] for name in JOB_ENV if env.get(name)), None)
-    return Identity(run=backups.run_id(env), job=job or env.get(LOCAL_RUN_ENV) or None)
+    run = backups.run_id(config, env)
+    return Identity(run=run, job=job or run)
 
 
 def new(run: str, *, started_at: float, epochs: int) -> dict[str, Any]:
@@ -293,8 +292,6 @@ class Recorder:
         started_at: when this attempt's process started (Unix seconds).
         epochs_planned: the configured epochs.
         replicas, global_batch: this attempt's.
-        move_aside: called with a durable history of another run, or one that cannot be
-            read, before this run writes its own there (``Backups.move_aside``).
         clock: Unix seconds now.
     """
 
@@ -304,7 +301,6 @@ class Recorder:
     epochs_planned: int
     replicas: int
     global_batch: int
-    move_aside: Callable[[Path], None]
     clock: Callable[[], float]
     history: dict[str, Any] | None = None
 
@@ -313,10 +309,23 @@ class Recorder:
         return f"Recorder(durable={str(self.durable)!r}, attempts={attempts})"
 
     def begin(self, run: str, job: str | None, resumed_from: int) -> None:
-        """Start this attempt in the run's history (read back from either copy) and write it."""
+        """Start this attempt in the run's history (read back from either copy) and write it.
+
+        Raises:
+            ConfigError: the backup folder holds another run's history, or one that cannot
+                be read; it is left as it is.
+        """
         durable = read(self.durable)
         if self.durable.exists() and (durable is None or durable["run"] != run):
-            self.move_aside(self.durable)
+            whose = (
+                "cannot be read (cut short or edited)"
+                if durable is None
+                else f"belongs to run {durable['run']!r}"
+            )
+            raise ConfigError(
+                f"The history {str(self.durable)!r} {whose}, not to run {run!r}, so it was left as it is. "
+                "Point this run at its own storage, or submit it as a new run (cloudtrain submit --new)."
+            )
         found = latest([durable, read(self.published)], run)
         base = found or new(run, started_at=self.started_at, epochs=self.epochs_planned)
         self.history = begin_attempt(

@@ -4,7 +4,8 @@ environment → ClusterInfo → the code's requirements.txt → strategy → use
 script) → export.
 SageMaker starts the image as ``docker run IMAGE train``; the ``train`` word is
 accepted and ignored. Exit status 0 only on success; errors are one line on stderr
-(``CLOUDTRAIN_DEBUG=1`` adds the traceback).
+(a user error after its traceback, cut to the user's frames; ``CLOUDTRAIN_DEBUG=1`` adds
+the traceback).
 
 With ``CLOUDTRAIN_BENCH=STEPS`` set it times the managed module's training instead
 (``cloudtrain_runtime.bench``, for ``cloudtrain bench``) and exports nothing.
@@ -26,7 +27,7 @@ from pathlib import Path
 from cloudtrain_runtime import bench, devices, locations, requirements, usercode
 from cloudtrain_runtime import cluster as cluster_lib
 from cloudtrain_runtime import config as config_lib
-from cloudtrain_runtime.errors import RuntimeFailure
+from cloudtrain_runtime.errors import RuntimeFailure, UserCodeError
 from cloudtrain_runtime.paths import root_from
 from cloudtrain_runtime.session import Session, start
 
@@ -107,7 +108,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         run(args.config, os.environ)
     except RuntimeFailure as err:
-        if os.environ.get("CLOUDTRAIN_DEBUG"):
+        if isinstance(err, UserCodeError) and err.trace:  # the user's own traceback, not the runtime's
+            print(err.trace, end="", file=sys.stderr, flush=True)
+        elif os.environ.get("CLOUDTRAIN_DEBUG"):
             traceback.print_exc()
         print(f"cloudtrain-runtime: error: {err}", file=sys.stderr, flush=True)
         sys.exit(err.exit_code)

@@ -37,7 +37,17 @@ from cloudtrain_runtime.session import Session
 
 
 def run(session: Session, module_name: str, directory: Path) -> Path | None:
-    """Import, build, compile, fit, back up and export; returns the chief's export path."""
+    """Import, build, compile, fit, back up and export; returns the chief's export path.
+
+    An attempt of a run that already ended with a verified export trains nothing.
+    """
+    finished = session.backups.finished()
+    if finished is not None:
+        session.say(
+            f"run {finished['run']} already completed with a verified export at {finished['export']} "
+            f"({finished.get('completed_at', 'time unknown')}); nothing to redo"
+        )
+        return Path(finished["export"]) if session.is_chief else None
     model, validation = train(session, module_name, directory)
     if validation is not None:
         with failures(session, "model.evaluate()", directory):

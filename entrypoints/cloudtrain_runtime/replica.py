@@ -85,13 +85,22 @@ def single_replica(provider: str, mount: Path) -> ClusterInfo:
 
 @dataclass(frozen=True)
 class Locations:
-    """Absolute paths this replica uses; only the chief writes export, logs and results."""
+    """Absolute paths this replica uses; only the chief writes export, logs and results.
+
+    Attributes:
+        latest: where the pointer to the storage root's newest verified export goes; None
+            where this replica cannot reach the storage root.
+        keep_backups: why the run's backup must outlive its verified export here; None
+            where the export is durable once written, and the backup is emptied then.
+    """
 
     backup: Path
     tensorboard: Path
     export: Path
     results: Path
     channels: Mapping[str, Path]
+    latest: Path | None = None
+    keep_backups: str | None = None
 
     @property
     def result_file(self) -> Path:
@@ -138,6 +147,7 @@ class Locations:
             export=paths["export"],
             results=paths["export"].parent,
             channels={name: storage_path(uri, root) for name, uri in config.data.items()},
+            latest=storage_path(config.latest_file, root) if config.latest_file else None,
         )
 
 

@@ -36,6 +36,30 @@ CLASSES = {
 }
 """Every strategy a spec may name besides ``auto``, and what the runtime creates for it."""
 
+MESH_AXES = ("batch", "model")
+"""The axes of keras-model-parallel's device mesh: the batch is split over the first, the
+weights a layout map names over the second (``training.model_parallel`` devices long)."""
+
+
+def model_axis_problem(model_parallel: int, devices: int) -> str | None:
+    """Why a ``model_parallel``-long model axis cannot split ``devices`` devices; None if it can.
+
+    The mesh is ``devices // model_parallel`` × ``model_parallel``, so the axis must divide.
+
+    Example:
+    >>> model_axis_problem(3, 8)
+    'training.model_parallel: 3 does not divide the 8 devices. Use a divisor of 8: 1, 2, 4 or 8.'
+    """
+    if devices % model_parallel == 0:
+        return None
+    divisors = [str(d) for d in range(1, devices + 1) if devices % d == 0]
+    listed = divisors[0] if len(divisors) == 1 else f"{', '.join(divisors[:-1])} or {divisors[-1]}"
+    return (
+        f"training.model_parallel: {model_parallel} does not divide the {devices} "
+        f"device{'s' if devices > 1 else ''}. "
+        f"Use a divisor of {devices}: {listed}."
+    )
+
 
 class Words(NamedTuple):
     """One rule's text for each audience; formatted with the fields of ``Verdict.text``."""

@@ -23,7 +23,18 @@ from typing import Any
 
 from cloudtrain_runtime import backups as backups_lib
 from cloudtrain_runtime import callbacks as cb
-from cloudtrain_runtime import data, devices, export, keras_compat, profiling, schedule, strategy, tuning
+from cloudtrain_runtime import (
+    data,
+    device_check,
+    devices,
+    export,
+    keras_compat,
+    latest,
+    profiling,
+    schedule,
+    strategy,
+    tuning,
+)
 from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import AUTO, RuntimeConfig
@@ -131,9 +142,6 @@ class Session:
             epochs_planned=self.config.epochs,
             replicas=self.replicas,
             global_batch=self.global_batch,
-            move_aside=lambda path: self.say(
-                f"moved another run's history to {self.backups.move_aside([path])}"
-            ),
             clock=time.time,
         )
 
@@ -147,7 +155,7 @@ class Session:
         """
         found = [self.throughput]
         if self.is_chief:
-            job = history_lib.identity(os.environ).job
+            job = history_lib.identity(self.config, os.environ).job
             found.append(
                 cb.keras_callback(self.keras, cb.EpochHistory, self.history, self._run, job, self.throughput)
             )
@@ -189,14 +197,19 @@ class Session:
 
     @functools.cached_property
     def backups(self) -> backups_lib.Backups:
-        """This job's backup folder: which run it belongs to, and the completion marker."""
+        """This run's backup folder: whose backup it holds, and the completion marker."""
         mine = backups_lib.Stamp(
-            run=history_lib.identity(os.environ).run,
+            run=history_lib.identity(self.config, os.environ).run,
             config=backups_lib.config_fingerprint(self.config),
             model="",
         )
         return backups_lib.Backups(
-            self.locations.backup, self.locations.completion_file, mine, self.is_chief, self.say
+            self.locations.backup,
+            self.locations.completion_file,
+            mine,
+            self.is_chief,
+            self.say,
+            keep=self.locations.keep_backups,
         )
 
     def _tensorboard_installed(self) -> bool:
@@ -328,8 +341,9 @@ class Session:
     def export(self, model: Any) -> Path | None:
         """Export (every task), check the chief's export answers, write the results.
 
-        Only then the chief records the completion marker and empties the backup, so a
-        kill before that restarts at the export, with every epoch kept.
+        Only then the chief records the completion marker, empties the backup (where the
+        export is durable already) and points the root's ``latest.json`` at this run, so
+        a kill before that restarts at the export, with every epoch kept.
         """
         path = export.export(
             self.tf,
@@ -343,8 +357,10 @@ class Session:
             cb.kill_self()
         if path is not None:
             self.result = self._results(model, path, export.serve_once(self.tf, path))
-            self.backups.complete(path)
             self._report(self.result)
+            self.backups.complete(path)
+            if self.locations.latest is not None:
+                latest.point(self.locations.latest, self.backups.mine.run, self.config.export_dir)
         return path
 
     def _results(self, model: Any, path: Path, serving: Mapping[str, Any]) -> dict[str, Any]:
@@ -466,8 +482,10 @@ def _start_tensorflow(
 ) -> Session:
     import tensorflow as tf
 
-    count, kind = devices.configure_tensorflow(tf)
-    if config.accelerator.startswith("tpu"):
+    found = devices.configure_tensorflow(tf, config)
+    devices.enforce(found.verdict, say)
+    count, kind = found.count, found.kind
+    if device_check.planned_kind(config) == "tpu":
         count, kind = config.devices_per_host, "tpu"
     cluster, choice = _choose(config, cluster, count, kind)
     created = strategy.create_tensorflow(choice, tf, kind)
@@ -517,6 +535,7 @@ def _start_jax(
     tf.config.set_visible_devices([], "GPU")
     strategy.initialize_jax(cluster, keras)
     count, kind = devices.jax_devices(jax)
+    devices.enforce(device_check.judge(config, devices.jax_sight(os.environ, count, kind)), say)
     cluster, choice = _choose(config, cluster, count, kind)
     distribution = strategy.create_keras_distribution(choice, config, keras)
     strategy.check_replicas(config, len(keras.distribution.list_devices()), cluster)

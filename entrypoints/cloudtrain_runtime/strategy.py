@@ -138,13 +138,11 @@ def create_keras_distribution(choice: Choice, config: RuntimeConfig, keras: Modu
 
 def _model_parallel(config: RuntimeConfig, keras: ModuleType, devices: list[str]) -> Any:
     model = config.model_parallel
-    if len(devices) % model:
-        raise ConfigError(
-            f"training.model_parallel: {model} does not divide the {len(devices)} devices. "
-            f"Use a divisor of {len(devices)}."
-        )
+    problem = rules.model_axis_problem(model, len(devices))
+    if problem:
+        raise ConfigError(problem)
     mesh = keras.distribution.DeviceMesh(
-        shape=(len(devices) // model, model), axis_names=("batch", "model"), devices=devices
+        shape=(len(devices) // model, model), axis_names=rules.MESH_AXES, devices=devices
     )
     layout_map = keras.distribution.LayoutMap(mesh)
     for pattern, axes in config.layout_map.items():

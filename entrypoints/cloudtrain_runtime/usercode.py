@@ -6,15 +6,22 @@ into a fresh folder under ``<root>/tmp/cloudtrain`` within size and file limits
 (``cloudtrain_runtime.bundle``); the ``image: auto`` bootstrap takes only the runtime
 package out of it first. Without the variable, the code is in the current folder (a
 bare machine, or an image with the code baked in).
+
+An exception the user's code raises keeps its traceback, cut to the frames of the
+user's own files (the code folder): the line that failed and every call of theirs that
+led to it, as pytest and Keras show a user's error. ``CLOUDTRAIN_DEBUG=1`` (or
+``CLOUDTRAIN_VERBOSE=1``, which ``cloudtrain submit -v`` sets) keeps every frame, the
+runtime's and the libraries' included.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 import os
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -22,6 +29,11 @@ from typing import Any
 from cloudtrain_runtime import bundle
 from cloudtrain_runtime.errors import UserCodeError
 from cloudtrain_runtime.paths import scratch_dir, under_root
+
+# Either one set to 1 keeps every frame of a user error's traceback.
+WHOLE_TRACE_ENV = ("CLOUDTRAIN_DEBUG", "CLOUDTRAIN_VERBOSE")
+USER_FRAMES = "Traceback (your code's frames; CLOUDTRAIN_DEBUG=1 shows every frame):\n"
+LAST_FRAME = "Traceback (no frame is in your code; the last one; CLOUDTRAIN_DEBUG=1 shows every frame):\n"
 
 
 def code_dir(env: Mapping[str, str], root: str) -> Path:
@@ -60,12 +72,58 @@ def call(fn: Callable[..., Any], *args: Any, directory: Path) -> Any:
         raise user_error(err, f"{fn.__name__}()", directory) from None
 
 
-def user_error(err: BaseException, doing: str, directory: Path) -> UserCodeError:
-    """``trainer/task.py:12: make_dataset() raised ValueError: ...`` for the user's deepest frame."""
+def user_error(
+    err: BaseException, doing: str, directory: Path, *, whole: bool | None = None
+) -> UserCodeError:
+    """``trainer/task.py:12: make_dataset() raised ValueError: ...`` for the user's deepest frame.
+
+    Where no frame is the user's (a Keras shape error inside ``model.fit()``), the line
+    names the library file that raised, after the message, never as if it were theirs.
+    The error's ``trace`` is the traceback cut to the user's frames, or whole with
+    ``whole`` (default: ``CLOUDTRAIN_DEBUG`` or ``CLOUDTRAIN_VERBOSE`` is 1).
+    """
     frames = traceback.extract_tb(err.__traceback__)
-    mine = [f for f in frames if _inside(f.filename, directory)] or frames[-1:]
-    where = f"{_relative(mine[-1].filename, directory)}:{mine[-1].lineno}" if mine else "user code"
-    return UserCodeError(f"{where}: {doing} raised {type(err).__name__}: {_first_line(err)}")
+    mine = [f for f in frames if _inside(f.filename, directory)]
+    message = f"{doing} raised {type(err).__name__}: {_first_line(err)}"
+    if mine:
+        message = f"{_relative(mine[-1].filename, directory)}:{mine[-1].lineno}: {message}"
+    elif frames:
+        message += f" [raised in {_library_path(frames[-1].filename)}:{frames[-1].lineno}, not in your code]"
+    if whole is None:
+        whole = any(os.environ.get(name) == "1" for name in WHOLE_TRACE_ENV)
+    return UserCodeError(message, whole_trace(err) if whole else user_trace(err, frames, directory))
+
+
+def user_trace(err: BaseException, frames: Sequence[traceback.FrameSummary], directory: Path) -> str:
+    """The traceback as Python prints it, with only the user's frames, paths relative to the code folder.
+
+    With none of theirs (an error inside Keras), the last frame, in the library that raised.
+    """
+    mine = [_renamed(f, _relative(f.filename, directory)) for f in frames if _inside(f.filename, directory)]
+    last = [_renamed(f, _library_path(f.filename)) for f in frames[-1:]]
+    header, shown = (USER_FRAMES, mine) if mine or not last else (LAST_FRAME, last)
+    stack = traceback.StackSummary.from_list(shown)
+    return header + "".join(stack.format()) + "".join(traceback.format_exception_only(err))
+
+
+def _renamed(frame: traceback.FrameSummary, filename: str) -> traceback.FrameSummary:
+    """``frame`` (its line and column markers kept) under another file name."""
+    renamed = copy.copy(frame)
+    renamed.filename = filename
+    return renamed
+
+
+def whole_trace(err: BaseException) -> str:
+    """Every frame, the exceptions it came from included, as Python prints an uncaught error."""
+    return "".join(traceback.format_exception(err))
+
+
+def _library_path(filename: str) -> str:
+    """``keras/src/layers/input_spec.py`` for a file of an installed package: its path on ``sys.path``."""
+    path = os.path.abspath(filename)
+    roots = [os.path.abspath(entry) + os.sep for entry in sys.path if entry]
+    inside = [root for root in roots if path.startswith(root)]
+    return path[len(max(inside, key=len)) :] if inside else filename
 
 
 def _first_line(err: BaseException) -> str:

@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cloudtrain.pipelines.kfp import training_job
+
+if TYPE_CHECKING:
+    from cloudtrain import JobSpec
 
 JOB = Path(__file__).resolve().parents[1] / "binary_classifier" / "job.yaml"
 
 
-def compile_pipeline(out: str | Path, spec: str | Path = JOB, *, run_id: str | None = None) -> Path:
-    """Compile the train-then-upload pipeline for ``spec`` to ``out`` (KFP IR YAML)."""
+def compile_pipeline(out: str | Path, spec: str | Path | JobSpec = JOB, *, run_id: str | None = None) -> Path:
+    """Compile the train-then-upload pipeline for ``spec`` (a job.yaml or a JobSpec) to ``out`` (KFP IR YAML)."""
     from google_cloud_pipeline_components.v1.model import ModelUploadOp
     from kfp import compiler, dsl
 

@@ -13,12 +13,13 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any, Unpack, overload
 
 from cloudtrain import bundle as bundles
-from cloudtrain import planning, usercode
+from cloudtrain import planning, runs, usercode
 from cloudtrain.cost import budget, compare
 from cloudtrain.cost.option import CostOption
 from cloudtrain.cost.throughput import Throughput
@@ -27,7 +28,7 @@ from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
 from cloudtrain.progress import OnProgress
 from cloudtrain.providers import Job, Provider, registry
-from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs
+from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs, NamesRuns
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings, load_spec
 
@@ -164,7 +165,7 @@ def prepare(
     run_id: str | None = None,
     throughput: str | Throughput | None = None,
 ) -> Submission:
-    """Plan, pack the code and render the request; nothing is contacted.
+    """Plan, pack the code, name the run and render the request; nothing is contacted.
 
     ``provider`` is a name, or a configured provider object such as
     ``cloudtrain.providers.local.Local(emulate="vertex")``; ``run_id`` as in ``stage``.
@@ -177,7 +178,19 @@ def prepare(
     if target.billed:
         planned = planned.with_estimate(budget.expected_cost(planned, throughput))
     planned, packed = pack_code(planned)
+    if planned.run_id is None:
+        planned = planned.with_run(new_run_id(target, planned))
     return Submission(planned, packed, target, target.render(planned))
+
+
+def new_run_id(provider: Provider, plan_: Plan) -> str:
+    """The run of a submit that names none: the provider's choice, else a digest of the job.
+
+    By default the same spec and code are the same run (``cloudtrain.runs.derived``), so
+    submitting again attaches to the job or resumes it; a provider that starts a new run
+    on every submit (``NamesRuns``, the local provider) names it itself.
+    """
+    return provider.new_run_id(plan_) if isinstance(provider, NamesRuns) else runs.derived(plan_)
 
 
 def stage(
@@ -194,9 +207,11 @@ def stage(
     CustomJob, CreateTrainingJob arguments) whose code is already in place, ``.outputs``
     where the artifacts will be, ``.plan`` the resolved plan, and ``.submit()`` creates it.
 
-    ``run_id`` makes the idempotency key (request, run_id): the same spec, code and run id
-    attach to the job they created (a retried pipeline step), a new run id makes a new job
-    (next week's retrain of unchanged code). Without one, the request alone is the key.
+    ``run_id`` names the run: every artifact lives under ``ROOT/runs/<run_id>/``, and the
+    same spec, code and run id attach to the job they created or resume it (a retried
+    pipeline step), while a new run id makes a new job with artifacts of its own (next
+    week's retrain of unchanged code). Without one, the run is a digest of the spec and
+    code (``cloudtrain.runs``), except on the local provider, where every submit is a new run.
 
     Example:
     >>> staged = stage("job.yaml", "vertex", run_id="2026-12-03")  # doctest: +SKIP
@@ -207,8 +222,9 @@ def stage(
     return staged
 
 
-# The bundle name a request is checked against before the code is packed.
+# The bundle name and run id a request is checked against before the code is packed.
 PLACEHOLDER_BUNDLE = "0" * 16 + ".tar.gz"
+PLACEHOLDER_RUN = "0" * runs.DIGEST_CHARS
 
 
 def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> Plan:
@@ -228,11 +244,25 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     spec = as_spec(spec)
     target = provider_for(provider, spec)
     planned = target.plan(spec)
-    placeholder = planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}")
-    if target.billed:  # the estimate's labels or tags count towards the provider's limits
-        placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE))
-    target.render(placeholder)
+    placeholder_request(planned, target)
     return planned
+
+
+def placeholder_request(planned: Plan, provider: Provider) -> dict[str, Any]:
+    """What ``planned`` renders to before its code is packed: the request ``validate`` checks.
+
+    The bundle's name and the run id are placeholders of the same length; a billed job
+    carries an estimate, whose labels or tags count towards the provider's limits.
+
+    Raises:
+        SpecError: the request would break one of the provider's limits.
+    """
+    placeholder = planned.with_bundle(f"{planned.storage.code}/{PLACEHOLDER_BUNDLE}").with_run(
+        planned.run_id or PLACEHOLDER_RUN
+    )
+    if provider.billed:
+        placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE))
+    return provider.render(placeholder)
 
 
 def render(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> dict[str, Any]:
@@ -298,11 +328,38 @@ def listing_providers(provider: str | None = None) -> tuple[ListsJobs, ...]:
 
 
 @dataclass(frozen=True)
-class JobListing:
-    """The jobs found, newest first, and each provider that was not asked or did not answer, with why."""
+class JobListing(Sequence[JobSummary]):
+    """The jobs found, newest first, and each provider that was not asked or did not answer, with why.
+
+    It is the sequence of its jobs, as the name ``list_jobs`` promises: iterate it, index
+    it, take its ``len``; ``.jobs`` is the same as a plain list, ``.skipped`` says who
+    was not asked and why.
+
+    Example:
+    >>> from datetime import UTC, datetime
+    >>> job = JobSummary("local:demo-20260101-120000-0a1b", "demo", "local", "succeeded", datetime.now(UTC))
+    >>> listing = JobListing([job], {"vertex": "no project set"})
+    >>> [found.name for found in listing], len(listing), listing[0] is job
+    (['demo'], 1, True)
+    """
 
     jobs: list[JobSummary]
     skipped: dict[str, str]
+
+    @overload
+    def __getitem__(self, index: int) -> JobSummary: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[JobSummary]: ...
+
+    def __getitem__(self, index: int | slice) -> JobSummary | list[JobSummary]:
+        return self.jobs[index]
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def __repr__(self) -> str:
+        return f"JobListing({len(self.jobs)} job(s), skipped={sorted(self.skipped)})"
 
 
 def list_jobs(

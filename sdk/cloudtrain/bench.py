@@ -557,6 +557,7 @@ def _run(
     from cloudtrain import api
 
     planned, packed = api.pack_code(planned)
+    planned = planned.with_run(api.new_run_id(target, planned))
     target.upload(planned, packed)
     job = target.submit(planned, target.render(planned), packed)
     try:

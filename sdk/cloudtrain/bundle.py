@@ -16,7 +16,8 @@ What ships, in order:
    output) and every local folder the job writes to (``exclude``: the storage root of a
    local run), which no ignore file can bring back.
 4. Less credentials (``cloudtrain.secrets``), by name and by the first bytes of each
-   file, whatever the ignore files say. They are reported in ``Bundle.refused``.
+   file (scanned by detect-secrets too, ``cloudtrain.scanning``), whatever the ignore
+   files say. They are reported in ``Bundle.refused``.
 
 A symbolic link is packed as the file it points to when that stays inside the source
 folder; a link out of it is an error naming the link. FIFOs, sockets and devices are
@@ -56,7 +57,7 @@ from typing import BinaryIO
 
 import pathspec
 
-from cloudtrain import secrets
+from cloudtrain import scanning, secrets
 from cloudtrain.errors import SpecError
 
 # Never shipped, whatever the ignore files say: version control, environments, local
@@ -198,7 +199,7 @@ def pack(
     found = _recall(out, key, selection, runtime)
     if found is not None:
         return found
-    kept, sniffed = _sniff(selection.files)
+    kept, sniffed = _sniff(selection.files, scan=True)
     entries = sorted([*kept, *runtime], key=lambda entry: entry.arcname)
     digest, size = _write(entries, out)
     bundle = _bundle(out, digest, size, entries, [*selection.refused, *sniffed])
@@ -212,7 +213,12 @@ def _source_root(source_dir: str | Path) -> Path:
         raise SpecError(
             f"code.source_dir: {str(root)!r} is not a directory. Point it at your project folder."
         )
-    return root.resolve()
+    resolved = root.resolve()
+    if resolved == Path(resolved.anchor):  # every file of the machine would ship
+        raise SpecError(
+            f"code.source_dir: {str(root)!r} is the root of the file system. Point it at your project folder."
+        )
+    return resolved
 
 
 # -- choosing the files ---------------------------------------------------------------
@@ -278,7 +284,23 @@ class _Rules:
 
 
 def _select(root: Path, exclude: Iterable[str | Path]) -> _Selection:
-    """The files to ship and the credentials refused, judged by name and stat only."""
+    """The files to ship and the credentials refused, judged by name and stat only.
+
+    Raises:
+        SpecError: a folder or link under ``root`` cannot be read (permissions, a loop the
+            system refuses to follow), naming it.
+    """
+    try:
+        return _select_readable(root, exclude)
+    except OSError as err:
+        where = os.fsdecode(err.filename) if err.filename is not None else str(root)
+        raise SpecError(
+            f"code.source_dir: cannot read {where!r} ({err.strerror or type(err).__name__}). "
+            f"Fix its permissions, or add it to {IGNORE_FILE}."
+        ) from None
+
+
+def _select_readable(root: Path, exclude: Iterable[str | Path]) -> _Selection:
     rules = _Rules(
         fixed=_Patterns([*ALWAYS_EXCLUDED, *_inside(root, exclude)]),
         own=_Patterns(_lines(root / IGNORE_FILE)),
@@ -420,19 +442,25 @@ def _lines(path: Path) -> list[str]:
         return []
 
 
-def _sniff(entries: list[_Entry]) -> tuple[list[_Entry], list[Refused]]:
+def _sniff(entries: list[_Entry], *, scan: bool = False) -> tuple[list[_Entry], list[Refused]]:
     """Split ``entries`` into those to ship and those whose first bytes are a credential.
 
     The head of every file is read, whatever its size: a key pasted at the top of a large
-    notebook is a key, and 4 KiB costs the same for any file.
+    notebook is a key, and 4 KiB costs the same for any file. With ``scan`` (packing, whose
+    result the index keeps), a text head is also scanned by detect-secrets
+    (``cloudtrain.scanning``); ``collect`` (what ``validate`` reads) keeps to the shapes of
+    ``cloudtrain.secrets``, which import nothing.
     """
     kept, refused = [], []
     for entry in entries:
         try:
             with entry.path.open("rb") as file:
-                kind = secrets.file_content_kind(file.read(secrets.HEAD_BYTES))
+                head = file.read(secrets.HEAD_BYTES)
         except OSError as err:
             raise _unreadable(entry, err) from None
+        kind = secrets.file_content_kind(head)
+        if kind is None and scan and b"\0" not in head:  # a NUL byte: binary, where tokens are noise
+            kind = scanning.detected(head.decode("utf-8", errors="replace"))
         if kind is None:
             kept.append(entry)
         else:
@@ -551,19 +579,35 @@ def _bundle(out: Path, digest: str, size: int, entries: list[_Entry], refused: l
 
 
 def _size_notes(contents: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
-    total = sum(size for _, size in contents)
+    """Advice when the user's own files (cloudtrain's runtime left out) are too large for code."""
+    mine = [(name, size) for name, size in contents if not is_runtime(name)]
+    total = sum(size for _, size in mine)
     if total <= LARGE_BYTES:
         return ()
-    largest = heapq.nlargest(5, contents, key=lambda item: item[1])
-    listed = ", ".join(f"{name} ({_megabytes(size)})" for name, size in largest)
+    largest = heapq.nlargest(5, mine, key=lambda item: item[1])
+    listed = ", ".join(f"{name} ({size_text(size)})" for name, size in largest)
     return (
-        f"The code bundle holds {_megabytes(total)} of files; the largest: {listed}. "
+        f"The code bundle holds {size_text(total)} of files; the largest: {listed}. "
         f"Bundles are for code: read data through a data: channel, and list large files in {IGNORE_FILE}.",
     )
 
 
-def _megabytes(size: int) -> str:
-    return f"{size / 1e6:.1f} MB"
+def is_runtime(arcname: str) -> bool:
+    """Whether a bundle entry is cloudtrain's own runtime (``image: auto``), not the user's code."""
+    return arcname.startswith(f"{RUNTIME_PREFIX}/")
+
+
+def size_text(size: int) -> str:
+    """``803.2 MB``: decimal units, as disks and clouds count; small sizes in kB or bytes.
+
+    Example:
+    >>> size_text(803_200_000), size_text(2_500_000_000), size_text(12_345), size_text(0)
+    ('803.2 MB', '2.5 GB', '12.3 kB', '0 B')
+    """
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} B"
 
 
 # -- the index of earlier packs --------------------------------------------------------

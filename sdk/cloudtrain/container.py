@@ -16,8 +16,11 @@ backends (and the local emulation of both) render it from here:
 
 With ``image: auto`` the image is a stock TensorFlow image without cloudtrain, so the
 command is a short bootstrap that unpacks the bundle (which then carries the runtime's
-source under ``.cloudtrain-runtime/``) and starts the runtime. With your own image the
-image's ENTRYPOINT (``cloudtrain-runtime``) runs and no command is rendered.
+source under ``.cloudtrain-runtime/``) and starts the runtime. Where the image's own
+start-up must run first (``catalog.image_startup``: SageMaker's Deep Learning
+Containers), the provider keeps the image's ENTRYPOINT and passes the bootstrap as its
+arguments, behind ``sourcing`` (see there). With your own image the image's ENTRYPOINT
+(``cloudtrain-runtime``) runs and no command is rendered.
 """
 
 from __future__ import annotations
@@ -86,6 +89,25 @@ def command(plan: Plan) -> list[str] | None:
     if plan.spec.image == "auto":
         return ["python3", "-c", BOOTSTRAP]
     return None
+
+
+def sourcing(script: str, command: list[str]) -> list[str]:
+    """``command``, started by a shell that first sources the image's ``script`` where the image has it.
+
+    A variable a script exports reaches the command only when the shell that execs the
+    command sourced it: the TensorFlow DLC's entrypoint runs its CUDA set-up in a child
+    shell, whose ``LD_LIBRARY_PATH`` is lost (``catalog/image_startup.csv``). The script's
+    own output is dropped: the image's entrypoint already printed its decisions. Like
+    every fixed path, ``script`` is looked up under ``CLOUDTRAIN_ROOT``.
+
+    Example:
+    >>> sourcing("/usr/local/bin/setup.sh", ["python3", "-c", "print(1)"])[2]
+    'setup="${CLOUDTRAIN_ROOT%/}/usr/local/bin/setup.sh"; if [ -f "$setup" ]; then . "$setup" >/dev/null; fi; exec "$@"'
+    """
+    prelude = (
+        f'setup="${{{ROOT_ENV}%/}}{script}"; if [ -f "$setup" ]; then . "$setup" >/dev/null; fi; exec "$@"'
+    )
+    return ["bash", "-c", prelude, "cloudtrain-start", *command]
 
 
 def environment(plan: Plan, bundle_path: str, *, include_config: bool = True) -> dict[str, str]:

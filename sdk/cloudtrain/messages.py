@@ -43,6 +43,16 @@ _EXAMPLES = {
 }
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 replica``, ``2 replicas``: a count with its noun, plural only when it is not one.
+
+    Example:
+    >>> counted(1, "replica"), counted(2, "replica"), counted(0, "host")
+    ('1 replica', '2 replicas', '0 hosts')
+    """
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def shorten(text: str) -> str:
     """``text`` cut to ``QUOTE_LIMIT`` characters, with '…' when cut.
 
@@ -179,12 +189,14 @@ _OWN_MESSAGES = {
     "env_key",
     "gcp_project",
     "job_name",
+    "layout_map",
     "provider",
     "region",
     "reserved_env",
     "role_arn",
     "secret_env",
     "storage_root",
+    "text",
     "warmup",
 }
 

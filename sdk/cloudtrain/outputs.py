@@ -66,13 +66,13 @@ class Outputs:
         return tuple(field.name for field in fields(cls) if field.default is MISSING)
 
 
-def standard(root: str, *, logs: str) -> Outputs:
-    """The layout the runtime writes under one storage root (``planning.storage_paths``).
+def standard(run: str, *, logs: str) -> Outputs:
+    """The layout the runtime writes under one run's prefix (``planning.storage_paths``).
 
     The result, throughput and history files sit beside the model folder, in its parent,
     which is where the runtime writes them (``cloudtrain_runtime.locations``).
     """
-    base = root.rstrip("/")
+    base = run.rstrip("/")
     return Outputs(
         model=f"{base}/model",
         backup=f"{base}/checkpoints",

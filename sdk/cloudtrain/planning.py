@@ -18,16 +18,16 @@ Example:
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import catalog
+from cloudtrain import catalog, runs
 from cloudtrain.errors import SpecError
 from cloudtrain.providers import registry
 from cloudtrain.spec import JobSpec
 from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import rules
+from cloudtrain_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -36,19 +36,30 @@ if TYPE_CHECKING:
     from cloudtrain.providers.base import ExpectedCost, Provider
 
 
-# A run id fits a Vertex label value and a SageMaker tag value as it is.
-RUN_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
+# Where a run's URIs name its id until the run id is known (``cloudtrain plan`` without --run-id).
+RUN = "{run}"
+RUNS_FOLDER = "runs"
+LATEST_FILE = "latest.json"
 
 
 @dataclass(frozen=True)
 class StoragePaths:
-    """Where each role writes, as provider URIs (or local paths)."""
+    """Where each role writes, as provider URIs (or local paths).
+
+    Everything one run makes lives under its own prefix, ``run`` = ``ROOT/runs/<run_id>``:
+    backups, TensorBoard logs, the export and the result files, so no run overwrites or
+    deletes another's (``cloudtrain.runs``). Two things are shared by the runs of a root:
+    the code bundles (``code``, named by their content hash) and ``latest``, the pointer
+    to the run whose export was verified last.
+    """
 
     root: str
+    run: str
     backup: str
     tensorboard: str
     export: str
     code: str
+    latest: str
 
 
 @dataclass(frozen=True)
@@ -101,21 +112,20 @@ class Plan:
         return registry.get(self.provider).outputs(self)
 
     def with_run(self, run_id: str | None) -> Plan:
-        """This plan as run ``run_id``: the provider's idempotency key becomes (request, run_id).
+        """This plan as run ``run_id``: its artifacts move under ``ROOT/runs/<run_id>``.
 
-        Submitting the same spec and code again attaches to the job it created; a new run
-        id (a scheduled retrain of unchanged code, say) makes a new job, the same one
-        attaches again (a retried pipeline step).
+        The run id is part of the request, so the provider's idempotency key becomes
+        (request, run_id): the same run id attaches to the job it made or resumes it (a
+        retried pipeline step), a new one (a scheduled retrain of unchanged code) makes a
+        new job with artifacts of its own. None leaves the run to be named at submit
+        (``cloudtrain.runs``), and the URIs say ``{run}``.
 
         Raises:
             SpecError: ``run_id`` is not 1-63 lowercase letters, digits, '-' or '_'.
         """
-        if run_id is not None and not RUN_ID.fullmatch(run_id):
-            raise SpecError(
-                f"run_id: {run_id[:80]!r} is not a run id. Use 1-63 lowercase letters, digits, '-' or '_', "
-                "starting with a letter or digit, e.g. 2026-12-03 or nightly-42."
-            )
-        return replace(self, run_id=run_id)
+        if run_id is not None:
+            runs.check_run_id(run_id)
+        return replace(self, run_id=run_id, storage=storage_paths(self.storage.root, run_id))
 
     def with_env(self, env: Mapping[str, str]) -> Plan:
         """This plan with ``env`` added to every container's environment by render.
@@ -167,15 +177,21 @@ class Plan:
             "layout_map": training.layout_map,
             "model_parallel": training.model_parallel,
             "accelerator": spec.resources.accelerator,
+            "allow_cpu_fallback": spec.resources.allow_cpu_fallback,
             "devices_per_host": self.devices_per_host,
             "hosts": self.hosts,
+            "run_id": self.run_id,
             "backup_dir": self.storage.backup,
             "tensorboard_dir": self.storage.tensorboard,
             "export_dir": self.storage.export,
+            "latest_file": self.storage.latest,
             "data": spec.data,
         }
         values.update({name: getattr(training, name) for name in runtime_config.SWITCH_DOCS})
-        return runtime_config.from_dict(values, "the plan")
+        try:
+            return runtime_config.from_dict(values, "the plan")
+        except ConfigError as err:  # a value the spec let through: still a spec error, never a traceback
+            raise SpecError(str(err)) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON-ready data (what ``cloudtrain plan --json`` prints)."""
@@ -276,6 +292,8 @@ def _scheme_problems(spec: JobSpec, provider: Provider) -> list[str]:
 
 def _machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None, list[str]]:
     res = spec.resources
+    if res.machine_type is not None and catalog.device_counts(provider.name, res.accelerator):
+        return _chosen_machine(spec, provider)
     machine = catalog.machine_for(provider.name, res.accelerator, res.per_host)
     if machine is not None:
         return machine, []
@@ -291,6 +309,38 @@ def _machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None,
     return None, [
         f"resources.per_host: {res.per_host} is not a valid {kind} count for {res.accelerator} "
         f"on {provider.name} ({', '.join(map(str, counts))})."
+    ]
+
+
+def _chosen_machine(spec: JobSpec, provider: Provider) -> tuple[catalog.Machine | None, list[str]]:
+    """The machine ``resources.machine_type`` names, if the provider's catalog has it for this hardware."""
+    res = spec.resources
+    offered = catalog.machines(provider.name)
+    machine = next(
+        (m for m in offered if m.machine_type == res.machine_type and m.accelerator == res.accelerator), None
+    )
+    fitting = [
+        m.machine_type for m in offered if m.accelerator == res.accelerator and m.devices == res.per_host
+    ]
+    if machine is not None and machine.devices == res.per_host:
+        return machine, []
+    if machine is not None:
+        return None, [
+            f"resources.machine_type: {res.machine_type!r} has {machine.devices} {res.accelerator} per host, "
+            f"but resources.per_host is {res.per_host}. Set resources.per_host: {machine.devices}."
+        ]
+    other = next((m for m in catalog.machines() if m.machine_type == res.machine_type), None)
+    why = (
+        f"is a {registry.get(other.provider).title} machine with {other.accelerator}"
+        if other is not None and other.provider != provider.name
+        else f"carries {other.accelerator}, not {res.accelerator}"
+        if other is not None
+        else f"is not a {provider.title} machine type in the catalog"
+    )
+    choices = f"choose one of {', '.join(fitting)}." if fitting else "the catalog has none: leave it out."
+    return None, [
+        f"resources.machine_type: {res.machine_type!r} {why}. For {res.per_host} × {res.accelerator} "
+        f"on {provider.title}, {choices}"
     ]
 
 
@@ -372,6 +422,10 @@ def choose_strategy(spec: JobSpec, devices_per_host: int) -> tuple[str, str]:
     if verdict.broken:
         raise SpecError(verdict.text("spec"))
     assert verdict.strategy is not None  # every fact is known once the machine is
+    if verdict.strategy == "keras-model-parallel":  # the mesh spans every device of every host
+        problem = rules.model_axis_problem(spec.training.model_parallel, res.hosts * devices_per_host)
+        if problem:
+            raise SpecError(problem)
     return verdict.strategy, verdict.text("spec")
 
 
@@ -421,15 +475,27 @@ def mixed_precision(requested: str, accelerator: str) -> str:
     return "bf16" if accel.bf16 else "fp16"
 
 
-def storage_paths(root: str) -> StoragePaths:
-    """Every storage role under one root; the same names as Vertex's AIP_*_DIR variables."""
+def storage_paths(root: str, run_id: str | None = None) -> StoragePaths:
+    """Every storage role of run ``run_id`` under ``root`` (``{run}`` while it has none).
+
+    The run's folders have the names of Vertex's AIP_*_DIR variables (``model``,
+    ``checkpoints``, ``logs``) under its prefix, which is what Vertex derives them from.
+
+    Example:
+    >>> paths = storage_paths("gs://b/churn/", "2026-12-03")
+    >>> paths.export, paths.code, paths.latest
+    ('gs://b/churn/runs/2026-12-03/model', 'gs://b/churn/code', 'gs://b/churn/latest.json')
+    """
     base = root.rstrip("/")
+    run = f"{base}/{RUNS_FOLDER}/{run_id or RUN}"
     return StoragePaths(
         root=base,
-        backup=f"{base}/checkpoints",
-        tensorboard=f"{base}/logs",
-        export=f"{base}/model",
+        run=run,
+        backup=f"{run}/checkpoints",
+        tensorboard=f"{run}/logs",
+        export=f"{run}/model",
         code=f"{base}/code",
+        latest=f"{base}/{LATEST_FILE}",
     )
 
 

@@ -1,9 +1,11 @@
 """Recognise credentials: by file name, by the first bytes of a file, and in a text value.
 
 The code bundle refuses files that match the first two, whatever the ignore files say
-(``cloudtrain.bundle``); the job spec refuses ``env`` values that match the third
-(``JobSpec.env``). Each check answers with what it found, in words, and never with the
-secret itself, so a caller can say why without echoing the value.
+(``cloudtrain.bundle``); the job spec refuses values that match the third (``JobSpec``).
+Values and packed files are also scanned by detect-secrets (``cloudtrain.scanning``), a
+maintained scanner; the shapes here are only those it lacks, each with a test. Each check
+answers with what it found, in words, and never with the secret itself, so a caller can
+say why without echoing the value.
 
 Example:
 >>> file_name_kind("deploy/id_ed25519")
@@ -16,9 +18,12 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pathspec
+
+from cloudtrain import scanning
 
 # File names that hold credentials, as gitignore patterns matched against the lower-cased
 # path inside the source folder; each with what it is.
@@ -54,17 +59,29 @@ CREDENTIAL_FILES: tuple[tuple[str, str], ...] = (
     (".zsh_history", "shell history"),
     (".netrc", "a netrc file with passwords"),
     (".pypirc", "a PyPI config with tokens"),
+    ("secrets.y*ml", "a secrets file"),
+    ("secrets.json", "a secrets file"),
+    ("*.keystore", "a Java or Android keystore"),
+    (".pgpass", "a PostgreSQL password file"),
+    (".htpasswd", "an Apache password file"),
+    ("*.kdbx", "a KeePass password database"),
+    (".dockercfg", "Docker registry credentials"),
     (".aws/", "the AWS credentials folder"),
     ("**/.config/gcloud/", "the gcloud credentials folder"),
 )
-_NAMES = pathspec.GitIgnoreSpec.from_lines(pattern for pattern, _ in CREDENTIAL_FILES)
+
+
+@functools.cache
+def _names() -> pathspec.GitIgnoreSpec:
+    """The patterns, compiled when a file is first judged: a spec's values never need them."""
+    return pathspec.GitIgnoreSpec.from_lines(pattern for pattern, _ in CREDENTIAL_FILES)
+
 
 # How much of a file ``file_content_kind`` needs: a PEM key or a service-account key
 # starts within its first few hundred bytes.
 HEAD_BYTES = 4096
 
 _PEM_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-_PEM_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
 # Quotes may be escaped when the JSON sits inside a string (a notebook cell, a YAML value).
 _SA_TYPE = re.compile(r'\\?"type\\?"\s*:\s*\\?"service_account\\?"')
 _SA_KEY = re.compile(r'\\?"private_key\\?"\s*:')
@@ -74,19 +91,21 @@ _USER_TOKEN = re.compile(r'\\?"refresh_token\\?"\s*:')
 _AWS_KEY_ID = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])")
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS_SECRET_SETTING = re.compile(r"aws_secret_access_key\s*[=:]\s*[\"']?[A-Za-z0-9/+]{40}", re.IGNORECASE)
-# scheme://user:password@host; the user may be empty (redis://:password@host).
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:[^\s/@]+@")
+# A password with no user (redis://:password@host), which detect-secrets' URL detector needs.
+_URL_PASSWORD_ONLY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://:[^\s/@]+@")
 
-# Token shapes, as their issuers document them; each with what it is.
+# Token shapes detect-secrets lacks, as their issuers document them; each with what it is.
 TOKEN_SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{36,}"), "a GitHub token"),
+    # Fine-grained personal access tokens (github.blog/2022-10-18, "github_pat_" prefix).
     (re.compile(r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{22,}"), "a GitHub token"),
-    (re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}"), "a Slack token"),
-    (_AWS_KEY_ID, "an AWS access key ID"),
+    # API keys: AIza + 35 (cloud.google.com/docs/authentication/api-keys).
     (re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"), "a Google API key"),
-    # sk-... keys are long and random; a digit keeps names like sk-learn-... out.
+    # sk-... keys (OpenAI project keys, Anthropic, ...) are long and random; a digit keeps
+    # names like sk-learn-... out.
     (re.compile(r"(?<![A-Za-z0-9-])sk-(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{32,}"), "a secret API key"),
-    (re.compile(r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}"), "a GitLab token"),
+    # User access tokens: hf_ + 34 letters and digits (huggingface.co/docs/hub/security-tokens).
+    (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}"), "a Hugging Face token"),
+    (_URL_PASSWORD_ONLY, "a URL with a password"),
 )
 
 
@@ -99,7 +118,7 @@ def file_name_kind(path: str) -> str | None:
     >>> file_name_kind("trainer/task.py") is None
     True
     """
-    found = _NAMES.check_file(path.lower())
+    found = _names().check_file(path.lower())
     if not found.include or found.index is None:
         return None
     return CREDENTIAL_FILES[found.index][1]
@@ -125,19 +144,18 @@ def file_content_kind(head: bytes) -> str | None:
 def value_kind(value: str) -> str | None:
     """What credential a text value (an environment variable) holds, or None.
 
+    The shapes here first, then detect-secrets (``cloudtrain.scanning``).
+
     Example:
-    >>> value_kind("ghp_" + "a1B2" * 9)
-    'a GitHub token'
+    >>> value_kind("hf_" + "a1B2" * 9)
+    'a Hugging Face token'
     >>> value_kind("https://example.com:8443/path") is None
     True
     """
-    if found := _google_key_kind(value):  # before PEM: a service-account key holds one
+    if found := _google_key_kind(value):
         return found
-    if _PEM_BLOCK.search(value):
-        return "a PEM block"
-    if _URL_PASSWORD.search(value):
-        return "a URL with a password"
-    return next((what for shape, what in TOKEN_SHAPES if shape.search(value)), None)
+    own = next((what for shape, what in TOKEN_SHAPES if shape.search(value)), None)
+    return own or scanning.value_kind(value)
 
 
 def _google_key_kind(text: str) -> str | None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -23,6 +24,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationError,
     ValidationInfo,
     WithJsonSchema,
@@ -53,8 +55,8 @@ KerasBackend = Literal["tensorflow", "jax"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,61}[a-z0-9]$")
-_BUCKET_URI = re.compile(r"[a-z][a-z0-9+.-]*://[a-z0-9][a-z0-9._-]{1,61}[a-z0-9](/[^\s\x00-\x1f\x7f]*)?")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Region shapes: us-central1, northamerica-northeast1 (GCP); us-east-1, us-gov-west-1 (AWS).
 _GCP_REGION = r"^[a-z]+(-[a-z]+)+\d+$"
 _AWS_REGION = r"^[a-z]{2}(-gov)?-[a-z]+-\d+$"
@@ -91,8 +93,22 @@ def _exact_number(value: Any) -> Any:
     return value
 
 
-Whole = Annotated[int, BeforeValidator(_exact_number)]
-Real = Annotated[float, BeforeValidator(_exact_number)]
+def _whole(value: Any) -> Any:
+    """A whole number as written: YAML's ``true`` is no count (pydantic would read it as 1)."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "must be a whole number")
+    return _exact_number(value)
+
+
+def _real(value: Any) -> Any:
+    """A number as written: YAML's ``true`` is no rate or price (pydantic would read it as 1.0)."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("float_type", "must be a number")
+    return _exact_number(value)
+
+
+Whole = Annotated[int, BeforeValidator(_whole)]
+Real = Annotated[float, BeforeValidator(_real)]
 # TensorFlow sizes are int32; a larger batch or step count cannot be represented.
 INT32_MAX = 2**31 - 1
 
@@ -159,10 +175,11 @@ Duration = Annotated[int, BeforeValidator(parse_duration), WithJsonSchema(DURATI
 
 
 def _accelerator_names(schema: dict[str, Any]) -> None:
-    """The catalog's accelerator names as the schema's enum, so editors complete them."""
+    """The catalog's accelerator names as the schema's enum, so editors complete them; then the
+    providers' own names, which stand for them (``Resources._provider_names``)."""
     from cloudtrain import catalog
 
-    schema["enum"] = sorted(catalog.accelerator_names())
+    schema["enum"] = sorted(catalog.accelerator_names()) + catalog.accelerator_aliases()
 
 
 class _Section(BaseModel):
@@ -188,9 +205,70 @@ class _Section(BaseModel):
     # ``Section(...)`` call comes here; model_validate keeps raising pydantic's ValidationError.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
+    # Fields users write free text into, which may hold a pasted credential: every string in
+    # them is scanned (``cloudtrain.secrets``), and a credential is refused without being shown.
+    scanned_fields: ClassVar[frozenset[str]] = frozenset()
+
+    @field_validator("*")
+    @classmethod
+    def _portable_text(cls, value: Any, info: ValidationInfo) -> Any:
+        """Every string of every field can travel (no NUL, valid Unicode), and holds no credential.
+
+        No environment variable, argument or file name can hold a NUL character, and a lone
+        surrogate (``"\\ud800"`` in YAML or Python) is not UTF-8, which Vertex AI's protos
+        and SageMaker's JSON require of every string.
+        """
+        where, problem = _find(value, _text_problem)
+        if problem:
+            raise PydanticCustomError(
+                "text", "{where}holds {problem}; remove it", {"where": where, "problem": problem}
+            )
+        if info.field_name in cls.scanned_fields:
+            where, found = _find(value, value_kind)
+            if found:
+                raise PydanticCustomError(
+                    "secret_env",
+                    "{where}holds {found} (the value is not shown). Never put secrets in a job spec: "
+                    "keep it in the provider's secret manager, or grant the job's identity "
+                    "(vertex.service_account or sagemaker.role) access instead",
+                    {"where": where, "found": found},
+                )
+        return value
+
+
+def _text_problem(text: str) -> str | None:
+    """Why ``text`` cannot travel in a request, environment or argument list; None if it can."""
+    if "\0" in text:
+        return "a NUL character, a control character no variable, argument or file name can carry"
+    if _SURROGATE.search(text):
+        return "a lone surrogate (not valid Unicode text)"
+    return None
+
+
+def _find(value: Any, test: Callable[[str], str | None], where: str = "") -> tuple[str, str | None]:
+    """The first string in ``value`` (a string, or lists and mappings of them) ``test`` objects to.
+
+    Returns where it is, in words ending in a space ("item 0 ", "'KEY' "), and the objection.
+    """
+    if isinstance(value, str):
+        return where, test(value)
+    items: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        items = [(f"the key {shorten(repr(key))} ", key) for key in value]
+        items += [(f"{shorten(repr(key))} ", item) for key, item in value.items()]
+    elif isinstance(value, list | tuple):
+        items = [(f"item {index} ", item) for index, item in enumerate(value)]
+    for inner, item in items:
+        found = _find(item, test, where or inner)
+        if found[1]:
+            return found
+    return where, None
+
 
 class Code(_Section):
     """The user's training code: a module with ``build_model``/``make_dataset``, or a script."""
+
+    scanned_fields: ClassVar[frozenset[str]] = frozenset({"args"})
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -270,6 +348,42 @@ class Resources(_Section):
     disk_gb: Whole = Field(
         100, ge=30, le=64000, description="Boot/volume disk per host in GB.", examples=[200]
     )
+    allow_cpu_fallback: StrictBool = Field(
+        False,
+        description="Let a replica that was planned with GPUs but sees none train on the CPU (with the "
+        "plan's devices as logical CPU devices) and say so, instead of stopping before training. "
+        "No effect on a CPU plan; not allowed with TPUs.",
+        examples=[True],
+    )
+    machine_type: Text | None = Field(
+        None,
+        description="The provider's machine type, where it offers several for the accelerator and per_host "
+        "(CPU jobs, L4 hosts on Vertex AI); one of the catalog's. Default: the catalog's first.",
+        examples=["n1-standard-16", "g2-standard-16", "ml.m5.4xlarge"],
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_names(cls, data: Any) -> Any:
+        """A provider's own accelerator or machine name stands for the neutral one.
+
+        ``NVIDIA_TESLA_T4`` is ``t4``; ``ml.g4dn.12xlarge`` is ``t4``, 4 per host, on that
+        instance type (``catalog.accelerator_alias``).
+        """
+        if not isinstance(data, dict) or not isinstance(data.get("accelerator"), str):
+            return data
+        from cloudtrain import catalog
+
+        alias = (
+            None
+            if data["accelerator"] in catalog.accelerator_names()
+            else catalog.accelerator_alias(data["accelerator"])
+        )
+        if alias is None:
+            return data
+        accelerator, machine = alias
+        named = {"machine_type": machine.machine_type, "per_host": machine.devices} if machine else {}
+        return {**named, **data, "accelerator": accelerator}
 
     @field_validator("accelerator")
     @classmethod
@@ -284,6 +398,22 @@ class Resources(_Section):
                 "accelerator",
                 "unknown accelerator {value}.{hint}",
                 {"value": quote(value), "hint": hint},
+            )
+        return value
+
+    @field_validator("allow_cpu_fallback")
+    @classmethod
+    def _not_from_tpus(cls, value: bool, info: ValidationInfo) -> bool:
+        """A CPU plan runs on the CPU anyway; a TPU plan cannot fall back: TPUStrategy needs its TPU."""
+        from cloudtrain import catalog
+
+        accelerator = info.data.get("accelerator")
+        if value and accelerator and catalog.accelerators()[accelerator].kind == "tpu":
+            raise PydanticCustomError(
+                "cpu_fallback",
+                "true falls back from GPUs to the CPU; a TPU plan (resources.accelerator {accelerator}) "
+                "cannot, TPUStrategy needs its TPU. Remove it, or plan GPUs",
+                {"accelerator": quote(accelerator)},
             )
         return value
 
@@ -372,24 +502,22 @@ class Training(_Section):
 
     # cloudtrain limits: a million epochs, int32 steps and batches, 10^15 examples.
     epochs: Whole = Field(10, gt=0, le=1_000_000, description="Passes over the training data.", examples=[30])
-    steps_per_epoch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_exact_number)] | None = Field(
+    steps_per_epoch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_whole)] | None = Field(
         None,
         description="Steps per epoch; default: the dataset's length.",
         examples=[128],
     )
-    examples_per_epoch: Annotated[int, Field(gt=0, le=10**15), BeforeValidator(_exact_number)] | None = Field(
+    examples_per_epoch: Annotated[int, Field(gt=0, le=10**15), BeforeValidator(_whole)] | None = Field(
         None,
         description="Size of one epoch; used for warm-up steps and cost.",
         examples=[1281167],
     )
-    per_replica_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_exact_number)] | None = (
-        Field(
-            None,
-            description="Batch per replica (default 32); global batch = per_replica_batch × replicas.",
-            examples=[64],
-        )
+    per_replica_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_whole)] | None = Field(
+        None,
+        description="Batch per replica (default 32); global batch = per_replica_batch × replicas.",
+        examples=[64],
     )
-    global_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_exact_number)] | None = Field(
+    global_batch: Annotated[int, Field(gt=0, le=INT32_MAX), BeforeValidator(_whole)] | None = Field(
         None,
         description="Alternative to per_replica_batch; must divide by the replica count.",
         examples=[512],
@@ -435,6 +563,32 @@ class Training(_Section):
         description="Trace these steps with the TensorFlow Profiler (chief only); off by default.",
         examples=[{"epoch": 2, "steps": "10-20"}],
     )
+
+    @field_validator("layout_map")
+    @classmethod
+    def _layout_rules(cls, value: dict[str, list[str | None]]) -> dict[str, list[str | None]]:
+        """Keys are regular expressions (Keras fullmatches them); axes name the mesh's two axes."""
+        for key, axes in value.items():
+            try:
+                re.compile(key)
+            except re.error as err:
+                raise PydanticCustomError(
+                    "layout_map",
+                    "{key} is not a regular expression ({why}); escape special characters, e.g. '.*dense/kernel'",
+                    {"key": quote(key), "why": str(err)},
+                ) from None
+            unknown = [axis for axis in axes if axis is not None and axis not in rules.MESH_AXES]
+            if unknown:
+                raise PydanticCustomError(
+                    "layout_map",
+                    "{key} shards over {axis}, but the mesh has the axes {axes}; use those or null",
+                    {
+                        "key": quote(key),
+                        "axis": quote(unknown[0]),
+                        "axes": " and ".join(map(repr, rules.MESH_AXES)),
+                    },
+                )
+        return value
 
     @model_validator(mode="after")
     def _one_batch(self) -> Training:
@@ -493,6 +647,17 @@ class Storage(_Section):
 
 def check_storage_root(value: str) -> str:
     """A bucket URI of a provider's scheme (gs://, s3://, ...) or a local path; trailing '/' dropped."""
+    check_location(value)
+    return value.rstrip("/") if len(value) > 1 else value
+
+
+def check_location(value: str, *, schemes: tuple[str, ...] = ()) -> str:
+    """A bucket URI its store can have (``cloudtrain.buckets``), or a local path; as written.
+
+    ``schemes``: the only schemes the field takes (a provider's own section), if not every
+    registered provider's.
+    """
+    from cloudtrain import buckets
     from cloudtrain.providers import registry
 
     if not value.strip():
@@ -506,31 +671,36 @@ def check_storage_root(value: str) -> str:
             "{value} holds a control character (newline, tab, NUL); remove it",
             {"value": quote(value)},
         )
-    if "://" in value:
-        scheme = value.split("://", 1)[0] + "://"
-        schemes = registry.schemes(plugins=False)
-        if scheme not in schemes:
-            schemes = registry.schemes()
-        if scheme not in schemes:
-            raise PydanticCustomError(
-                "storage_root",
-                "{value} uses an unsupported scheme; use {schemes} or a local path",
-                {"value": quote(value), "schemes": ", ".join(schemes)},
-            )
-        if not _BUCKET_URI.fullmatch(value):
-            raise PydanticCustomError(
-                "storage_root",
-                "{value} is not a valid bucket URI; use {examples}",
-                {"value": quote(value), "examples": " or ".join(f"{s}BUCKET/path" for s in schemes)},
-            )
-        if ".." in value.split("://", 1)[1].split("/"):
-            raise PydanticCustomError(
-                "storage_root",
-                "{value} has a '..' segment, which object stores keep as a literal name; "
-                "write the path without '..'",
-                {"value": quote(value)},
-            )
-    return value.rstrip("/") if len(value) > 1 else value
+    if "://" not in value:
+        return value
+    scheme = value.split("://", 1)[0] + "://"
+    allowed = schemes or registry.schemes(plugins=False)
+    if not schemes and scheme not in allowed:
+        allowed = registry.schemes()
+    if scheme not in allowed:
+        raise PydanticCustomError(
+            "storage_root",
+            "{value} uses an unsupported scheme; use {schemes}",
+            {
+                "value": quote(value),
+                "schemes": " or ".join(f"{s}BUCKET/path" for s in allowed)
+                if schemes
+                else ", ".join(allowed) + " or a local path",
+            },
+        )
+    problem = buckets.uri_problem(value)
+    if problem:
+        raise PydanticCustomError(
+            "storage_root", "{value} {problem}", {"value": quote(value), "problem": problem}
+        )
+    if ".." in value.split("://", 1)[1].split("/"):
+        raise PydanticCustomError(
+            "storage_root",
+            "{value} has a '..' segment, which object stores keep as a literal name; "
+            "write the path without '..'",
+            {"value": quote(value)},
+        )
+    return value
 
 
 class Limits(_Section):
@@ -543,7 +713,7 @@ class Limits(_Section):
         examples=["24h", "90m", "2d"],
         json_schema_extra={"default": "24h"},
     )
-    max_cost_usd: Annotated[float, Field(gt=0, le=10_000_000), BeforeValidator(_exact_number)] | None = Field(
+    max_cost_usd: Annotated[float, Field(gt=0, le=10_000_000), BeforeValidator(_real)] | None = Field(
         None,
         description="submit refuses a job whose estimate (or worst case) is above this, unless --force.",
         examples=[400],
@@ -551,14 +721,26 @@ class Limits(_Section):
 
 
 class _ProviderSettings(_Section):
+    # The provider whose section this is: its storage_root takes that provider's schemes only.
+    provider: ClassVar[str | None] = None
+
     @field_validator("storage_root", check_fields=False)
     @classmethod
     def _bucket_uri(cls, value: str | None) -> str | None:
-        return None if value is None else check_storage_root(value)
+        if value is None:
+            return None
+        from cloudtrain.providers import registry
+
+        schemes = registry.get(cls.provider).schemes if cls.provider else ()
+        check_location(value, schemes=schemes)
+        return check_storage_root(value)
 
 
 class VertexSettings(_ProviderSettings):
     """Vertex AI settings; only read when the provider is vertex."""
+
+    provider: ClassVar[str | None] = "vertex"
+    scanned_fields: ClassVar[frozenset[str]] = frozenset({"labels"})
 
     project: Annotated[
         str | None,
@@ -622,6 +804,9 @@ class VertexSettings(_ProviderSettings):
 
 class SageMakerSettings(_ProviderSettings):
     """SageMaker settings; only read when the provider is sagemaker."""
+
+    provider: ClassVar[str | None] = "sagemaker"
+    scanned_fields: ClassVar[frozenset[str]] = frozenset({"tags"})
 
     region: Annotated[
         str, _shaped("region", _AWS_REGION, "is not an AWS region; use a region like us-east-1")
@@ -690,6 +875,8 @@ class SageMakerSettings(_ProviderSettings):
 class JobSpec(_Section):
     """One training job, provider-neutral. Load it with ``load_spec`` or build it in Python."""
 
+    scanned_fields: ClassVar[frozenset[str]] = frozenset({"env"})
+
     name: str = Field(
         ...,
         description="Job name: lowercase letters, digits and '-', 2-63 characters, starting with a letter.",
@@ -727,7 +914,7 @@ class JobSpec(_Section):
         description="Where backups, checkpoints, TensorBoard logs and the model go (default ./outputs).",
         examples=[{"root": "gs://bucket/churn"}],
     )
-    data: dict[str, str] = Field(
+    data: dict[str, Annotated[str, AfterValidator(check_location)]] = Field(
         default_factory=dict,
         description="Input channels: name -> gs://, s3:// or local path.",
         examples=[{"train": "gs://bucket/data/train"}],
@@ -782,22 +969,13 @@ class JobSpec(_Section):
     @field_validator("env")
     @classmethod
     def _no_credentials(cls, value: dict[str, str]) -> dict[str, str]:
-        for key, text in value.items():
+        for key in value:
             if _SECRET_KEY.search(key.upper()):
                 raise PydanticCustomError(
                     "secret_env",
                     "{key} looks like a credential; never put secrets in a job spec. The job runs as "
                     "vertex.service_account or sagemaker.role: grant that identity access instead",
                     {"key": repr(key)},
-                )
-            found = value_kind(text)
-            if found:
-                raise PydanticCustomError(
-                    "secret_env",
-                    "{key} holds {found} (the value is not shown). Never put secrets in a job spec: "
-                    "keep it in the provider's secret manager, or grant the job's identity "
-                    "(vertex.service_account or sagemaker.role) access instead",
-                    {"key": repr(key), "found": found},
                 )
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
                 raise PydanticCustomError(

@@ -212,11 +212,22 @@ def parse_spec(data: Any, overrides: Iterable[str] = (), *, source: str = "the s
         raise SpecValidationError(validation_problems(exc, root=JobSpec)) from None
 
 
+# What a YAML document that is not a mapping holds, in the user's words (not Python's type names).
+YAML_KINDS = {list: "a list (lines starting with '- ')", str: "a single string", bool: "a boolean"}
+
+
 def _top_level(data: Any, source: str) -> Mapping[str, Any]:
-    if not isinstance(data, Mapping):
+    if data is None:  # yaml.safe_load of nothing, or of comments alone
         raise SpecError(
-            f"{source} must be a YAML mapping at the top level (name: ..., code: ...). "
-            f"Received: {type(data).__name__}."
+            f"{source} is empty (or holds only comments). Write the job spec there as a YAML mapping "
+            "(name: ..., code: {module: ...}), or start a project that has one: cloudtrain init NAME"
+        )
+    if not isinstance(data, Mapping):
+        kind = YAML_KINDS.get(
+            type(data), "a number" if isinstance(data, int | float) else type(data).__name__
+        )
+        raise SpecError(
+            f"{source} must be a YAML mapping at the top level (name: ..., code: ...). Received: {kind}."
         )
     return data
 

@@ -28,7 +28,7 @@ SPEC_FUNCTIONS: dict[str, Callable[[Any], Any]] = {
     "estimate": lambda spec: cloudtrain.estimate(spec, throughput="100@t4"),
     "validate": lambda spec: cloudtrain.validate(spec, "sagemaker"),
     "render": lambda spec: cloudtrain.render(spec, "vertex"),
-    "stage": lambda spec: cloudtrain.stage(spec, "local").request,
+    "stage": lambda spec: cloudtrain.stage(spec, "local", run_id="r1").request,
 }
 
 
@@ -141,3 +141,15 @@ def test_list_jobs_is_public_and_reports_what_it_skipped(
     assert listing.jobs == []
     assert set(listing.skipped) == {"vertex", "sagemaker"}  # nothing set up in a test
     assert cloudtrain.JobSummary is base.JobSummary
+
+
+# regression: list_jobs() returned an object that was neither a list nor iterable
+def test_list_jobs_is_the_sequence_of_its_jobs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path))
+    runs = tmp_path / "runs"
+    for stamp in ("20260101-120000-0a1b", "20260102-120000-0a1c"):
+        (runs / f"demo-{stamp}").mkdir(parents=True)
+    listing = cloudtrain.list_jobs("local")
+    assert [job.id for job in listing] == [job.id for job in listing.jobs]
+    assert len(listing) == 2 and listing[0] is listing.jobs[0] and listing[-1:] == listing.jobs[-1:]
+    assert list(listing) == listing.jobs

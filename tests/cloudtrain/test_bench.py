@@ -202,16 +202,33 @@ def test_table_has_a_row_per_replica_count_and_every_verdict() -> None:
             runtime_result(pipeline=600.0, ceiling=1000.0, replicas=2, hosts=2),
         ],
     )
-    lines = table(result).splitlines()
+    lines = table(result, width=250).splitlines()
     assert lines[0].split()[:2] == ["replicas", "strategy"]
-    assert lines[1].split()[:3] == ["1", "one-device", "16"]
-    assert lines[2].split()[:3] == ["2", "multi-worker", "32"]
-    assert lines[2].split()[-2:] == ["40%", "0.75"]  # input wait, efficiency
-    assert [line.split()[0] for line in lines[4:] if not line.startswith(" ")] == [
+    assert lines[2].split()[:3] == ["1", "one-device", "16"]
+    assert lines[3].split()[:3] == ["2", "multi-worker", "32"]
+    assert lines[3].split()[-2:] == ["40%", "0.75"]  # input wait, efficiency
+    assert [line.split()[0] for line in lines[5:] if not line.startswith(" ")] == [
         "input",
         "scaling",
         "precision",
     ]
+
+
+# regression: bench printed its rows and verdicts at their full length whatever the terminal
+@pytest.mark.parametrize("width", [100, 60])
+def test_table_fits_the_terminal_keeping_speed_wait_and_efficiency(width: int) -> None:
+    result = bench.summarize(
+        "demo",
+        [
+            runtime_result(pipeline=400.0, ceiling=1000.0),
+            runtime_result(pipeline=600.0, ceiling=1000.0, replicas=2, hosts=2),
+        ],
+        accelerator="t4",
+    )
+    lines = table(result, width=width).splitlines()
+    assert all(len(line) <= width for line in lines)
+    assert {"replicas", "pipeline", "wait", "efficiency"} <= set(lines[0].split())
+    assert "600 ex/s" in lines[3] and lines[3].split()[-2:] == ["40%", "0.75"]
 
 
 def test_plot_writes_a_png(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -163,6 +164,14 @@ CREDENTIAL_FILES = [
     ".pypirc",  # PyPI tokens
     ".aws/credentials",  # AWS profiles
     ".config/gcloud/credentials.db",  # gcloud's own credential store
+    "secrets.yaml",  # regression: a secrets file shipped in the bundle
+    "config/secrets.yml",
+    "secrets.json",
+    "release.keystore",  # Android / Java keystores
+    ".pgpass",  # PostgreSQL passwords
+    ".htpasswd",  # Apache passwords
+    "vault.kdbx",  # KeePass
+    ".dockercfg",  # old Docker registry credentials
 ]
 
 
@@ -209,6 +218,12 @@ SNIFFED = [
     ("adc.json", '{"type": "authorized_user", "refresh_token": "1//0g"}', "a user's refresh token (JSON)"),
     ("profile.cfg", f"[default]\naws_secret_access_key = {AWS_SECRET}\n", "an AWS secret access key"),
     ("settings.py", f'KEY = "{AWS_KEY_ID}"\nSECRET = "{AWS_SECRET}"\n', "an AWS secret access key"),
+]
+# Found by detect-secrets while packing (collect, what validate reads, keeps to the own shapes).
+SCANNED = [
+    ("deploy.sh", "git clone https://ghp_" + "a1B2c3D4e5" * 4 + "@github.com/org/repo\n", "a GitHub token"),
+    ("notify.py", 'TOKEN = "xoxb-' + "123456789012-1234567890123-" + 'AbCdEfGh" * 3\n', "a Slack token"),
+    ("db.cfg", "url = postgres://admin:" + "hunter2@db.internal/app\n", "a URL with a password"),
 ]
 NOT_SNIFFED = [
     ("ca.txt", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),  # certificates are public
@@ -484,8 +499,33 @@ def test_a_large_bundle_names_its_largest_files(tmp_path: Path, monkeypatch: pyt
     src = make_project(tmp_path / "src")
     write(src / "data" / "train.csv", "x" * 3000)
     (note,) = pack(src, tmp_path / "out").notes
-    assert note.startswith("The code bundle holds 0.0 MB of files; the largest: data/train.csv (0.0 MB), ")
+    assert note.startswith("The code bundle holds 3.1 kB of files; the largest: data/train.csv (3.0 kB), ")
     assert note.endswith("list large files in .cloudtrainignore.")
+
+
+# regression: the size counted cloudtrain's own runtime files as the user's
+def test_cloudtrains_runtime_is_not_counted_as_the_users_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: RunCli
+) -> None:
+    src = make_project(tmp_path / "src")
+    write(src / "job.yaml", JOB)
+    mine = sum(path.stat().st_size for path in src.rglob("*") if path.is_file())
+    monkeypatch.setattr(bundle, "LARGE_BYTES", mine + 1)
+    packed = pack(src, tmp_path / "out", include_runtime=True)
+    runtime = [name for name, _ in packed.contents if bundle.is_runtime(name)]
+    assert runtime and packed.notes == ()  # the runtime alone is larger than LARGE_BYTES
+    args = ("--provider", "vertex", "--dry-run")
+    code = next(
+        line
+        for line in run_cli("submit", str(src / "job.yaml"), *args).err.splitlines()
+        if line.startswith("Code: ")
+    )
+    count = len(packed.contents) - len(runtime)
+    assert re.fullmatch(
+        rf"Code: [0-9a-f]{{16}}\.tar\.gz, [\d.]+ kB: {count} files of yours \({bundle.size_text(mine)}\), "
+        rf"and cloudtrain's runtime \({len(runtime)} files\) -> gs://.*",
+        code,
+    ), code
 
 
 def test_dry_run_lists_what_ships_and_what_was_refused(
@@ -522,3 +562,48 @@ def test_a_link_out_is_one_error_line_from_the_cli(tmp_path: Path, run_cli: RunC
         "ship. Copy what it points to into the folder, or add 'data' to .cloudtrainignore (read data "
         "through a data: channel instead)."
     ]
+
+
+def test_an_unreadable_folder_is_a_spec_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # regression: code.source_dir: / ended in PermissionError from realpath(/proc/1/cwd)
+    (tmp_path / "task.py").write_text("x = 1\n")
+    (tmp_path / "locked").mkdir()
+    real_scandir = os.scandir
+
+    def refuse(path: str | os.PathLike[str]) -> object:
+        if Path(path).name == "locked":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(bundle.os, "scandir", refuse)
+    monkeypatch.setattr(bundle, "_git_listing", lambda root: None)
+    with pytest.raises(SpecError) as error:
+        collect(tmp_path)
+    assert error.value.problems == [
+        f"code.source_dir: cannot read {str(tmp_path / 'locked')!r} (Permission denied). "
+        "Fix its permissions, or add it to .cloudtrainignore."
+    ]
+
+
+def test_the_file_system_root_is_no_source_folder() -> None:
+    with pytest.raises(SpecError, match=r"code.source_dir: '/' is the root of the file system"):
+        collect("/")
+
+
+@pytest.mark.parametrize(("path", "content", "reason"), SCANNED)
+def test_packing_refuses_what_detect_secrets_finds(
+    tmp_path: Path, path: str, content: str, reason: str
+) -> None:
+    src = make_project(tmp_path / "src")
+    write(src / path, content)
+    packed = pack(src, tmp_path / "out")
+    assert refused(packed) == {path: reason}
+    assert path not in shipped(packed)
+
+
+def test_a_binary_file_is_not_scanned_for_tokens(tmp_path: Path) -> None:
+    src = make_project(tmp_path / "src")
+    (src / "weights.bin").write_bytes(b"\0\1" + ("ghp_" + "a1B2c3D4e5" * 4).encode())
+    assert "weights.bin" in shipped(pack(src, tmp_path / "out"))

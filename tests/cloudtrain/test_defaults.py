@@ -172,7 +172,7 @@ def test_a_profile_storage_root_gives_each_job_its_own_folder(job: Path) -> None
     write_config(PROFILES)
     spec = load_spec(job, ["name=other-job", "vertex.project=my-project"])
     assert spec.vertex.storage_root == "gs://my-bucket/jobs/other-job"
-    assert plan(spec, "vertex").storage.export == "gs://my-bucket/jobs/other-job/model"
+    assert plan(spec, "vertex").storage.export == "gs://my-bucket/jobs/other-job/runs/{run}/model"
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from cloudtrain import catalog
 from cloudtrain.errors import SpecError
 from cloudtrain.planning import (
     choose_strategy,
@@ -224,12 +225,23 @@ def test_local_provider_runs_on_cpu_without_a_catalog_machine() -> None:
     assert planned.image == "local"
 
 
-def test_storage_paths_share_one_root() -> None:
-    paths = storage_paths("gs://bucket-a/job/")
-    assert paths.backup == "gs://bucket-a/job/checkpoints"
-    assert paths.export == "gs://bucket-a/job/model"
-    assert paths.tensorboard == "gs://bucket-a/job/logs"
+def test_a_runs_paths_live_under_its_own_prefix_and_the_code_is_shared() -> None:
+    paths = storage_paths("gs://bucket-a/job/", "r7")
+    assert paths.run == "gs://bucket-a/job/runs/r7"
+    assert paths.backup == "gs://bucket-a/job/runs/r7/checkpoints"
+    assert paths.export == "gs://bucket-a/job/runs/r7/model"
+    assert paths.tensorboard == "gs://bucket-a/job/runs/r7/logs"
     assert paths.code == "gs://bucket-a/job/code"
+    assert paths.latest == "gs://bucket-a/job/latest.json"
+
+
+def test_without_a_run_id_the_paths_say_run_and_with_run_moves_them() -> None:
+    planned = plan(spec(storage={"root": "gs://bucket-b/j"}, vertex={"project": "my-project"}), "vertex")
+    assert planned.storage.export == "gs://bucket-b/j/runs/{run}/model"
+    assert planned.with_run("2026-12-03").storage.export == "gs://bucket-b/j/runs/2026-12-03/model"
+    assert planned.with_run("2026-12-03").runtime.run_id == "2026-12-03"
+    with pytest.raises(SpecError, match=r"run_id: 'A/B' is not a run id"):
+        planned.with_run("A/B")
 
 
 def test_image_auto_comes_from_the_catalog() -> None:
@@ -273,3 +285,45 @@ def test_plan_to_dict_is_json_ready(example_job) -> None:
     assert json.loads(json.dumps(data)) == data
     assert data["machine"]["machine_type"] == "n1-standard-8"
     assert data["global_batch"] == 32
+
+
+# The providers' own names for accelerators and machines stand for the neutral ones.
+ALIASES = [
+    ("vertex", {"accelerator": "NVIDIA_TESLA_T4"}, "n1-standard-8"),  # Vertex's enum name
+    ("vertex", {"accelerator": "nvidia_l4"}, "g2-standard-8"),  # any case
+    ("sagemaker", {"accelerator": "ml.g4dn.12xlarge"}, "ml.g4dn.12xlarge"),  # an instance type: 4 × T4
+    ("sagemaker", {"accelerator": "ml.g5.2xlarge"}, "ml.g5.2xlarge"),  # not the catalog's first A10G host
+    ("vertex", {"accelerator": "a2-highgpu-2g"}, "a2-highgpu-2g"),  # a machine type: 2 × A100
+]
+# A machine type chosen among the catalog's shapes for the same hardware.
+CHOSEN = [
+    ("vertex", {"accelerator": "l4", "machine_type": "g2-standard-16"}, "g2-standard-16"),  # 16 vCPU, 1 L4
+    ("vertex", {"machine_type": "n1-standard-16"}, "n1-standard-16"),  # a larger CPU host
+    ("sagemaker", {"machine_type": "ml.m5.4xlarge"}, "ml.m5.4xlarge"),
+    ("sagemaker", {"accelerator": "a10g", "machine_type": "ml.g5.2xlarge"}, "ml.g5.2xlarge"),
+]
+
+
+@pytest.mark.parametrize(("provider", "resources", "machine"), ALIASES + CHOSEN)
+def test_provider_names_and_chosen_machine_types_plan_that_machine(
+    provider: str, resources: dict[str, object], machine: str
+) -> None:
+    spec = JobSpec(
+        name="demo",
+        code={"module": "trainer.task"},
+        resources=resources,
+        storage={"root": "gs://bucket-a/x" if provider == "vertex" else "s3://bucket-a/x"},
+        vertex={"project": "my-project"},
+        sagemaker={"role": "arn:aws:iam::123456789012:role/Training"},
+    )
+    planned = plan(spec, provider)
+    assert planned.machine is not None and planned.machine.machine_type == machine
+    assert spec.resources.accelerator in catalog.accelerator_names()
+
+
+def test_a_value_the_runtime_refuses_is_a_spec_error_not_its_config_error() -> None:
+    # regression: a NUL in code.args raised the runtime's ConfigError from render, uncaught
+    spec = JobSpec(name="demo", code={"module": "trainer.task"})
+    unchecked = spec.model_copy(update={"code": spec.code.model_copy(update={"args": ["a\x00b"]})})
+    with pytest.raises(SpecError, match="runtime configuration key 'args' must be free of NUL characters"):
+        _ = plan(unchecked, "local").runtime

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cloudtrain.errors import SpecError
+from cloudtrain.planning import plan
 from cloudtrain.spec import JobSpec, Strategy, parse_duration
 from cloudtrain.specfile import apply_overrides, load_spec, parse_spec
 from cloudtrain_runtime import rules
@@ -124,6 +125,49 @@ def test_strategy_rules_the_spec_alone_can_check(training: dict, hosts: int, mes
             {"name": "demo", "code": {"module": "t"}, "resources": {"hosts": hosts}, "training": training}
         )
     assert info.value.problems == [message]
+
+
+@pytest.mark.parametrize(
+    ("resources", "allowed"),
+    [
+        ({"accelerator": "t4"}, False),  # off unless asked: a GPU plan without GPUs stops
+        ({"accelerator": "t4", "allow_cpu_fallback": True}, True),
+        ({"accelerator": "cpu", "allow_cpu_fallback": True}, True),  # a CPU plan runs on the CPU anyway
+    ],
+)
+def test_the_cpu_fallback_switch(resources: dict, allowed: bool) -> None:
+    spec = parse_spec({"name": "demo", "code": {"module": "t"}, "resources": resources})
+    assert spec.resources.allow_cpu_fallback is allowed
+    assert plan(spec, "local").runtime.allow_cpu_fallback is allowed  # it travels to the runtime
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (
+            "yes",  # YAML 1.1's boolean is a string here: say so rather than guess
+            "resources.allow_cpu_fallback must be true or false. Received: resources.allow_cpu_fallback='yes'.",
+        ),
+        (1, "resources.allow_cpu_fallback must be true or false. Received: resources.allow_cpu_fallback=1."),
+    ],
+)
+def test_the_cpu_fallback_switch_takes_only_true_or_false(value: object, message: str) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_spec({"name": "demo", "code": {"module": "t"}, "resources": {"allow_cpu_fallback": value}})
+    assert info.value.problems == [message]
+
+
+def test_a_tpu_plan_cannot_fall_back_to_the_cpu() -> None:
+    with pytest.raises(SpecError) as info:
+        parse_spec(
+            {"name": "demo", "code": {"module": "t"}},
+            ["resources.accelerator=tpu-v5e", "resources.per_host=4", "resources.allow_cpu_fallback=true"],
+        )
+    assert info.value.problems == [
+        "resources.allow_cpu_fallback: true falls back from GPUs to the CPU; a TPU plan "
+        "(resources.accelerator 'tpu-v5e') cannot, TPUStrategy needs its TPU. Remove it, or plan GPUs. "
+        "Received: resources.allow_cpu_fallback=True."
+    ]
 
 
 def test_rules_on_the_machine_wait_for_the_plan() -> None:

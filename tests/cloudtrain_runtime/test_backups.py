@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,21 +15,18 @@ FOUND = backups.Stamp(run="r1", config="c", model="m")
 
 
 @pytest.mark.parametrize(
-    ("found", "mine", "completed", "expected"),
+    ("found", "mine", "expected"),
     [
-        (FOUND, backups.Stamp(None, "c", "m"), (), "resume"),  # restart, no provider job id
-        (FOUND, backups.Stamp("r1", "c", "m"), (), "resume"),  # restart of the same provider job
-        (FOUND, backups.Stamp("r2", "c", "m"), (), "replace"),  # a new provider job
-        (FOUND, backups.Stamp(None, "c", "m"), ("r1",), "replace"),  # r1 finished: a stale copy
-        (FOUND, backups.Stamp(None, "c2", "m"), (), "replace"),  # other training settings
-        (None, backups.Stamp(None, "c", "m"), (), "replace"),  # no stamp: not cloudtrain's
-        (FOUND, backups.Stamp(None, "c", "m2"), (), "mismatch"),  # same run, model changed
+        (FOUND, backups.Stamp("r1", "c", "m"), "resume"),  # another attempt of the same run
+        (FOUND, backups.Stamp(None, "c", "m"), "resume"),  # started by hand: adopts the run it resumes
+        (FOUND, backups.Stamp("r2", "c", "m"), "foreign"),  # another run's: never touched
+        (None, backups.Stamp("r1", "c", "m"), "foreign"),  # no stamp: not cloudtrain's
+        (FOUND, backups.Stamp("r1", "c2", "m"), "mismatch"),  # same run, training section changed
+        (FOUND, backups.Stamp("r1", "c", "m2"), "mismatch"),  # same run, model changed
     ],
 )
-def test_verdict(
-    found: backups.Stamp | None, mine: backups.Stamp, completed: tuple[str, ...], expected: str
-) -> None:
-    assert backups.verdict(found, mine, completed=completed) == expected
+def test_verdict(found: backups.Stamp | None, mine: backups.Stamp, expected: str) -> None:
+    assert backups.verdict(found, mine) == expected
 
 
 class _Weight:
@@ -41,9 +39,12 @@ class _Model:
         self.weights = [_Weight(f"dense_{i}/kernel", shape) for i, shape in enumerate(shapes)]
 
 
-def _backups(tmp_path: Path, lines: list[str], run: str | None = None) -> backups.Backups:
+def _backups(
+    tmp_path: Path, lines: list[str], run: str | None = "r1", keep: str | None = None
+) -> backups.Backups:
     mine = backups.Stamp(run=run, config="c", model="")
-    return backups.Backups(tmp_path / "backup", tmp_path / "out" / "done.json", mine, True, lines.append)
+    marker = tmp_path / "out" / "cloudtrain-complete.json"
+    return backups.Backups(tmp_path / "backup", marker, mine, True, lines.append, keep=keep)
 
 
 def _keras_files(folder: Path) -> None:
@@ -51,7 +52,14 @@ def _keras_files(folder: Path) -> None:
     (folder / "chief" / "training_metadata.json").write_text('{"epoch": 2}')
 
 
-def test_restart_resumes_and_completion_empties_the_folder(tmp_path: Path) -> None:
+def _export(tmp_path: Path) -> Path:
+    export = tmp_path / "out" / "model"
+    export.mkdir(parents=True)
+    (export / "saved_model.pb").write_bytes(b"")
+    return export
+
+
+def test_a_restart_resumes_and_completion_empties_the_folder(tmp_path: Path) -> None:
     lines: list[str] = []
     first = _backups(tmp_path, lines)
     assert not first.begin(_Model((8, 16)))
@@ -59,27 +67,47 @@ def test_restart_resumes_and_completion_empties_the_folder(tmp_path: Path) -> No
 
     again = _backups(tmp_path, lines)
     assert again.begin(_Model((8, 16)))
-    assert again.mine.run == first.mine.run
-    again.complete(tmp_path / "out" / "model")
+    assert again.mine.run == "r1"
+    again.complete(_export(tmp_path))
 
     assert list(again.folder.iterdir()) == []
-    assert '"completed_runs"' in again.marker.read_text() and first.mine.run in again.marker.read_text()
+    record = json.loads(again.marker.read_text())
+    assert (record["run"], record["export"]) == ("r1", str(tmp_path / "out" / "model"))
 
 
-def test_a_finished_runs_stale_copy_is_moved_aside(tmp_path: Path) -> None:
+def test_where_the_export_is_not_yet_durable_the_backup_is_kept_and_said_so(tmp_path: Path) -> None:
     lines: list[str] = []
-    first = _backups(tmp_path, lines)
-    first.begin(_Model((8, 16)))
-    stamp = first.stamp_file.read_text()
-    first.complete(tmp_path / "out" / "model")
-    first.stamp_file.write_text(stamp)  # another host syncs its copy back
-    _keras_files(first.folder)
+    run = _backups(tmp_path, lines, keep="the export reaches S3 only when the job ends")
+    run.begin(_Model((8, 16)))
+    _keras_files(run.folder)
+    run.complete(_export(tmp_path))
 
-    assert not _backups(tmp_path, lines).begin(_Model((8, 32)))
+    assert (run.folder / "chief" / "training_metadata.json").is_file()
+    assert lines[-1] == f"keeping the backup in {run.folder}: the export reaches S3 only when the job ends"
 
-    assert [p.name for p in first.folder.iterdir()] == [backups.STAMP_FILE]  # the new run's stamp
-    assert len(list(tmp_path.glob("backup.replaced-*"))) == 1
-    assert "belongs to another run" in lines[-1] and "starting at epoch 1" in lines[-1]
+
+@pytest.mark.parametrize(
+    ("stamp", "whose"),
+    [
+        ({"run": "another-run", "config": "c", "model": "m"}, "run 'another-run'"),  # another run's
+        (None, "no run cloudtrain recorded"),  # no stamp at all
+    ],
+)
+def test_another_runs_backup_is_one_error_and_stays_exactly_as_it_was(
+    tmp_path: Path, stamp: dict[str, str] | None, whose: str
+) -> None:
+    folder = tmp_path / "backup"
+    _keras_files(folder)
+    if stamp is not None:
+        (folder / backups.STAMP_FILE).write_text(json.dumps(stamp))
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+    with pytest.raises(ConfigError) as raised:
+        _backups(tmp_path, []).begin(_Model((8, 16)))
+
+    assert f"belongs to {whose}, not to run 'r1', so it was left as it is" in str(raised.value)
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["backup"]  # nothing moved aside
 
 
 def test_same_run_with_another_model_is_one_clear_error(tmp_path: Path) -> None:
@@ -90,7 +118,20 @@ def test_same_run_with_another_model_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as raised:
         _backups(tmp_path, []).begin(_Model((8, 32)))
 
-    assert str(first.folder) in str(raised.value) and "delete that folder" in str(raised.value)
+    assert str(first.folder) in str(raised.value) and "submit it as a new run" in str(raised.value)
+    assert (first.folder / "chief" / "training_metadata.json").is_file()
+
+
+def test_a_finished_run_is_known_as_finished_only_to_itself(tmp_path: Path) -> None:
+    first = _backups(tmp_path, [])
+    first.begin(_Model((8, 16)))
+    first.complete(_export(tmp_path))
+
+    assert _backups(tmp_path, []).finished() is not None  # a restart of the same run
+    assert _backups(tmp_path, [], run="r2").finished() is None  # another run
+    assert _backups(tmp_path, [], run=None).finished() is None  # started by hand: no run to know
+    (tmp_path / "out" / "model" / "saved_model.pb").unlink()
+    assert _backups(tmp_path, []).finished() is None  # the export it names is gone
 
 
 def test_only_the_chief_writes(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "binary_classifier"
 EVERY_FIELD = JobSpec(
     name="every-field",
     code={"module": "trainer.task", "args": ["--epochs", "3"]},
-    resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2},
+    resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2, "allow_cpu_fallback": True},
     training={
         "epochs": 4,
         "steps_per_epoch": 50,
@@ -52,14 +52,16 @@ EVERY_FIELD = JobSpec(
     ids=["example", "every-field"],
 )
 def test_the_plans_config_round_trips_through_the_json_the_runtime_parses(spec: JobSpec) -> None:
-    planned = plan(spec, "vertex").with_bundle("gs://bucket-a/run/code/bundle.tar.gz")
+    planned = plan(spec, "vertex").with_bundle("gs://bucket-a/run/code/bundle.tar.gz").with_run("r1")
     parsed = config.parse(runtime_config_json(planned), "CLOUDTRAIN_CONFIG")
     assert parsed == planned.runtime
 
 
 def test_the_plan_sets_every_field_the_runtime_defines() -> None:
     # An optional field the plan forgot would travel as its default without an error.
-    runtime = plan(EVERY_FIELD, "vertex").with_bundle("gs://bucket-a/run/code/bundle.tar.gz").runtime
+    runtime = (
+        plan(EVERY_FIELD, "vertex").with_bundle("gs://bucket-a/run/code/bundle.tar.gz").with_run("r1").runtime
+    )
     defaults = {
         field.name: field.default_factory() if field.default_factory is not MISSING else field.default
         for field in fields(config.RuntimeConfig)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from cloudtrain_runtime import history
+from cloudtrain_runtime.errors import ConfigError
 
 THROUGHPUT = {"examples_per_sec": 100.0, "measured_steps": 10, "measured_seconds": 3.2}
 
@@ -28,7 +29,7 @@ class Clock:
         return self.now
 
 
-def recorder(folder: Path, clock: Clock, aside: list[Path] | None = None) -> history.Recorder:
+def recorder(folder: Path, clock: Clock) -> history.Recorder:
     """A recorder whose attempt starts now, as a fresh process's session does."""
     return history.Recorder(
         durable=folder / "backup" / "cloudtrain-history.json",
@@ -37,7 +38,6 @@ def recorder(folder: Path, clock: Clock, aside: list[Path] | None = None) -> his
         epochs_planned=6,
         replicas=2,
         global_batch=32,
-        move_aside=(aside if aside is not None else []).append,
         clock=clock,
     )
 
@@ -151,19 +151,18 @@ def test_throughput_merges_the_attempts_that_measured_one(tmp_path: Path) -> Non
     assert merged["by_attempt"] == {"1": None, "2": 100.0, "3": 100.0}
 
 
-def test_another_runs_history_is_moved_aside_and_never_continued(tmp_path: Path) -> None:
+def test_another_runs_history_is_left_as_it_is_and_stops_the_attempt(tmp_path: Path) -> None:
     clock = Clock(1000.0)
     earlier = recorder(tmp_path, clock)
     earlier.begin("run-a", "job-1", resumed_from=0)
     train(earlier, clock, range(1, 3))
-    aside: list[Path] = []
-    later = recorder(tmp_path, clock, aside)
-    later.begin("run-b", "job-2", resumed_from=0)
+    before = (tmp_path / "backup" / "cloudtrain-history.json").read_bytes()
 
-    assert aside == [tmp_path / "backup" / "cloudtrain-history.json"]
-    assert later.history is not None
-    assert later.history["run"] == "run-b" and later.history["epochs"] == []
-    assert [a["attempt"] for a in later.history["attempts"]] == [1]
+    with pytest.raises(ConfigError) as error:
+        recorder(tmp_path, clock).begin("run-b", "job-2", resumed_from=0)
+
+    assert "belongs to run 'run-a', not to run 'run-b', so it was left as it is" in str(error.value)
+    assert (tmp_path / "backup" / "cloudtrain-history.json").read_bytes() == before
 
 
 @pytest.mark.parametrize(
@@ -176,16 +175,15 @@ def test_another_runs_history_is_moved_aside_and_never_continued(tmp_path: Path)
         "\x00\x00",  # garbage
     ],
 )
-def test_a_durable_history_that_cannot_be_trusted_is_moved_aside(tmp_path: Path, text: str) -> None:
-    clock = Clock(1000.0)
+def test_a_durable_history_that_cannot_be_trusted_is_one_error_and_left_alone(
+    tmp_path: Path, text: str
+) -> None:
     (tmp_path / "backup").mkdir()
     (tmp_path / "backup" / "cloudtrain-history.json").write_text(text)
-    aside: list[Path] = []
-    found = recorder(tmp_path, clock, aside)
-    found.begin("run-a", None, resumed_from=0)
 
-    assert aside == [tmp_path / "backup" / "cloudtrain-history.json"]
-    assert found.history is not None and len(found.history["attempts"]) == 1
+    with pytest.raises(ConfigError, match="cannot be read \\(cut short or edited\\), not to run 'run-a'"):
+        recorder(tmp_path, Clock(1000.0)).begin("run-a", None, resumed_from=0)
+    assert (tmp_path / "backup" / "cloudtrain-history.json").read_text() == text
 
 
 def valid() -> dict[str, Any]:
@@ -226,9 +224,15 @@ def test_parse_refuses_epochs_out_of_order() -> None:
     assert history.parse(found) is None
 
 
-def test_identity_reads_the_provider_job_and_the_run() -> None:
-    assert history.identity({"CLOUD_ML_JOB_ID": "123"}) == history.Identity(run="123", job="123")
-    assert history.identity({"CLOUDTRAIN_RUN_ID": "demo-20260101-120000-0a1b"}) == history.Identity(
-        run="demo-20260101-120000-0a1b", job="demo-20260101-120000-0a1b"
+def test_identity_reads_the_run_from_the_config_and_the_job_from_the_provider() -> None:
+    from cloudtrain_runtime.config import from_dict
+    from tests.cloudtrain_runtime.harness import runtime_config
+
+    config = from_dict(runtime_config(Path("/tmp/unused"), run_id="r1"), "test")
+    plain = from_dict(runtime_config(Path("/tmp/unused")), "test")
+    assert history.identity(config, {"CLOUD_ML_JOB_ID": "123"}) == history.Identity(run="r1", job="123")
+    assert history.identity(config, {"TRAINING_JOB_NAME": "churn-r2"}) == history.Identity(
+        run="r1", job="churn-r2"
     )
-    assert history.identity({}) == history.Identity(run=None, job=None)
+    assert history.identity(plain, {"CLOUDTRAIN_RUN_ID": "r9"}) == history.Identity(run="r9", job="r9")
+    assert history.identity(plain, {}) == history.Identity(run=None, job=None)

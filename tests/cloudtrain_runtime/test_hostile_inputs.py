@@ -201,6 +201,7 @@ WRONG_TYPES = {
     "an integer": ["3", 2.5, True, None, [1]],
     "an integer or null": ["3", 2.5, False, [1]],
     "a number": ["0.1", True, None, [0.1]],
+    "a boolean": ["true", "yes", 1, 0, None, [True]],  # a flag is never guessed from a string or number
     "a string": [3, ["a"], None, {"a": "b"}],
     "a string or null": [3, ["a"], {"a": "b"}],
     "a list of strings": ["--epochs 3", [1], [None], {"a": "b"}],  # a string is never split
@@ -227,6 +228,11 @@ CONFIG_VALUE_ROWS = [
     ("name", ".hidden", "a folder name"),  # starts with a dot
     ("data", {"../x": "gs://b/x"}, "keys are channel names"),  # channel climbs out
     ("layout_map", {"k": "model"}, "an object of lists of strings or nulls"),  # not split
+    # regression: a strategy cloudtrain does not have ran as the default strategy, without a word
+    ("strategy", "parameter-server", "must be one of 'auto', 'one-device', 'mirrored'"),
+    ("strategy_requested", "ps", "must be one of 'auto', 'one-device'"),  # what the spec asked for
+    ("keras_backend", "torch", "must be one of 'tensorflow', 'jax'"),  # no such backend here
+    ("mixed_precision", "fp8", "must be one of 'bf16', 'fp16', 'off'"),  # would train in float32
     *[
         (switch, value, f"key {switch!r} must be {config.switch_problem(switch, 'fast')}")
         for switch in config.SWITCH_DOCS

@@ -59,7 +59,7 @@ def test_steps_per_execution_4_counts_every_optimizer_step() -> None:
     assert (result["warmup_steps"], result["measured_steps"]) == (10, 30)
     assert result["measured_examples"] == 30 * BATCH
     assert result["examples_per_sec"] == result["measured_examples"] / result["measured_seconds"]
-    assert result["note"] is None
+    assert (result["steady"], result["note"]) == (True, None)
 
 
 def test_a_fixed_steps_per_epoch_on_repeated_data_counts_each_epochs_steps() -> None:
@@ -88,12 +88,23 @@ def test_validation_and_a_later_evaluate_are_not_counted_as_training() -> None:
     assert throughput.result() == measured
 
 
-def test_a_short_run_says_why_it_has_no_rate() -> None:
+# regression: a new project's 5 epochs of 8 steps wrote "examples_per_sec": null, which cost refused
+def test_a_run_too_short_for_the_warm_up_times_every_epoch_after_the_first_and_says_so() -> None:
     model, throughput = _model(1), _throughput(warmup_steps=callbacks.WARMUP_STEPS)
 
     model.fit(_batches(16), epochs=3, callbacks=[throughput], shuffle=False, verbose=0)
 
     result = throughput.result()
+    assert (result["warmup_steps"], result["measured_steps"], result["steady"]) == (16, 32, False)
+    assert result["examples_per_sec"] == 32 * BATCH / result["measured_seconds"] > 0
+    assert result["note"].startswith("timed over every epoch after the first, after a warm-up of 16 steps")
+
+
+def test_one_epoch_has_nothing_timed_and_says_how_to_get_a_rate() -> None:
+    model, throughput = _model(1), _throughput(warmup_steps=callbacks.WARMUP_STEPS)
+
+    model.fit(_batches(16), epochs=1, callbacks=[throughput], shuffle=False, verbose=0)
+
+    result = throughput.result()
     assert result["examples_per_sec"] is None and result["measured_steps"] == 0
-    assert result["warmup_steps"] == 48
-    assert "50 steps" in result["note"]
+    assert "Train 2 epochs or more" in result["note"]

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from cloudtrain_runtime import managed, script, usercode
+from cloudtrain_runtime import main, managed, script, usercode
 from cloudtrain_runtime.errors import UserCodeError
 from tests.cloudtrain_runtime.harness import launch, runtime_config
 
 
 @pytest.fixture
 def user_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in usercode.WHOLE_TRACE_ENV:  # the user's frames only, unless a test asks
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
     return tmp_path
@@ -53,6 +56,112 @@ def test_multi_line_errors_keep_the_message_to_one_line(user_dir: Path) -> None:
     with pytest.raises(UserCodeError) as err:
         usercode.call(module.fit, directory=user_dir)
     assert str(err.value) == "chatty.py:2: fit() raised RuntimeError: peer died"
+
+
+DEEP = """\
+def scale(features, factors):
+    return features * factors["b"]
+
+
+def rows():
+    return scale(2, {"a": 1})
+
+
+def make_dataset(context):
+    return rows()
+"""
+
+
+# regression: a KeyError two calls deep showed only "task.py:N: make_dataset() raised KeyError: 'b'"
+def test_a_users_error_keeps_every_frame_of_theirs_and_no_other(user_dir: Path) -> None:
+    (user_dir / "deep.py").write_text(DEEP)
+    module = usercode.import_module("deep", user_dir)
+    with pytest.raises(UserCodeError) as err:
+        usercode.call(module.make_dataset, None, directory=user_dir)
+    assert str(err.value) == "deep.py:2: make_dataset() raised KeyError: 'b'"
+    trace = err.value.trace.splitlines()
+    assert trace[0] == "Traceback (your code's frames; CLOUDTRAIN_DEBUG=1 shows every frame):"
+    assert [line for line in trace if line.startswith("  File")] == [
+        '  File "deep.py", line 10, in make_dataset',
+        '  File "deep.py", line 6, in rows',
+        '  File "deep.py", line 2, in scale',
+    ]
+    assert trace[-1] == "KeyError: 'b'"
+    assert '    return features * factors["b"]' in trace
+
+
+@pytest.mark.parametrize(
+    ("env", "whole"),
+    [
+        ({}, False),
+        ({"CLOUDTRAIN_DEBUG": "1"}, True),
+        ({"CLOUDTRAIN_VERBOSE": "1"}, True),
+    ],  # verbose: submit -v
+)
+def test_debug_or_verbose_keeps_the_whole_traceback(
+    user_dir: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], whole: bool
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    (user_dir / "deep2.py").write_text(DEEP)
+    module = usercode.import_module("deep2", user_dir)
+    with pytest.raises(UserCodeError) as err:
+        usercode.call(module.make_dataset, None, directory=user_dir)
+    trace = err.value.trace
+    assert ("cloudtrain_runtime/usercode.py" in trace) is whole  # the runtime's own frame
+    assert 'deep2.py", line 2, in scale' in trace and trace.endswith("KeyError: 'b'\n")
+
+
+# regression: a Keras error raised with no frame of the user's named keras/src/... as its place
+def test_an_error_with_no_frame_of_the_users_names_the_library_after_the_message(
+    user_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    library = tmp_path / "site"
+    (library / "kerasish").mkdir(parents=True)
+    (library / "kerasish" / "__init__.py").write_text(
+        "def fit():\n    raise ValueError('expected shape=(None, 5)')\n"
+    )
+    monkeypatch.syspath_prepend(str(library))  # an installed package: on sys.path
+    kerasish = importlib.import_module("kerasish")
+    with pytest.raises(ValueError) as raised:
+        kerasish.fit()
+    error = usercode.user_error(raised.value, "model.fit()", user_dir / "code", whole=False)
+    assert str(error) == (
+        "model.fit() raised ValueError: expected shape=(None, 5) [raised in kerasish/__init__.py:2, not in your code]"
+    )
+    assert error.trace.splitlines()[:2] == [
+        "Traceback (no frame is in your code; the last one; CLOUDTRAIN_DEBUG=1 shows every frame):",
+        '  File "kerasish/__init__.py", line 2, in fit',
+    ]
+
+
+def test_a_real_keras_shape_error_in_fit_names_keras_after_the_message(user_dir: Path) -> None:
+    keras = pytest.importorskip("keras")
+    model = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])
+    model.compile(loss="mse")
+    with pytest.raises(ValueError) as raised:
+        model.fit([[0.0] * 4] * 4, [[0.0]] * 4, verbose=0)  # 4 features for a model of 5
+    error = usercode.user_error(raised.value, "model.fit()", user_dir / "code", whole=False)
+    assert str(error).startswith("model.fit() raised ValueError: ")
+    assert re.search(r" \[raised in keras/src/\S+\.py:\d+, not in your code\]$", str(error)), str(error)
+
+
+def test_the_entrypoint_prints_the_users_traceback_then_the_error_line(
+    user_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (user_dir / "deep3.py").write_text(DEEP)
+    module = usercode.import_module("deep3", user_dir)
+
+    def run(config_file: str | None, env: object) -> None:
+        usercode.call(module.make_dataset, None, directory=user_dir)
+
+    monkeypatch.setattr(main, "run", run)
+    with pytest.raises(SystemExit) as exited:
+        main.main([])
+    err = capsys.readouterr().err.splitlines()
+    assert exited.value.code == 1
+    assert err[0].startswith("Traceback (your code's frames") and err[-2] == "KeyError: 'b'"
+    assert err[-1] == "cloudtrain-runtime: error: deep3.py:2: make_dataset() raised KeyError: 'b'"
 
 
 def test_compile_args_must_not_choose_the_optimizer(user_dir: Path) -> None:

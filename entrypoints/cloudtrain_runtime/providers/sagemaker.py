@@ -16,6 +16,11 @@
   ``/opt/ml/model/<name>/1`` (a numeric version folder, as TF Serving needs), logs in
   ``/opt/ml/output/tensorboard``, channels in ``/opt/ml/input/data/<channel>`` and the
   results in ``/opt/ml/output/data`` (uploaded as output.tar.gz).
+- **After a verified export** the backup is kept and no ``latest.json`` is written: the
+  export reaches S3 only when the job ends (SageMaker uploads ``/opt/ml/model`` as
+  ``model.tar.gz`` then), so until then the backup is the run's only durable copy, and a
+  file deleted under the synced checkpoint folder is deleted in S3 too (SageMaker
+  developer guide, "model-checkpoints"); the storage root is not mounted.
 - **Emulation**: ``CLOUDTRAIN_HOSTS`` maps the host names to loopback addresses when the
   local provider runs several hosts on one machine.
 
@@ -48,6 +53,10 @@ HOSTS_ENV = "CLOUDTRAIN_HOSTS"
 # TF_CONFIG address or CLOUDTRAIN_HOSTS entry could be confused by.
 _HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 _EXAMPLE = '{"current_host": "algo-1", "hosts": ["algo-1", "algo-2"]}'
+KEEP_BACKUPS = (
+    "SageMaker uploads the export only when the job ends, and a backup deleted here is deleted in S3 "
+    "too, so it stays as the run's durable copy (cloudtrain status shows its size)"
+)
 
 
 class SageMaker(Environment):
@@ -81,6 +90,7 @@ class SageMaker(Environment):
             export=under_root(root, f"/opt/ml/model/{config.name}/1"),
             results=under_root(root, "/opt/ml/output/data"),
             channels={name: under_root(root, f"/opt/ml/input/data/{name}") for name in config.data},
+            keep_backups=KEEP_BACKUPS,
         )
 
 

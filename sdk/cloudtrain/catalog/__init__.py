@@ -152,6 +152,38 @@ def images() -> tuple[Row, ...]:
 
 
 @dataclass(frozen=True)
+class ImageStartup:
+    """What a maintained image runs before the command it is given: a row of ``image_startup.csv``.
+
+    Attributes:
+        entrypoint: the image's own ENTRYPOINT, kept so its start-up runs first.
+        setup: a script of the image whose environment (CUDA forward compatibility) must
+            reach the training process, so it is sourced by the shell that starts it.
+    """
+
+    provider: str
+    kind: str
+    entrypoint: tuple[str, ...]
+    setup: str
+    source: str
+
+
+@cached
+def image_startup(provider: str, kind: str) -> ImageStartup | None:
+    """The start-up of ``provider``'s maintained ``kind`` image (``image: auto``); None where none is kept.
+
+    Example:
+    >>> image_startup("sagemaker", "gpu").entrypoint
+    ('bash', '-m', '/usr/local/bin/entrypoint.sh')
+    """
+    for row in rows("image_startup.csv"):
+        if (row["provider"], row["kind"]) == (provider, kind):
+            entrypoint = tuple(row["entrypoint"].split())
+            return ImageStartup(provider, kind, entrypoint, row["setup"], row["source"])
+    return None
+
+
+@dataclass(frozen=True)
 class ImageRegistry:
     """Where a provider's maintained images live in one region: a row of ``image_registries.csv``.
 
@@ -218,6 +250,62 @@ def image_uri(row: Row, region: str) -> str:
 
 def accelerator_names() -> list[str]:
     return list(accelerators())
+
+
+def accelerator_aliases() -> list[str]:
+    """Every provider name ``accelerator_alias`` takes: accelerator names, then machine types."""
+    named = dict.fromkeys(m.provider_accelerator for m in _machines() if m.provider_accelerator)
+    return [*named, *dict.fromkeys(m.machine_type for m in _machines())]
+
+
+def accelerator_alias(name: str) -> tuple[str, Machine | None] | None:
+    """The neutral accelerator a provider's own name stands for, and the machine when it names one.
+
+    A provider's accelerator name (``NVIDIA_TESLA_T4``, any case) is that accelerator; a
+    machine or instance type (``ml.g4dn.xlarge``, ``a2-highgpu-1g``) is its accelerator on
+    that machine. None when ``name`` is neither.
+
+    Example:
+    >>> accelerator_alias("nvidia_tesla_t4")
+    ('t4', None)
+    >>> accelerator, machine = accelerator_alias("ml.g5.2xlarge")
+    >>> accelerator, machine.accelerator_count
+    ('a10g', 1)
+    """
+    for machine in _machines():
+        if machine.machine_type == name:
+            return machine.accelerator, machine
+    folded = name.casefold()
+    return next(
+        (
+            (m.accelerator, None)
+            for m in _machines()
+            if m.provider_accelerator.casefold() == folded and folded
+        ),
+        None,
+    )
+
+
+@cached
+def regions(provider: str) -> tuple[str, ...]:
+    """The regions ``provider`` runs training jobs in (``regions.csv``), in catalog order."""
+    return tuple(row["region"] for row in rows("regions.csv") if row["provider"] == provider)
+
+
+def region_problem(provider: str, title: str, region: str) -> str | None:
+    """Why ``region`` is not one ``provider`` trains in, naming ``<provider>.region``; None if it is.
+
+    A provider without rows in ``regions.csv`` is not judged: SageMaker's regions are
+    judged by ``image_registry`` for ``image: auto``, and any region may pull its own image.
+
+    Example:
+    >>> region_problem("vertex", "Vertex AI", "us-centrl1")
+    "vertex.region: 'us-centrl1' is not a region Vertex AI trains in. Did you mean 'us-central1'?"
+    """
+    known = regions(provider)
+    if not known or region in known:
+        return None
+    return f"{provider}.region: {region!r} is not a region {title} trains in.{did_you_mean(region, known, noun='regions')}"
 
 
 _INT_FIELDS = ("accelerator_count", "accelerator_memory_gb", "vcpus", "memory_gb", "network_gbps")

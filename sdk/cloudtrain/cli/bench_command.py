@@ -27,15 +27,18 @@ if TYPE_CHECKING:
     from cloudtrain.recommend import Recommendation, Target
     from cloudtrain.spec import JobSpec
 
+# What stays on a narrow terminal: how many replicas, how fast, how much waiting, how well it scales.
 COLUMNS = (
-    "replicas",
-    "strategy",
-    "global batch",
-    "input pipeline",
-    "compute ceiling",
-    "input wait",
-    "efficiency",
+    tables.Column("replicas", justify="right"),
+    tables.Column("strategy", priority=2),
+    tables.Column("global batch", priority=1, justify="right"),
+    tables.Column("input pipeline", justify="right"),
+    tables.Column("compute ceiling", priority=3, justify="right"),
+    tables.Column("input wait", justify="right"),
+    tables.Column("efficiency", justify="right"),
 )
+# The findings under the table: a name, then text that folds to the width left.
+FINDINGS = (tables.Column(""), tables.Column("", wrap=True))
 
 
 @click.command("bench")
@@ -164,19 +167,16 @@ def _progress(event: Progress) -> None:
         click.echo(f"bench: {event.name} (run {event.done + 1} of {event.total})...", err=True)
 
 
-def table(result: BenchResult) -> str:
-    """One row per replica count, then the verdicts with their fixes and the notes."""
-    rows = [COLUMNS, *(_row(run, result) for run in result.runs)]
-    widths = [max(len(cell) for cell in column) for column in zip(*rows, strict=True)]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
-    ]
-    lines.append("")
+def table(result: BenchResult, *, width: int | None = None) -> str:
+    """One row per replica count, then the verdicts with their fixes and the notes, ``width`` wide.
+
+    ``width`` None: the terminal's (see ``tables.render``); a pipe or a file gets every column.
+    """
+    runs = tables.render(COLUMNS, [_row(run, result) for run in result.runs], width=width)
     findings = [("input", result.input), ("scaling", result.scaling), ("precision", result.precision)]
-    for name, verdict in findings:
-        lines += _verdict(name, verdict) if verdict else []
-    lines += [f"{'note':<10} {note}" for note in result.notes]
-    return "\n".join(lines)
+    rows = [row for name, verdict in findings if verdict for row in _verdict(name, verdict)]
+    rows += [("note", note) for note in result.notes]
+    return "\n\n".join([runs, tables.render(FINDINGS, rows, width=width)] if rows else [runs])
 
 
 def _row(run: Measurement, result: BenchResult) -> tuple[str, ...]:
@@ -251,8 +251,5 @@ def _option_row(rank: int, option: CostOption, advice: Recommendation) -> list[s
     return [*row, ", ".join(option.marks)]
 
 
-def _verdict(name: str, verdict: Verdict) -> list[str]:
-    return [
-        f"{name:<10} {verdict.kind}: {verdict.detail}",
-        *(f"{'':<10} fix: {fix}" for fix in verdict.fixes),
-    ]
+def _verdict(name: str, verdict: Verdict) -> list[tuple[str, str]]:
+    return [(name, f"{verdict.kind}: {verdict.detail}"), *(("", f"fix: {fix}") for fix in verdict.fixes)]

@@ -12,18 +12,20 @@ from cloudtrain.cli import tables
 from cloudtrain.cli.options import RegistryChoice, profile_option
 from cloudtrain.cost import budget, inputs, notes
 from cloudtrain.cost.compare import billed
+from cloudtrain.errors import SpecError
 from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
+    from cloudtrain.cost.hourly import HourlyPrice, PriceList
     from cloudtrain.planning import Plan
 
 BILLED_CHOICE = RegistryChoice(billed)
 
 
 def _sources() -> tuple[str, ...]:
-    from cloudtrain.cost.refresh import SOURCES
+    from cloudtrain.cost import refresh
 
-    return SOURCES
+    return refresh.names()
 
 
 def throughput_option(required: bool) -> Any:
@@ -40,7 +42,7 @@ def throughput_option(required: bool) -> Any:
 
 @click.command("cost")
 @click.argument("job", type=click.Path(dir_okay=False))
-@throughput_option(required=True)
+@throughput_option(required=False)
 @click.option("--provider", "-p", "providers", type=BILLED_CHOICE, multiple=True, help="Only this provider.")
 @click.option("--region", "regions", multiple=True, help="Catalog region(s). Default: the spec's regions.")
 @click.option("--max-hours", type=click.FloatRange(min=0, min_open=True), help="Leave out slower options.")
@@ -71,14 +73,22 @@ def cost_command(job: str, **options: Any) -> None:
 
     Every option keeps the spec's replica count (so the global batch and learning rate
     are unchanged): one big host or several smaller ones, TPU slices where the strategy
-    allows, on-demand and spot. Cheapest first; unknown prices are listed, never guessed.
+    allows, on-demand and spot. Unknown prices are listed, never guessed.
+
+    Without --throughput: each shape's price per hour, on-demand and spot, by accelerator.
+    With a measured speed: the time and dollars of the whole job, cheapest first (this
+    needs training.examples_per_epoch or steps_per_epoch in the spec).
 
     \b
     Examples:
+      cloudtrain cost job.yaml                                       price per hour of every shape
       cloudtrain cost job.yaml --throughput 1200@a100-40gb
       cloudtrain cost job.yaml -t outputs/cloudtrain-throughput.json --provider vertex --json
       cloudtrain cost job.yaml -t 300@t4 --max-cost 50 --plot cost.png
     """
+    if options["throughput"] is None:
+        _hourly_command(job, options)
+        return
     found = cost.select(
         cost.report(
             load_spec(job, options["overrides"], profile=options["profile"]),
@@ -95,6 +105,28 @@ def cost_command(job: str, **options: Any) -> None:
 
         found.notes.append(f"Plot written to {plot(found.options, options['plot'])}")
     click.echo(json.dumps(as_json(found), indent=2) if options["as_json"] else table(found))
+
+
+def _hourly_command(job: str, options: dict[str, Any]) -> None:
+    """``cost JOB`` without a speed: every shape's price per hour; the options that rank by total need one."""
+    needs_speed = [
+        f"--{name.replace('_', '-')}" for name in ("max_hours", "max_cost", "plot") if options[name]
+    ]
+    if needs_speed:
+        verb = "needs" if len(needs_speed) == 1 else "need"
+        raise SpecError(
+            f"{' and '.join(needs_speed)} {verb} the time and total cost of each option, so a measured "
+            "speed: add --throughput RATE@ACCELERATOR (e.g. -t 300@t4) or a run's cloudtrain-throughput.json."
+        )
+    from cloudtrain.cost.hourly import price_list
+
+    listed = price_list(
+        load_spec(job, options["overrides"], profile=options["profile"]),
+        providers=tuple(options["providers"]),
+        regions=tuple(options["regions"]),
+        settings=_settings(options),
+    )
+    click.echo(json.dumps(hourly_json(listed), indent=2) if options["as_json"] else hourly_table(listed))
 
 
 def _settings(options: dict[str, Any]) -> cost.CostSettings:
@@ -158,6 +190,52 @@ def _row(rank: int, o: cost.CostOption) -> tuple[str, ...]:
     )
 
 
+# The price list: which accelerator, which shape, what an hour costs; where and as of when drop first.
+HOURLY_COLUMNS = (
+    tables.Column("accel"),
+    tables.Column("dev", priority=5, justify="right"),
+    tables.Column("provider"),
+    tables.Column("region", priority=3),
+    tables.Column("shape"),
+    tables.Column("on-demand USD/h", justify="right"),
+    tables.Column("spot USD/h", justify="right"),
+    tables.Column("price", priority=4, wrap=True),
+    tables.Column("as of", priority=6),
+)
+
+
+def hourly_table(listed: PriceList, *, width: int | None = None) -> str:
+    """Every shape's hourly price as a table ``width`` wide (None: the terminal's), then where they come from."""
+    rows = [_hourly_row(row) for row in listed.rows]
+    shown = tables.render(HOURLY_COLUMNS, rows, width=width) if rows else "No shape fits the job."
+    return "\n".join([shown, "", *notes.hourly_footer(listed)])
+
+
+def _hourly_row(row: HourlyPrice) -> tuple[str, ...]:
+    known = row.price is not None and row.price.known
+    bound = "≤ " if row.spot_basis == cost.option.SPOT_UPPER_BOUND else ""
+    return (
+        row.accelerator,
+        str(row.devices),
+        row.provider,
+        row.region,
+        row.label,
+        "unknown" if row.on_demand is None else cost.dollars(row.on_demand),
+        "unknown" if row.spot is None else f"{bound}{cost.dollars(row.spot)}",
+        row.rate_basis,
+        row.price.as_of if known and row.price else "-",
+    )
+
+
+def hourly_json(listed: PriceList) -> dict[str, Any]:
+    """The price list as JSON: one object per shape and region; unknown prices are null."""
+    return {
+        "replicas": listed.replicas,
+        "prices": [row.to_dict() for row in listed.rows],
+        "notes": listed.notes,
+    }
+
+
 def as_json(found: cost.Estimate) -> dict[str, Any]:
     """The estimate as JSON: options, inputs and assumptions; unknown prices are null."""
     settings = found.settings
@@ -190,7 +268,7 @@ def prices_group() -> None:
     "sources",
     type=RegistryChoice(_sources),
     multiple=True,
-    help="Price source (catalog/price_sources.csv). Default: all.",
+    help="Provider whose prices to fetch (catalog/price_sources.csv). Default: all.",
 )
 @click.option("--region", "regions", multiple=True, help="Regions to fetch. Default: the catalog's regions.")
 @click.option("--out", type=click.Path(dir_okay=False), default="prices.csv", show_default=True)
@@ -202,11 +280,16 @@ def refresh(sources: tuple[str, ...], regions: tuple[str, ...], out: str) -> Non
 
     \b
     Example:
-      cloudtrain prices refresh --provider aws --region us-east-1 --out prices.csv
+      cloudtrain prices refresh --provider sagemaker --region us-east-1 --out prices.csv
     """
     from cloudtrain.cost import refresh as prices
 
-    written = prices.refresh(sources=sources or prices.SOURCES, regions=regions, out=out)
+    named = [prices.source_named(name) for name in sources]
+    for _, note in named:
+        if note:
+            click.echo(f"Note: {note}", err=True)
+    chosen = tuple(dict.fromkeys(source for source, _ in named)) or prices.SOURCES
+    written = prices.refresh(sources=chosen, regions=regions, out=out)
     click.echo(f"Wrote {written.rows} prices ({written.unknown} unknown) to {written.path}", err=True)
 
 

@@ -195,10 +195,15 @@ def doctor_command(
       cloudtrain doctor
       cloudtrain doctor job.yaml --provider vertex --json
     """
+    from cloudtrain.cli.live import Working
     from cloudtrain_runtime.diagnosis import exit_code, render_json, render_text
 
     planned = _plan(job, provider, overrides, profile)
-    checks = run_doctor(doctor_request(planned))
+    request = doctor_request(planned)
+    with Working(
+        f"doctor: checking {request.devices} replica(s) in a child process (TensorFlow loads first)..."
+    ):
+        checks = run_doctor(request)
     if job and planned:
         checks.insert(0, plan_check(job, planned))
     click.echo(render_json(checks) if as_json else render_text(checks))

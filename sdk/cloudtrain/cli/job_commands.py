@@ -4,26 +4,25 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sys
-import time
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import click
 
-from cloudtrain import api
-from cloudtrain.cli import tables
+from cloudtrain import api, runs
+from cloudtrain.cli import failure, tables
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
 from cloudtrain.cli.live import StatusLine
-from cloudtrain.cli.options import PROVIDER_CHOICE, RegistryChoice, json_option, spec_options
+from cloudtrain.cli.options import PROVIDER_CHOICE, RegistryChoice, json_option, run_id_option, spec_options
 from cloudtrain.cli.progress import UploadBars
 from cloudtrain.cli.since import parse_since, parse_tail
 from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.providers import Job, JobStatus, Provider
-from cloudtrain.providers.base import WAITING_STATES, HasConsole, HasSummary
+from cloudtrain.providers.base import WAITING_STATES, HasConsole, HasSummary, ReportsBackup, attached
 from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
@@ -102,12 +101,7 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     default=None,
     help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts).",
 )
-@click.option(
-    "--run-id",
-    metavar="ID",
-    default=None,
-    help="Which run of this spec and code: the same ID attaches to the job it made, a new one makes a new job.",
-)
+@run_id_option
 @click.option(
     "--new", is_flag=True, help="A new job even if this spec and code ran before (a fresh --run-id)."
 )
@@ -149,8 +143,11 @@ def submit_command(
 ) -> None:
     """Submit JOB to a provider (local by default) and print the job ID.
 
-    With --dry-run, print the request JSON on stdout and the plan summary on stderr,
-    so `cloudtrain submit job.yaml --dry-run | jq` works.
+    stdout holds the result alone: the job ID, or with --json one JSON document
+    ({"id", "provider", "attached", "outputs"}). Everything else goes to stderr, and so
+    do the followed logs of a local run (or --wait) whenever stdout is not a terminal,
+    so `ID=$(cloudtrain submit job.yaml)` and `cloudtrain submit job.yaml --json | jq`
+    work. With --dry-run, the request JSON on stdout and the plan summary on stderr.
 
     A billed job is checked against limits.max_cost_usd: with --throughput its
     estimate, without it the worst case (every host for all of limits.max_runtime).
@@ -176,37 +173,58 @@ def submit_command(
     if new and run_id:
         raise SpecError("--new makes a fresh run id; give --new or --run-id ID, not both.")
     target = _target(provider or spec.provider, emulate=emulate, fault=fault)
-    submission = api.prepare(spec, target, run_id=fresh_run_id() if new else run_id, throughput=throughput)
+    submission = api.prepare(spec, target, run_id=runs.fresh() if new else run_id, throughput=throughput)
     if submission.provider.billed:
         budget_guard(submission.plan, throughput, dry_run=dry_run, force=force, strict=strict_budget)
     if dry_run:
         packed = submission.bundle
         click.echo(json.dumps(submission.request, indent=2))
         click.echo(f"Plan: {summary(submission.plan)}", err=True)
-        click.echo(
-            f"Code: {packed.name} ({packed.files} files, {packed.size} bytes) -> {submission.plan.bundle}",
-            err=True,
-        )
+        click.echo(f"Code: {describe_bundle(packed)} -> {submission.plan.bundle}", err=True)
         click.echo(describe_outputs(submission.outputs), err=True)
     _print_bundle(submission.bundle, list_files=list_files)
     if dry_run:
         return
     with UploadBars() as progress:
         submitted = submission.submit(progress=progress)
+    earlier = attached(submitted)
     if as_json:
-        click.echo(
-            json.dumps(
-                {"id": submitted.id, "provider": submitted.provider, "outputs": submitted.outputs.to_dict()}
-            )
-        )
+        outputs = submitted.outputs.to_dict()
+        document = {
+            "id": submitted.id,
+            "provider": submitted.provider,
+            "attached": earlier,
+            "outputs": outputs,
+        }
+        click.echo(json.dumps(document))
     else:
         click.echo(submitted.id)
         click.echo(describe_outputs(submitted.outputs), err=True)
         click.echo(_hints(submitted), err=True)
+    if earlier:
+        click.echo(_attached_note(submitted), err=True)
     if wait_ if wait_ is not None else submitted.provider == "local":
-        _follow(submitted)
+        _follow(submitted, logs_to_stderr=as_json or not _terminal(sys.stdout))
     else:
         click.echo(f"Follow it with: cloudtrain logs {submitted.id} --follow", err=True)
+
+
+def _terminal(stream: object) -> bool:
+    """Whether ``stream`` is a terminal: a pipe or a file gets the result alone."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _attached_note(job: Job) -> str:
+    """What a submit that found its job already made says: which job, and how to start anew.
+
+    No status call: on a cloud it would be one more API call for what ``status`` tells.
+    """
+    return (
+        f"Attached to {job.id}, which an earlier submit of this spec, code and run id started; "
+        "nothing new was started. A followed log starts from its beginning. "
+        "For a new run: --new, or another --run-id."
+    )
 
 
 @click.command()
@@ -219,19 +237,44 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     Below it: the shape, the times, the cost estimated at submit and, once a billed job
     has ended, what it cost (SageMaker: BillableTimeInSeconds × instances; Vertex AI:
     start to end × replicas, in 30-second increments; both at the catalog's prices).
+    A failed job's failing replica's last lines follow: its traceback and error.
     """
     job = _attach(job_id, provider)
     current = job.status()
     described = job.summary() if isinstance(job, HasSummary) else None
+    kept = job.kept_backup() if current.done and isinstance(job, ReportsBackup) else None
+    found = failure.failure_lines(job) if current.state == "failed" else None
     if as_json:
         times = as_dict(described) if described else {}
-        click.echo(json.dumps({**times, "id": job.id, **current.__dict__, "done": current.done}))
+        backup = {"backup_kept": asdict(kept) if kept else None}
+        shown = {**times, "id": job.id, **current.__dict__, "done": current.done, **backup, **_last(found)}
+        click.echo(json.dumps(shown))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
     if described:
         tables.echo(DETAIL_COLUMNS, details(described))
+    if kept:
+        why = (
+            "kept: a retry of the run resumes from it"
+            if current.state != "succeeded"
+            else "kept after success"
+        )
+        click.echo(
+            f"Backup {why}: {kept.megabytes} MB in {kept.files} files at {kept.uri}. Delete: {kept.delete}"
+        )
+    if found is not None:
+        click.echo("\n".join(["", *failure.describe(found, job.id)]))
     if isinstance(job, HasConsole):
         click.echo(f"Console: {job.console_url}", err=True)
+
+
+def _last(found: failure.LastLines | str | None) -> dict[str, object]:
+    """A failed job's ``failed_replica`` and ``last_lines`` for ``status --json``; nothing otherwise."""
+    if found is None:
+        return {}
+    if isinstance(found, str):
+        return {"failed_replica": None, "last_lines": [], "last_lines_error": found}
+    return {"failed_replica": found.replica, "last_lines": found.lines}
 
 
 def _hints(job: Job) -> str:
@@ -290,16 +333,30 @@ def wait(job_id: str, provider: str | None, poll: float) -> None:
     """Block until JOB_ID ends; exit 0 if it succeeded, 1 otherwise.
 
     Each change of state is one line on stderr; on a terminal a live line below it
-    shows the provider's state and how long the job has been in it.
+    shows the provider's state and how long the job has been in it. A failed job's
+    failing replica's last lines (its traceback and error) follow on stderr.
     """
+    job = _attach(job_id, provider)
     with StatusLine() as line:
-        final = _attach(job_id, provider).wait(poll_s=poll, on_status=line)
+        final = job.wait(poll_s=poll, on_status=line)
+    if final.state == "failed":
+        click.echo("\n".join(failure.describe(failure.failure_lines(job), job.id)), err=True)
     _exit_for(final)
 
 
-def fresh_run_id() -> str:
-    """A run id no earlier submit used: the time, and random digits for two in one second."""
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+def describe_bundle(packed: Bundle) -> str:
+    """``3f2a….tar.gz, 91.1 kB: 3 files of yours (5.2 kB), and cloudtrain's runtime (38 files)``.
+
+    The user's files and cloudtrain's runtime (shipped for ``image: auto``) are counted
+    apart, so the size of a two-file project does not read as 41 files of its own.
+    """
+    from cloudtrain.bundle import is_runtime, size_text
+
+    mine = [size for name, size in packed.contents if not is_runtime(name)]
+    runtime = len(packed.contents) - len(mine)
+    yours = f"{len(mine)} file{'s' * (len(mine) != 1)} of yours ({size_text(sum(mine))})"
+    shipped = f"{yours}, and cloudtrain's runtime ({runtime} files)" if runtime else yours
+    return f"{packed.name}, {size_text(packed.size)}: {shipped}"
 
 
 def _print_bundle(packed: Bundle, *, list_files: bool) -> None:
@@ -314,12 +371,16 @@ def _print_bundle(packed: Bundle, *, list_files: bool) -> None:
         click.echo(f"Note: {note}", err=True)
 
 
-def _follow(job: Job) -> None:
-    """Show the job's state until it starts (it may queue for minutes), then stream its logs."""
+def _follow(job: Job, *, logs_to_stderr: bool) -> None:
+    """Show the job's state until it starts (it may queue for minutes), then stream its logs.
+
+    ``logs_to_stderr``: the log is progress, not the result, when stdout is a pipe, a file
+    or a JSON document.
+    """
     with StatusLine() as line:
         job.wait(poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES)
     for log_line in job.logs(follow=True):
-        click.echo(log_line)
+        click.echo(log_line, err=logs_to_stderr)
     _exit_for(job.wait(poll_s=1.0))
 
 

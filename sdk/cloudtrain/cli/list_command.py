@@ -133,6 +133,7 @@ def as_dict(job: JobSummary) -> dict[str, Any]:
         "id": job.id,
         "short_id": job.short_id,
         "name": job.name,
+        "run": job.run,
         "provider": job.provider,
         "shape": job.shape or None,
         "state": job.state,

@@ -117,3 +117,57 @@ class StatusLine:
 
     def __repr__(self) -> str:
         return f"StatusLine(state={self._current.state if self._current else None!r}, live={self._live is not None})"
+
+
+class Working:
+    """A step that takes seconds with nothing to show: one plain line, and on a terminal a clock.
+
+    ``doctor``'s child imports TensorFlow and runs a training step before it reports
+    anything (6-10 s here); without a word the command looks hung.
+
+    Example:
+    >>> import io
+    >>> from rich.console import Console
+    >>> out = io.StringIO()
+    >>> with Working("doctor: running the checks", Console(file=out)):
+    ...     pass
+    >>> out.getvalue()
+    'doctor: running the checks\\n'
+    """
+
+    def __init__(
+        self, text: str, console: Console | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if console is None:
+            from rich.console import Console
+
+            console = Console(stderr=True)
+        self.text, self.console, self._clock = text, console, clock
+        self._since = clock()
+        self._live: Any = None
+        self._spinner: Any = None
+
+    def __enter__(self) -> Working:
+        self.console.print(self.text, markup=False, highlight=False, soft_wrap=True)
+        if self.console.is_terminal:
+            from rich.live import Live
+            from rich.spinner import Spinner
+
+            self._spinner = Spinner("dots", style="cyan")
+            self._live = Live(self, console=self.console, transient=True, refresh_per_second=4)
+            self._live.start()
+        return self
+
+    def __rich__(self) -> RenderableType:
+        self._spinner.update(text=elapsed(self._clock() - self._since))
+        return self._spinner
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self._live is not None:
+            self._live.stop()
+        self._live = None
+
+    def __repr__(self) -> str:
+        return f"Working(text={self.text!r}, live={self._live is not None})"

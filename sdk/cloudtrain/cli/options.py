@@ -80,3 +80,14 @@ def spec_options(func: F) -> F:
 
 def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
+
+
+def run_id_option(func: F) -> F:
+    """--run-id ID: which run of the spec and code; its artifacts live under ROOT/runs/ID."""
+    return click.option(
+        "--run-id",
+        metavar="ID",
+        default=None,
+        help="Which run of this spec and code; its artifacts live under ROOT/runs/ID. The same ID "
+        "attaches to the job it made (or resumes it after a failure), a new one makes a new job.",
+    )(func)

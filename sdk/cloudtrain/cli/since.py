@@ -54,6 +54,22 @@ def parse_since(text: str, *, now: datetime) -> datetime:
     return when if when.tzinfo is not None else when.astimezone()
 
 
+def parse_age(text: str, *, option: str) -> timedelta:
+    """A duration like ``7d`` or ``12h``: how old something must be (``cache clean --older-than``).
+
+    Raises:
+        LogOptionError: ``text`` is not a duration; the message names ``option``.
+
+    Example:
+    >>> parse_age("1d12h", option="--older-than")
+    datetime.timedelta(days=1, seconds=43200)
+    """
+    cleaned = text.strip().lower()
+    if not DURATION.match(cleaned):
+        raise LogOptionError(f"{option} {text!r} is not a duration. Use one like 30m, 12h or 7d.")
+    return timedelta(seconds=sum(int(n) * SECONDS[unit] for n, unit in PART.findall(cleaned)))
+
+
 def parse_tail(text: str) -> int:
     """The number of last lines ``--tail`` asks for.
 

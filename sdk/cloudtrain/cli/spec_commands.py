@@ -6,10 +6,11 @@ import json
 
 import click
 
-from cloudtrain.cli.options import json_option, spec_options
+from cloudtrain.cli.options import json_option, run_id_option, spec_options
 from cloudtrain.errors import SpecError
+from cloudtrain.messages import counted
 from cloudtrain.outputs import Outputs
-from cloudtrain.planning import Plan, plan
+from cloudtrain.planning import RUN, Plan, plan
 from cloudtrain.specfile import load_spec, load_spec_sources, problem_details
 
 
@@ -49,19 +50,30 @@ def validate(
 
 @click.command("plan")
 @spec_options
+@run_id_option
 @json_option
 def plan_command(
-    job: str, provider: str | None, overrides: tuple[str, ...], profile: str | None, as_json: bool
+    job: str,
+    provider: str | None,
+    overrides: tuple[str, ...],
+    profile: str | None,
+    run_id: str | None,
+    as_json: bool,
 ) -> None:
     """Show how JOB resolves on a provider: machine, replicas, batch, learning rate, strategy, paths.
+
+    Every artifact of a run lives under ROOT/runs/RUN_ID. Without --run-id the paths say
+    {run}: submit names the run (on the clouds a digest of the spec and code, so the same
+    spec and code are the same run; on the local provider a new one every time).
 
     \b
     Examples:
       cloudtrain plan job.yaml --provider vertex
+      cloudtrain plan job.yaml --provider vertex --run-id 2026-12-03   where that run's model lands
       cloudtrain plan job.yaml --provider sagemaker --json | jq .global_batch
     """
     spec, sources = load_spec_sources(job, overrides, profile=profile)
-    planned = plan(spec, provider)
+    planned = plan(spec, provider).with_run(run_id)
     if as_json:
         click.echo(json.dumps({**planned.to_dict(), "sources": sources.fields}, indent=2))
     else:
@@ -86,7 +98,8 @@ def summary(p: Plan) -> str:
     """One line: hosts × machine, replicas, global batch, strategy."""
     machine = p.machine.machine_type if p.machine else f"local ({p.devices_per_host} CPU device(s))"
     return (
-        f"{p.hosts} × {machine}, {p.replicas} replicas, global batch {p.global_batch}, strategy {p.strategy}"
+        f"{p.hosts} × {machine}, {counted(p.replicas, 'replica')}, global batch {p.global_batch}, "
+        f"strategy {p.strategy}"
     )
 
 
@@ -108,6 +121,7 @@ def describe(p: Plan) -> str:
         ("spot", "yes" if p.spot else "no"),
         ("max runtime", f"{p.max_runtime_s} s"),
         ("image", p.image),
+        ("run", p.run_id or f"{RUN} (named at submit; --run-id to choose)"),
     ]
     return f"{aligned(rows)}\n{describe_outputs(p.outputs)}"
 

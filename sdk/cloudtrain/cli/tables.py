@@ -1,17 +1,20 @@
 """Rows as a table that fits the terminal: low-priority columns drop first, long text wraps.
 
-One helper for every command that prints rows (``list``, ``status``), so a narrow
-terminal loses the same kind of detail everywhere and never gets lines that wrap
-mid-column. ``--json`` output never comes through here.
+One helper for every command that prints rows (``list``, ``status``, ``cost``, ``bench``),
+so a narrow terminal loses the same kind of detail everywhere and never gets lines that
+wrap mid-column. Output that goes to a file or a pipe has no width to fit: every column
+stays, each as wide as its widest cell (as ``ls`` and ``kubectl get`` do), unless
+``$COLUMNS`` asks for a width. ``--json`` output never comes through here.
 """
 
 from __future__ import annotations
 
 import io
-import shutil
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TextIO
 
 import click
 
@@ -34,12 +37,15 @@ class Column:
 
 
 def render(columns: Sequence[Column], rows: Sequence[Sequence[str]], *, width: int | None = None) -> str:
-    """The table as text at most ``width`` columns wide (None: the terminal's, ``$COLUMNS`` honoured)."""
+    """The table as text at most ``width`` columns wide (None: ``output_width()`` of stdout).
+
+    Without a width to fit (a pipe or a file), every column stays whole.
+    """
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
-    width = width or shutil.get_terminal_size().columns
+    width = width or output_width(sys.stdout) or _total(_natural(columns, rows), list(range(len(columns))))
     needed = _widths(columns, rows)
     kept = fitting(columns, rows, width)
     fits = _total(needed, kept) <= width
@@ -80,8 +86,24 @@ def fitting(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int
 
 
 def echo(columns: Sequence[Column], rows: Sequence[Sequence[str]], *, err: bool = False) -> None:
-    """Print the table (see ``render``)."""
-    click.echo(render(columns, rows), err=err)
+    """Print the table (see ``render``) to stdout, or stderr with ``err``, fitting that stream."""
+    width = output_width(sys.stderr if err else sys.stdout)
+    click.echo(render(columns, rows, width=width), err=err)
+
+
+def output_width(stream: TextIO) -> int | None:
+    """The width to fit: ``$COLUMNS`` when set, else the terminal's; None for a pipe or a file.
+
+    ``shutil.get_terminal_size`` answers 80 for a pipe, which would drop columns from
+    ``cloudtrain cost > file`` that a file has room for.
+    """
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor (a test's capture)
+        return None
 
 
 def _widths(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> list[int]:
@@ -91,6 +113,13 @@ def _widths(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> list[in
 
 def _total(needed: list[int], kept: list[int]) -> int:
     return sum(needed[i] for i in kept) + GAP * (len(kept) - 1)
+
+
+def _natural(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> list[int]:
+    """Each column's width with nothing folded: its widest cell's, or its header's."""
+    return [
+        _needed(Column(column.header), [row[index] for row in rows]) for index, column in enumerate(columns)
+    ]
 
 
 def _needed(column: Column, cells: list[str]) -> int:

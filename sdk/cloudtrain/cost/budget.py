@@ -90,6 +90,8 @@ class BudgetCheck:
     option: CostOption | None
     note: str = ""  # shown before the figures (or alone when there is none); empty: nothing
     worst: WorstCase | None = None
+    unscaled: Throughput | None = None
+    """A throughput given that could not be scaled to the shape's accelerator (no relative speed)."""
 
     @property
     def usd(self) -> float | None:
@@ -169,6 +171,7 @@ def check_budget(
         f"Budget: no estimate: no relative speed between {measured.accelerator} and {accelerator} "
         f"(catalog/speeds.csv). Measure on {accelerator}, or pass --speeds FILE to cloudtrain cost.",
         worst=worst_case(planned, settings) if limit is not None else None,
+        unscaled=measured,
     )
 
 
@@ -227,7 +230,25 @@ def _over_message(check: BudgetCheck) -> str:
     return (
         f"The worst-case cost {dollars(usd)} ({worst.label} {worst.capacity} for all of "
         f"limits.max_runtime, {duration(worst.billed_s)}) exceeds limits.max_cost_usd={check.limit:g}. "
-        f"For a tighter estimate, give a measured throughput: --throughput 1200@{worst.accelerator} "
-        "(examples/s of one device), or the cloudtrain-throughput.json of a run. Or lower "
+        f"{_tighter(worst.accelerator, check.unscaled)} Or lower "
         f"limits.max_runtime, raise {raise_it}, or pass --force to submit anyway."
+    )
+
+
+def _tighter(accelerator: str, unscaled: Throughput | None) -> str:
+    """How to replace the worst case by an estimate: a speed measured on the shape's own accelerator.
+
+    A speed measured elsewhere that the relative-speed table cannot scale (a run on this
+    machine's CPU, for a GPU job) would be refused the same way, so it is not suggested again.
+    """
+    measured = (
+        f"The throughput given was measured on {unscaled.accelerator}, which catalog/speeds.csv does not "
+        f"relate to {accelerator}. "
+        if unscaled is not None
+        else ""
+    )
+    return (
+        f"{measured}For a tighter estimate, give a speed measured on {accelerator}: --throughput "
+        f"1200@{accelerator} (examples/s of one device), or the cloudtrain-throughput.json of a run on "
+        f"{accelerator}."
     )

@@ -101,17 +101,17 @@ def report(
     planned = plan_of(spec)
     work, basis = work_examples(planned)
     names = providers or billed()
-    region_notes = _region_notes(spec, names, regions, settings.prices)
+    missing = region_notes(spec, names, regions, settings.prices)
     shapes, notes = enumerate_shapes(planned, names)
     job = Workload(work, measured, settings)
     options = [
         option
         for shape in shapes
-        for region in _regions(spec, shape.provider, regions, settings.prices)
+        for region in regions_for(spec, shape.provider, regions, settings.prices)
         for spot in (False, True)
         if (option := price_option(shape, region, spot, job)) is not None
     ]
-    notes += _speed_notes(shapes, measured, settings.speeds) + region_notes
+    notes += _speed_notes(shapes, measured, settings.speeds) + missing
     return Estimate(rank(options), notes, work, basis, measured, settings)
 
 
@@ -175,15 +175,17 @@ def select(found: Estimate, *, max_hours: float | None = None, max_cost: float |
     return replace(found, options=rank([replace(o, marks=()) for o in kept]), notes=notes)
 
 
-def _regions(spec: JobSpec, provider: str, regions: tuple[str, ...], prices: PriceCatalog) -> list[str]:
+def regions_for(spec: JobSpec, provider: str, regions: tuple[str, ...], prices: PriceCatalog) -> list[str]:
+    """The regions to price ``provider`` in: those asked for that it has prices in, else the spec's."""
     if not regions:
         return [registry.get(provider).region(spec)]
     return [r for r in regions if r in prices.regions(provider)]
 
 
-def _region_notes(
+def region_notes(
     spec: JobSpec, providers: tuple[str, ...], regions: tuple[str, ...], prices: PriceCatalog
 ) -> list[str]:
+    """A note for each provider and region without prices; a region no provider has is an error."""
     known = prices.regions()
     for region in regions:
         if region not in known:
@@ -193,7 +195,7 @@ def _region_notes(
     return [
         _no_prices(provider, region)
         for provider in providers
-        for region in _regions(spec, provider, regions, prices)
+        for region in regions_for(spec, provider, regions, prices)
         if region not in prices.regions(provider)
     ]
 

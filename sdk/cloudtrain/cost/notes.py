@@ -8,15 +8,37 @@ price and their billing increments (the price rows), how estimated prices were m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from cloudtrain.cost import inputs
+from cloudtrain.messages import counted
 from cloudtrain.providers import registry
 
 if TYPE_CHECKING:
     from cloudtrain.cost.compare import Estimate
-    from cloudtrain.cost.inputs import Efficiency
-    from cloudtrain.cost.option import CostOption
+    from cloudtrain.cost.hourly import PriceList
+    from cloudtrain.cost.inputs import CostSettings, Efficiency, Price
+
+# What to give ``cost`` for time and total dollars, wherever it has no speed to go on.
+MEASURE_HINT = (
+    "For time and total cost, give a measured speed: -t RATE@ACCELERATOR (examples/s of one device, "
+    "e.g. -t 300@t4), the cloudtrain-throughput.json a run writes beside its model, or the output of "
+    "cloudtrain bench JOB --json."
+)
+
+
+class Priced(Protocol):
+    """A row of a table with a price: a ranked option, or a shape's hourly price."""
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def rate_basis(self) -> str: ...
+
+    @property
+    def price(self) -> Price | None: ...
 
 
 # How a table marks an efficiency that is not the catalog's assumption.
@@ -80,27 +102,49 @@ def _links(efficiencies: list[Efficiency]) -> str:
     return ", ".join(f"{text} {'/'.join(names)}" for text, names in labels.items())
 
 
+def hourly_footer(listed: PriceList) -> list[str]:
+    """What the hourly prices are, where they come from, and what ``cost`` needs to rank by total."""
+    replicas = counted(listed.replicas, "replica")
+    line = f"Per hour for all the hosts of each shape (the job's {replicas}), catalog/prices.csv"
+    assumption = _no_spot_price(listed.settings, listed.rows, "its spot prices show")
+    return [
+        f"{line}." if not assumption else f"{line}; {assumption}",
+        estimates(listed.rows),
+        billing(listed.rows),
+        MEASURE_HINT.replace("JOB", "job.yaml"),
+        *(f"Note: {note}" for note in listed.notes),
+    ]
+
+
 def spot(found: Estimate) -> str:
     """The spot assumptions: the interruption overhead, and the discount where no spot price exists."""
-    settings = found.settings
-    line = f"Spot: assumed +{settings.spot_overhead:.0%} time for interruptions"
-    priced = providers([o for o in found.options if o.price is not None and o.price.known])
+    line = f"Spot: assumed +{found.settings.spot_overhead:.0%} time for interruptions"
+    assumption = _no_spot_price(found.settings, found.options, "those spot rows show")
+    return f"{line}; {assumption}" if assumption else f"{line}."
+
+
+def _no_spot_price(settings: CostSettings, rows: Sequence[Priced], shown: str) -> str:
+    """How spot is priced where a provider publishes no spot price; empty when every one does.
+
+    ``shown``: what shows the bound, e.g. ``those spot rows show``.
+    """
+    priced = providers([row for row in rows if row.price is not None and row.price.known])
     assumed = [title(p) for p in priced if not settings.prices.publishes_spot(p)]
     if not assumed:
-        return f"{line}."
+        return ""
     verb = "publishes" if len(assumed) == 1 else "publish"
     if settings.spot_discount == 0:
         return (
-            f"{line}; {' and '.join(assumed)} {verb} no spot price, so those spot rows show the "
+            f"{' and '.join(assumed)} {verb} no spot price, so {shown} the "
             "on-demand rate as an upper bound (≤; --spot-discount assumes a discount)."
         )
     return (
-        f"{line}; {' and '.join(assumed)} {verb} no spot price, so spot = on-demand × "
+        f"{' and '.join(assumed)} {verb} no spot price, so spot = on-demand × "
         f"(1 − {settings.spot_discount:.0%}) (assumed; --spot-discount)."
     )
 
 
-def estimates(options: list[CostOption]) -> str:
+def estimates(options: Sequence[Priced]) -> str:
     """The legend of the price column, naming how each provider's estimated prices were made."""
     kinds = [_estimate_kind(p) for p in providers([o for o in options if o.rate_basis == "est."])]
     used = f"; est. = estimate: {'; '.join(kinds)}" if kinds else ""
@@ -113,7 +157,7 @@ def _estimate_kind(provider: str) -> str:
     return kind or f"{title(provider)}: see each row's formula"
 
 
-def billing(options: list[CostOption]) -> str:
+def billing(options: Sequence[Priced]) -> str:
     """Each shown provider's billing increment, from its price rows, and what no price covers."""
     parts = []
     for provider in providers(options):
@@ -132,7 +176,7 @@ def _increments(seconds: list[int]) -> str:
     return f"in {' or '.join(f'{s} s' for s in seconds)} increments"
 
 
-def providers(options: list[CostOption]) -> list[str]:
+def providers(options: Sequence[Priced]) -> list[str]:
     """The providers of ``options``, in the registry's order."""
     present = {o.provider for o in options}
     return [name for name in registry.names() if name in present]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from cloudtrain import catalog
 from cloudtrain.errors import SpecError
+from cloudtrain.messages import counted
 from cloudtrain.planning import choose_strategy
 
 if TYPE_CHECKING:
@@ -59,7 +60,9 @@ def _layouts(spec: JobSpec, provider: str, accelerator: str, replicas: int) -> t
     if counts and not shapes:
         # The last problem is the fewest-hosts layout's: the most telling one.
         why = (
-            problems[-1] if problems else f"no layout gives {replicas} replicas ({_counts(counts)} per host)"
+            problems[-1]
+            if problems
+            else f"no layout gives {counted(replicas, 'replica')} ({_counts(counts)} per host)"
         )
         return [], [f"{accelerator} on {provider}: {why}"]
     return shapes, []

@@ -2,7 +2,8 @@
 
 Given as ``RATE@ACCELERATOR`` (examples per second of ONE device, e.g. ``1200@a100-40gb``)
 or as the path of the throughput JSON the runtime writes after a run
-(``cloudtrain-throughput.json``, beside ``cloudtrain-result.json``). The JSON needs
+(``cloudtrain-throughput.json``, beside ``cloudtrain-result.json``), of the run's folder
+that holds it, or of the storage root's ``latest.json``, which names the latest run's. The JSON needs
 ``examples_per_sec`` (or ``examples_per_second``): the whole job's rate after warm-up.
 The accelerator is its ``accelerator`` key or follows the path (``PATH@t4``); the rate
 is divided by the devices it ran on (``devices`` or ``replicas`` in the JSON, else
@@ -33,10 +34,18 @@ from cloudtrain import catalog
 from cloudtrain.errors import SpecError, did_you_mean
 
 RESULT_FILE = "cloudtrain-result.json"  # written by the runtime next to the throughput JSON
+THROUGHPUT_FILE = "cloudtrain-throughput.json"
 THROUGHPUT_HELP = (
     "Pass --throughput EXAMPLES_PER_SEC@ACCELERATOR (e.g. 1200@a100-40gb, measured on one device), "
-    "or the path of the cloudtrain-throughput.json a run wrote."
+    "or the path of the cloudtrain-throughput.json a run wrote (its run folder, or the root's latest.json)."
 )
+# For a throughput file without a rate: how to get one, not the same file again.
+MEASURE_AGAIN = (
+    "Train 2 epochs or more and pass the cloudtrain-throughput.json that run writes, or measure with "
+    "cloudtrain bench JOB --json > bench.json and pass bench.json, or give RATE@ACCELERATOR (e.g. 1200@t4)."
+)
+# What a run's file says when its timed epochs began before the full warm-up (callbacks.Throughput).
+SHORT_WARMUP = "timed after a short warm-up"
 
 
 @dataclass(frozen=True)
@@ -80,9 +89,9 @@ def parse_throughput(value: str | Throughput) -> Throughput:
     if isinstance(value, Throughput):
         return value
     head, at, accelerator = value.rpartition("@")
-    if Path(value).is_file() or (at and Path(head).is_file()):
-        path = Path(value) if Path(value).is_file() else Path(head)
-        return _throughput_file(path, accelerator.strip() if path != Path(value) else None)
+    if Path(value).exists() or (at and Path(head).exists()):
+        path = Path(value) if Path(value).exists() else Path(head)
+        return _throughput_file(_run_file(path), accelerator.strip() if path != Path(value) else None)
     if not at:
         raise SpecError(f"--throughput {value!r} is neither RATE@ACCELERATOR nor a file. {THROUGHPUT_HELP}")
     return Throughput(_rate(head, value), _accelerator(accelerator.strip()), "--throughput")
@@ -105,14 +114,34 @@ def _accelerator(name: Any) -> str:
     return str(name)
 
 
+def _run_file(path: Path) -> Path:
+    """The throughput file ``path`` names: itself, the one in a run's folder, or the latest run's.
+
+    ``latest.json`` (``cloudtrain_runtime.latest``) names the latest run's model; its
+    throughput file sits beside the model, in the run's folder.
+    """
+    if path.is_dir():
+        return path / THROUGHPUT_FILE
+    data = _json(path)
+    if {"run_id", "model"} <= set(data) and "examples_per_sec" not in data:
+        model = str(data["model"])
+        if "://" in model:
+            raise SpecError(
+                f"{path} points at a run in {model.split('://')[0]}:// storage. Download its "
+                f"{THROUGHPUT_FILE} and pass that, or give RATE@ACCELERATOR (e.g. 1200@t4)."
+            )
+        return Path(model).parent / THROUGHPUT_FILE
+    return path
+
+
 def _throughput_file(path: Path, accelerator: str | None) -> Throughput:
     data = _json(path)
     if isinstance(data.get("runs"), list) and data["runs"]:
         return from_bench(data, str(path), accelerator)
     rate = data.get("examples_per_sec", data.get("examples_per_second"))
     if rate is None:
-        note = data.get("note") or "no examples_per_sec (or examples_per_second) key"
-        raise SpecError(f"{path}: no measured throughput ({note}). {THROUGHPUT_HELP}")
+        note = str(data.get("note") or "no examples_per_sec (or examples_per_second) key").rstrip(".")
+        raise SpecError(f"{path}: no measured throughput ({note}). {MEASURE_AGAIN}")
     accelerator = accelerator or data.get("accelerator")
     if not accelerator:
         raise SpecError(
@@ -121,7 +150,8 @@ def _throughput_file(path: Path, accelerator: str | None) -> Throughput:
         )
     devices = _devices(path, data)
     per_device = _rate(rate, str(path)) / devices
-    return Throughput(per_device, _accelerator(accelerator), f"{path}, ÷ {devices} device(s)")
+    short = f", {SHORT_WARMUP}" if data.get("steady") is False else ""
+    return Throughput(per_device, _accelerator(accelerator), f"{path}, ÷ {devices} device(s){short}")
 
 
 def from_bench(data: dict[str, Any], source: str, accelerator: str | None = None) -> Throughput:
@@ -162,6 +192,8 @@ def _counts(run: Any) -> tuple[int, int] | None:
 def _json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot be read ({exc.strerror}). {THROUGHPUT_HELP}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: not a throughput JSON ({exc}). {THROUGHPUT_HELP}") from None
     if not isinstance(data, dict):

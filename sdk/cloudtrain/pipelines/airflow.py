@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import api
 from cloudtrain.errors import CloudtrainError, SpecError, require
-from cloudtrain.planning import RUN_ID
+from cloudtrain.runs import RUN_ID
 
 if TYPE_CHECKING:
     from cloudtrain.providers import Job, Provider

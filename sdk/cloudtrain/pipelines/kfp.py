@@ -9,7 +9,12 @@ code ("Custom job", https://cloud.google.com/vertex-ai/docs/pipelines/customjob-
 
 Every field of the rendered request goes to an argument of the op; a field the op has no
 argument for raises ``ProviderError`` naming it rather than being dropped. The op's
-``labels`` carry cloudtrain's own (job name, request hash, run id).
+``labels`` carry cloudtrain's own (job name, request hash, run id). The op's launcher
+builds the CustomJob with proto-plus from a dict, which knows fields only by their proto
+names (``worker_pool_specs[].container_spec``), not by the JSON names ``render`` prints
+(``workerPoolSpecs[].containerSpec``): the arguments carry the proto names
+(google-cloud-pipeline-components 2.22.0,
+``container/v1/gcp_launcher/job_remote_runner.py``, ``JobRemoteRunner.create_job``).
 
 The model: an ``importer`` of the export folder (``outputs.model``) as a
 ``google.UnmanagedContainerModel`` with the serving container, run after the training task,
@@ -26,12 +31,15 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cloudtrain import api
 from cloudtrain.errors import ProviderError, require
 
 if TYPE_CHECKING:
+    from google.protobuf.descriptor import Descriptor
+
     from cloudtrain.spec import JobSpec
 
 PROVIDER = "vertex"
@@ -39,23 +47,25 @@ PROVIDER = "vertex"
 # own table (google/cloud/aiplatform/constants/prediction.py, TF2_CONTAINER_URIS;
 # https://cloud.google.com/vertex-ai/docs/predictions/pre-built-containers).
 SERVING_IMAGE = "us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-15:latest"
-# CustomJob fields -> CustomTrainingJobOp arguments, by where they sit in the request.
-TOP = {"displayName": "display_name", "labels": "labels"}
-JOB_SPEC = {
-    "workerPoolSpecs": "worker_pool_specs",
-    "serviceAccount": "service_account",
-    "tensorboard": "tensorboard",
-    "enableWebAccess": "enable_web_access",
-    "network": "network",
-    "reservedIpRanges": "reserved_ip_ranges",
-    "persistentResourceId": "persistent_resource_id",
-}
-SCHEDULING = {
-    "timeout": "timeout",
-    "restartJobOnWorkerRestart": "restart_job_on_worker_restart",
-    "strategy": "strategy",
-    "maxWaitDuration": "max_wait_duration",
-}
+# CustomTrainingJobOp's arguments are named as the CustomJob fields they fill, by where the
+# field sits in the request (google_cloud_pipeline_components/v1/custom_job/component.py).
+TOP = ("display_name", "labels")
+JOB_SPEC = (
+    "worker_pool_specs",
+    "service_account",
+    "tensorboard",
+    "enable_web_access",
+    "network",
+    "reserved_ip_ranges",
+    "persistent_resource_id",
+    "psc_interface_config",
+)
+SCHEDULING = ("timeout", "restart_job_on_worker_restart", "strategy", "max_wait_duration")
+# The op's defaults that would add a field the render leaves out (component.py: timeout
+# 604800s, strategy STANDARD, max_wait_duration 86400s). The launcher drops empty values
+# before it builds the request (container/v1/gcp_launcher/utils/json_util.py,
+# recursive_remove_empty), so an empty argument leaves the field unset, as rendered.
+UNSET = {"timeout": "", "strategy": "", "max_wait_duration": ""}
 
 
 class TrainingJob(NamedTuple):
@@ -105,38 +115,104 @@ def training_job(
 def op_arguments(request: dict[str, Any]) -> dict[str, Any]:
     """``CustomTrainingJobOp`` arguments carrying every field of the rendered CustomJob ``request``.
 
+    Values are in the proto's field names, as the op's launcher parses them; the op's
+    defaults for fields the request leaves out are emptied (``UNSET``), so the launcher
+    sends exactly the request.
+
     Raises:
         ProviderError: a field has no argument of the op to go to.
 
     Example:
-    >>> op_arguments({"displayName": "d", "jobSpec": {"workerPoolSpecs": [], "scheduling": {"timeout": "60s"}}})
-    {'display_name': 'd', 'worker_pool_specs': [], 'timeout': '60s'}
+    >>> pool = {"replicaCount": 1, "containerSpec": {"imageUri": "i", "env": [{"name": "A", "value": "1"}]}}
+    >>> arguments = op_arguments({"displayName": "d", "jobSpec": {"workerPoolSpecs": [pool]}})
+    >>> arguments["worker_pool_specs"]
+    [{'replica_count': 1, 'container_spec': {'image_uri': 'i', 'env': [{'name': 'A', 'value': '1'}]}}]
+    >>> arguments["strategy"], arguments["display_name"]
+    ('', 'd')
     """
-    job_spec = dict(request.get("jobSpec", {}))
+    from google.cloud import aiplatform_v1
+
+    job = _proto_field_names(request, aiplatform_v1.CustomJob.pb().DESCRIPTOR)
+    job_spec = dict(job.get("job_spec", {}))
     scheduling = job_spec.pop("scheduling", {})
-    output = job_spec.pop("baseOutputDirectory", None)
-    encryption = request.get("encryptionSpec")
+    output = job_spec.pop("base_output_directory", None)
+    encryption = job.get("encryption_spec")
     arguments = {
-        **_mapped(request, TOP, "", skip=("jobSpec", "encryptionSpec")),
+        **UNSET,
+        **_mapped(job, TOP, "", skip=("job_spec", "encryption_spec")),
         **_mapped(job_spec, JOB_SPEC, "jobSpec."),
         **_mapped(scheduling, SCHEDULING, "jobSpec.scheduling."),
     }
     if output is not None:
-        arguments["base_output_directory"] = output["outputUriPrefix"]
+        arguments["base_output_directory"] = output["output_uri_prefix"]
     if encryption is not None:
-        arguments["encryption_spec_key_name"] = encryption["kmsKeyName"]
+        arguments["encryption_spec_key_name"] = encryption["kms_key_name"]
     return arguments
 
 
+def _proto_field_names(message: dict[str, Any], descriptor: Descriptor) -> dict[str, Any]:
+    """``message``, in the proto's JSON form, with every field under its proto name; values unchanged.
+
+    The names come from the message's own descriptor, as ``json_format`` maps them; map
+    keys (``labels``) and well-known types with a JSON form of their own (``Duration``'s
+    ``"3600s"``) are values, left as they are.
+
+    Raises:
+        ProviderError: a key is no field of the message.
+
+    Example:
+    >>> from google.cloud import aiplatform_v1
+    >>> _proto_field_names({"imageUri": "i"}, aiplatform_v1.ContainerSpec.pb().DESCRIPTOR)
+    {'image_uri': 'i'}
+    """
+    fields = {**descriptor.fields_by_name, **{field.json_name: field for field in descriptor.fields}}
+    named: dict[str, Any] = {}
+    for key, value in message.items():
+        field = fields.get(key)
+        if field is None:
+            raise ProviderError(
+                f"{key}: {descriptor.full_name} has no such field, so Vertex AI would reject the request. "
+                "The render is wrong: report it with the spec."
+            )
+        named[field.name] = _value_names(value, field.message_type)
+    return named
+
+
+def _value_names(value: Any, descriptor: Descriptor | None) -> Any:
+    """A field's ``value`` with proto names inside: a message, or a list of them; anything else as it is."""
+    if (
+        descriptor is None
+        or descriptor.GetOptions().map_entry
+        or descriptor.file.package == "google.protobuf"
+    ):
+        return value
+    if isinstance(value, list):
+        return [_proto_field_names(item, descriptor) for item in value]
+    return _proto_field_names(value, descriptor)
+
+
 def _mapped(
-    fields: dict[str, Any], names: dict[str, str], where: str, skip: tuple[str, ...] = ()
+    fields: dict[str, Any], names: tuple[str, ...], where: str, skip: tuple[str, ...] = ()
 ) -> dict[str, Any]:
-    """``fields`` under the op's argument names; a field without one is an error, not a silent drop."""
+    """The ``fields`` that are arguments of the op; a field without one is an error, not a silent drop.
+
+    The error names the field as ``render`` prints it: ``where`` and the JSON name.
+    """
     unknown = sorted(set(fields) - set(names) - set(skip))
     if unknown:
         raise ProviderError(
-            f"{', '.join(where + name for name in unknown)}: google-cloud-pipeline-components' "
+            f"{', '.join(where + _json_name(name) for name in unknown)}: google-cloud-pipeline-components' "
             "CustomTrainingJobOp has no argument for this CustomJob field, so the pipeline's job would "
             "differ from cloudtrain's. Leave it out of the spec, or submit with cloudtrain.submit."
         )
-    return {names[name]: value for name, value in fields.items() if name in names}
+    return {name: value for name, value in fields.items() if name in names}
+
+
+def _json_name(name: str) -> str:
+    """A proto field's JSON name, as protobuf makes it: each ``_x`` becomes ``X``.
+
+    Example:
+    >>> _json_name("restart_job_on_worker_restart")
+    'restartJobOnWorkerRestart'
+    """
+    return re.sub(r"_([a-z0-9])", lambda match: match.group(1).upper(), name)

@@ -99,7 +99,8 @@ class JobSummary:
     where the provider has not reached that point (``ended`` of a running job).
     ``shape`` is the hardware in words ("2 × n1-standard-8"); ``estimate`` the cost
     predicted at submit time (None: not billed, or submitted without one); ``usage``
-    what was billed once the job ended (None: not billed, or not ended).
+    what was billed once the job ended (None: not billed, or not ended); ``run`` the run
+    the job is an attempt of (``cloudtrain.runs``; None for a job from before runs).
     """
 
     id: str
@@ -112,6 +113,7 @@ class JobSummary:
     shape: str = ""
     estimate: ExpectedCost | None = None
     usage: Usage | None = None
+    run: str | None = None
 
     @property
     def short_id(self) -> str:
@@ -128,6 +130,15 @@ class JobSummary:
         if self.started is None or self.ended is None:
             return None
         return (self.ended - self.started).total_seconds()
+
+
+def attached(job: Job) -> bool:
+    """Whether ``Provider.submit`` returned a job an earlier submit created, rather than a new one.
+
+    A provider's job says so with an ``attached`` attribute set to True; a job without one
+    (a plugin's that does not tell) reads as new.
+    """
+    return getattr(job, "attached", False) is True
 
 
 class Job(Protocol):
@@ -258,6 +269,8 @@ class Provider(Protocol):
 
         ``progress`` is the caller's callback: call it with a ``cloudtrain.Progress`` as the
         code uploads (``cloudtrain.providers.transfer.upload_once`` does), and print nothing.
+        A job an earlier submit of the same request created is returned with
+        ``attached = True`` (see ``attached``), so the caller can say nothing new started.
         """
         ...
 
@@ -271,11 +284,56 @@ class Provider(Protocol):
 
 
 @runtime_checkable
+class NamesRuns(Protocol):
+    """A provider that names the run of a submit given no run id. Optional.
+
+    Without it, the run is a digest of what the job is (``cloudtrain.runs.derived``): the
+    same spec and code submitted again are the same run, which attaches or resumes.
+    """
+
+    def new_run_id(self, plan: Plan) -> str:
+        """The run id of ``plan``, submitted without one."""
+        ...
+
+
+@runtime_checkable
 class HasConsole(Protocol):
     """A job the provider's web console shows: ``submit`` and ``status`` print the link. Optional."""
 
     @property
     def console_url(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Stored:
+    """Files left under one storage prefix: how much, and the command that deletes them.
+
+    >>> Stored("s3://b/r/checkpoints", 3_500_000, 4, "aws s3 rm --recursive s3://b/r/checkpoints/").megabytes
+    3.5
+    """
+
+    uri: str
+    bytes: int
+    files: int
+    delete: str
+
+    @property
+    def megabytes(self) -> float:
+        return round(self.bytes / 1e6, 1)
+
+
+@runtime_checkable
+class ReportsBackup(Protocol):
+    """A job that can say what its run's backup left in storage once it ended. Optional.
+
+    A run keeps its backup after a failure (its retry resumes from it) and, where the
+    export is not durable until the job ends (SageMaker), after success too: ``status``
+    shows the size, which is storage the user pays for, and how to delete it.
+    """
+
+    def kept_backup(self) -> Stored | None:
+        """The backup files in storage (ask once the job has ended); None when none are left."""
+        ...
 
 
 @runtime_checkable

@@ -6,7 +6,9 @@ service would start, each with the environment its service gives a replica. The 
 provider then runs them. The names and placeholders both sides use live here:
 
 - ``<run>``: the run folder; ``<buckets>``: the stand-in buckets
-  (``<buckets>/gcs/BUCKET``, ``<buckets>/s3/BUCKET``); ``<port:N>``: a free loopback port.
+  (``<buckets>/gcs/BUCKET``, ``<buckets>/s3/BUCKET``); ``<port:N>``: a free loopback port;
+  ``<job>``: the name or ID the service gives the job, taken when the run is submitted
+  from ``Emulable.job_names`` and never given twice, as on the service.
 - ``CLOUDTRAIN_ROOT``: the folder that stands in for a replica's ``/``.
 - ``CLOUDTRAIN_CPU_DEVICES``: how many logical CPU devices the replica's TensorFlow creates.
 """
@@ -14,6 +16,7 @@ provider then runs them. The names and placeholders both sides use live here:
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cloudtrain.container import ROOT_ENV
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CPU_DEVICES_ENV",
+    "JOB",
     "MOUNTS",
     "ROOT_ENV",
     "RUNTIME_ENTRYPOINT",
@@ -36,6 +40,7 @@ __all__ = [
 ]
 
 CPU_DEVICES_ENV = "CLOUDTRAIN_CPU_DEVICES"
+JOB = "<job>"
 RUNTIME_ENTRYPOINT = ["-m", "cloudtrain_runtime"]
 # Where each bucket scheme is mounted under a replica's root (Vertex: Cloud Storage FUSE).
 MOUNTS = {"gs://": "/gcs/", "s3://": "/s3/"}
@@ -52,11 +57,20 @@ class Emulable(Protocol):
 
         Returns:
             ``{"replicas": [...], "restarts": {...}}`` plus optional ``"cluster"`` (what
-            every replica shares, written once), ``"collect"`` and ``"job"`` (the name
-            the provider would give the job), in the local request's format (see
+            every replica shares, written once), ``"collect"`` and ``"job"`` (what the
+            first submit's job would be called, for ``job_names``), in the local request's format (see
             ``cloudtrain.providers.local.render``). ``restarts`` says, from the request's
             own fields, how often the provider restarts the job after a lost host
             (``"host"``) and after a spot interruption (``"spot"``): ``restart``.
+            Wherever the job's name or ID goes (its variables, upload paths), it says ``<job>``.
+        """
+        ...
+
+    def job_names(self, first: str) -> Iterator[str]:
+        """The names or IDs the service gives successive jobs of the same request, in order.
+
+        ``first`` is the request's ``"job"``. The emulator takes the first not yet given
+        on this machine, so no two emulated jobs share a name, as no two real ones can.
         """
         ...
 

@@ -35,7 +35,7 @@ OVER = (
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.syspath_prepend(str(REPO / "tests" / "cloudtrain" / "providers"))
-    from fakes.sagemaker_aws import LoopbackAws
+    from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 
     with LoopbackAws() as services:
         services.install(monkeypatch)
@@ -104,6 +104,23 @@ def test_python_api_refuses_before_anything_is_packed_or_sent() -> None:
     assert error.value.exit_code == 3
 
 
+# regression: the refusal suggested --throughput, and a throughput measured on this machine's CPU
+# was then refused the same way for a GPU job
+def test_a_throughput_that_cannot_be_scaled_is_not_suggested_again(run_cli: Run, tmp_path: Path) -> None:
+    measured = tmp_path / "cloudtrain-throughput.json"
+    measured.write_text(json.dumps({"examples_per_sec": 900.0, "replicas": 1, "accelerator": "cpu"}))
+    args = ("--provider", "sagemaker", "--set", "limits.max_runtime=24h", "--throughput", str(measured))
+    result = run_cli("submit", EXAMPLE, *args)
+    assert result.code == 3
+    assert result.errors == [
+        "The worst-case cost $35.33 (2 × ml.g4dn.xlarge on-demand for all of limits.max_runtime, 1.0d) exceeds "
+        "limits.max_cost_usd=5. The throughput given was measured on cpu, which catalog/speeds.csv does not "
+        "relate to t4. For a tighter estimate, give a speed measured on t4: --throughput 1200@t4 (examples/s "
+        "of one device), or the cloudtrain-throughput.json of a run on t4. Or lower limits.max_runtime, "
+        "raise the limit (--set limits.max_cost_usd=36), or pass --force to submit anyway."
+    ]
+
+
 def test_no_relative_speed_is_said_not_guessed_and_the_worst_case_is_checked() -> None:
     spec = load_spec(EXAMPLE, ["resources.accelerator=cpu", "limits.max_cost_usd=0.01"])
     check = budget.check_budget(plan(spec, "sagemaker"), "1@t4")
@@ -121,9 +138,9 @@ def test_no_relative_speed_is_said_not_guessed_and_the_worst_case_is_checked() -
 # Without a throughput: 2 × ml.g4dn.xlarge at $0.736/h for all of limits.max_runtime=24h = $35.33.
 WORST = (
     "The worst-case cost $35.33 (2 × ml.g4dn.xlarge on-demand for all of limits.max_runtime, 1.0d) exceeds "
-    "limits.max_cost_usd=5. For a tighter estimate, give a measured throughput: --throughput 1200@t4 "
-    "(examples/s of one device), or the cloudtrain-throughput.json of a run. Or lower limits.max_runtime, "
-    "raise the limit (--set limits.max_cost_usd=36), or pass --force to submit anyway."
+    "limits.max_cost_usd=5. For a tighter estimate, give a speed measured on t4: --throughput 1200@t4 "
+    "(examples/s of one device), or the cloudtrain-throughput.json of a run on t4. Or lower "
+    "limits.max_runtime, raise the limit (--set limits.max_cost_usd=36), or pass --force to submit anyway."
 )
 STRICT = (
     "limits.max_cost_usd=5 cannot be checked: the price of this shape is unknown, and --strict-budget refuses "

@@ -21,7 +21,7 @@ from cloudtrain.errors import CloudtrainError
 from cloudtrain.planning import plan
 from cloudtrain.specfile import load_spec
 from cloudtrain_runtime import config as runtime_config
-from cloudtrain_runtime.diagnosis import FAIL, OK, Check
+from cloudtrain_runtime.diagnosis import FAIL, OK, WARN, Check
 from tests.cloudtrain.test_startup import HEAVY
 from tests.conftest import Result
 
@@ -131,4 +131,8 @@ def test_doctor_with_a_job_checks_its_plan_and_exits_1_on_a_broken_cluster(
         "replicas", OK, "3 replica(s): 1 host(s) × 3 cpu device(s), as planned"
     )
     assert checks["all-reduce"].detail == "SUM over 3 replica(s) = 6 on every replica, as expected"
+    # the plan's T4s are emulated on the CPU on purpose (CLOUDTRAIN_CPU_DEVICES): not a missing GPU,
+    # but not the T4s either (regression: a T4 plan checked on a machine with no GPU was all ok)
+    assert checks["plan-devices"].status == WARN and "emulated on the CPU" in checks["plan-devices"].detail
+    assert "say nothing of the planned GPUs" in checks["plan-devices"].detail
     assert [name for name, check in checks.items() if check.status == FAIL] == ["environment"]

@@ -91,9 +91,10 @@ def test_submit_wait_shows_the_states_until_it_starts_then_the_logs(
     run_cli: Callable[..., Result], example_job: Path
 ) -> None:
     submitted = run_cli("submit", str(example_job), "--provider", "toycloud", "--wait")
-    job_id = submitted.out.splitlines()[0]
+    job_id = submitted.out.strip()
     assert submitted.code == 0
-    assert submitted.out.splitlines()[1:] == [f"[chief-0] training {job_id}"]
+    assert submitted.out.splitlines() == [job_id]  # not a terminal: the log goes to stderr
     assert "queued (QUEUED)\nrunning (RUNNING)\n" in submitted.err
+    assert f"[chief-0] training {job_id}" in submitted.err.splitlines()
     assert "succeeded (DONE)" not in submitted.err  # the status wait stopped once it started
     assert ESC not in submitted.err

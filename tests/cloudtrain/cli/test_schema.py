@@ -61,6 +61,8 @@ REJECTED = {
     "60_several_problems": "name pattern",
     "62_top_level_list": "type object",
     "64_empty_file": "type object",
+    "73_hosts_yaml_boolean": "type integer (JSON Schema: a boolean is no integer)",
+    "74_learning_rate_yaml_boolean": "type number",
 }
 NOT_YAML = {"63_yaml_syntax_error"}  # jsonschema never sees it
 

@@ -35,7 +35,22 @@ def test_plan_json_for_both_clouds(run_cli, example_job) -> None:
         assert data["provider"] == provider
         assert data["machine"]["machine_type"] == machine
         assert (data["replicas"], data["global_batch"], data["strategy"]) == (2, 32, "multi-worker")
-        assert data["storage"]["backup"].endswith("/binary-classifier/checkpoints")
+        assert data["storage"]["backup"].endswith("/binary-classifier/runs/{run}/checkpoints")
+        assert data["run_id"] is None
+
+
+def test_plan_json_for_two_run_ids_names_two_homes_for_every_artifact(run_cli, example_job) -> None:
+    """Each run's model, backups and TensorBoard logs have their own URIs, on every provider."""
+    for provider in ("local", "vertex", "sagemaker"):
+        planned = [
+            json.loads(run_cli("plan", str(example_job), "-p", provider, "--run-id", run, "--json").out)
+            for run in ("2026-12-03", "2026-12-10")
+        ]
+        for artifact in ("model", "backup", "tensorboard", "result"):
+            first, second = (p["outputs"][artifact] for p in planned)
+            assert "/runs/2026-12-03/" in first and first.replace("2026-12-03", "2026-12-10") == second
+        assert [p["run_id"] for p in planned] == ["2026-12-03", "2026-12-10"]
+        assert planned[0]["storage"]["latest"] == planned[1]["storage"]["latest"]
 
 
 def test_plan_table_is_readable(run_cli, example_job) -> None:
@@ -51,8 +66,9 @@ def test_plan_table_is_readable(run_cli, example_job) -> None:
     assert rows["strategy"].startswith("multi-worker: 2 hosts: MultiWorkerMirroredStrategy")
     assert "global batch     32 (16 per replica)" in result.out
     assert dict(line.split() for line in outputs.splitlines())["backup"] == (
-        "gs://my-bucket/binary-classifier/checkpoints"
+        "gs://my-bucket/binary-classifier/runs/{run}/checkpoints"
     )
+    assert rows["run"].startswith("{run} (named at submit")
 
 
 def test_missing_file_is_a_clean_error(run_cli, tmp_path) -> None:

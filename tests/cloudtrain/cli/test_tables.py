@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
+import struct
+import sys
+import termios
+
 import pytest
 
-from cloudtrain.cli.tables import Column, fitting, render
+from cloudtrain.cli.tables import Column, fitting, output_width, render
 
 COLUMNS = (
     Column("id"),
@@ -49,3 +56,24 @@ def test_too_narrow_for_priority_0_folds_instead_of_cropping() -> None:
     lines = render(COLUMNS, ROWS, width=20).splitlines()
     assert all(len(line) <= 20 for line in lines)
     assert "".join(line.strip() for line in lines[2:]) == ROWS[0][0]
+
+
+def test_a_pipe_has_no_width_to_fit_so_every_column_stays_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    read, write = os.pipe()
+    with os.fdopen(read) as _, os.fdopen(write, "w") as pipe:
+        assert output_width(pipe) is None
+        monkeypatch.setattr(sys, "stdout", pipe)
+        lines = render(COLUMNS, ROWS).splitlines()
+    assert lines[0].split() == ["id", "name", "note", "usd"]
+    assert lines[2].split() == " ".join(ROWS[0]).split()  # the note on one line, not folded
+
+
+def test_a_terminal_is_fitted_and_columns_overrides_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 44, 0, 0))
+    with os.fdopen(leader) as _, os.fdopen(follower, "w") as terminal:
+        assert output_width(terminal) == 44
+        monkeypatch.setenv("COLUMNS", "120")
+        assert output_width(terminal) == 120

@@ -176,6 +176,22 @@ def test_throughput_json_from_a_run_is_divided_per_device(tmp_path: Path) -> Non
     assert cost.parse_throughput(str(path)).examples_per_sec == 150
 
 
+def test_a_run_folder_or_the_roots_latest_json_names_the_runs_throughput(tmp_path: Path) -> None:
+    run = tmp_path / "runs" / "r7"
+    run.mkdir(parents=True)
+    path = runtime_files(run, 4000.0, replicas=8)
+    latest = tmp_path / "latest.json"
+    latest.write_text(json.dumps({"run_id": "r7", "model": str(run / "model"), "completed_at": "x"}))
+    for given in (run, latest):
+        measured = cost.parse_throughput(f"{given}@a100-40gb")
+        assert (measured.examples_per_sec, measured.source) == (500.0, f"{path}, ÷ 8 device(s)")
+    latest.write_text(json.dumps({"run_id": "r7", "model": "gs://bucket-a/runs/r7/model"}))
+    with pytest.raises(SpecError, match=r"points at a run in gs:// storage. Download its"):
+        cost.parse_throughput(f"{latest}@t4")
+    with pytest.raises(SpecError, match=r"cannot be read \(No such file or directory\)"):
+        cost.parse_throughput(f"{tmp_path / 'runs'}@t4")
+
+
 def test_throughput_json_problems_say_what_to_do(tmp_path: Path) -> None:
     path = runtime_files(tmp_path, 4000.0, replicas=8)
     with pytest.raises(SpecError) as error:
@@ -185,8 +201,26 @@ def test_throughput_json_problems_say_what_to_do(tmp_path: Path) -> None:
         f"Add it after the path, e.g. --throughput {path}@a100-40gb."
     )
     runtime_files(tmp_path, None, replicas=8)
-    with pytest.raises(SpecError, match=r"no measured throughput \(needs > 50 steps and a second epoch"):
+    with pytest.raises(SpecError) as error:
         cost.parse_throughput(f"{path}@t4")
+    # regression: the advice pointed back at the same file
+    assert str(error.value) == (
+        f"{path}: no measured throughput (needs > 50 steps and a second epoch to measure). Train 2 epochs "
+        "or more and pass the cloudtrain-throughput.json that run writes, or measure with cloudtrain bench "
+        "JOB --json > bench.json and pass bench.json, or give RATE@ACCELERATOR (e.g. 1200@t4)."
+    )
+
+
+def test_a_run_timed_after_a_short_warm_up_is_used_and_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "cloudtrain-throughput.json"
+    path.write_text(
+        json.dumps({"examples_per_sec": 900.0, "steady": False, "replicas": 1, "accelerator": "cpu"})
+    )
+    measured = cost.parse_throughput(str(path))
+    assert (measured.examples_per_sec, measured.source) == (
+        900.0,
+        f"{path}, ÷ 1 device(s), timed after a short warm-up",
+    )
 
 
 def test_work_needs_examples_or_steps() -> None:

@@ -244,7 +244,7 @@ def test_a_region_without_price_rows_needs_its_source_named() -> None:
         refresh.split_regions(("asia-east1",))
     assert str(error.value) == (
         "--region 'asia-east1' is in no price row, so the source that prices it is unknown. "
-        "Name it: cloudtrain prices refresh --provider aws|gcp --region asia-east1"
+        "Name it: cloudtrain prices refresh --provider sagemaker|vertex --region asia-east1"
     )
 
 
@@ -297,3 +297,26 @@ def test_no_aws_credentials_shows_the_command(aws_pricing: _Server, monkeypatch:
     ):
         aws.fetch(("us-east-1",), as_of="2026-12-02")
     assert aws_pricing.requests == []
+
+
+@pytest.mark.parametrize(
+    ("name", "note"),
+    [
+        ("sagemaker", ""),  # the provider's name, as every other command says
+        ("aws", "Note: --provider aws names the price source; say --provider sagemaker"),  # still works
+    ],
+)
+def test_cli_refresh_takes_the_provider_name_and_the_source_name(
+    aws_pricing: _Server, tmp_path: Path, run_cli: Callable[..., Result], name: str, note: str
+) -> None:
+    out = tmp_path / "prices.csv"
+    result = run_cli("prices", "refresh", "--provider", name, "--region", "us-east-1", "--out", str(out))
+    assert result.code == 0, result.err
+    assert {(key[0], key[1]) for key in rows(out)} == {("sagemaker", "us-east-1")}
+    assert result.err.startswith(note) if note else not result.err.startswith("Note:")
+
+
+def test_source_names_doctest() -> None:
+    import doctest
+
+    assert doctest.testmod(refresh).failed == 0

@@ -20,10 +20,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fakes.sagemaker_aws import LoopbackAws
-from fakes.vertex_jobservice import FakeJobService
-from fakes.vertex_logging import FakeLogging
-from fakes.vertex_storage import FakeStorage
+
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
+from tests.cloudtrain.providers.fakes.vertex_logging import FakeLogging
+from tests.cloudtrain.providers.fakes.vertex_storage import FakeStorage
 
 VERTEX_ENDPOINTS = (
     "CLOUDTRAIN_VERTEX_ENDPOINT",

@@ -14,9 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import sagemaker_model
-from fakes.sagemaker_aws import BUCKET, REGION
-from tests.cloudtrain.test_bench import runtime_result
 
 from cloudtrain import bench
 from cloudtrain.bench import sibling
@@ -28,6 +25,9 @@ from cloudtrain.progress import Progress
 from cloudtrain.providers import local, registry, sagemaker, vertex
 from cloudtrain.providers.sagemaker import outputs as sagemaker_outputs
 from cloudtrain.specfile import load_spec
+from tests.cloudtrain.providers.fakes import sagemaker_model
+from tests.cloudtrain.providers.fakes.sagemaker_aws import BUCKET, REGION
+from tests.cloudtrain.test_bench import runtime_result
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "binary_classifier" / "job.yaml"
@@ -37,7 +37,7 @@ STEPS = 40
 
 def bundled(planned: Plan) -> Plan:
     """``planned`` with a fixed bundle name, so requests are stable."""
-    return planned.with_bundle(f"{planned.storage.code}/{BUNDLE}")
+    return planned.with_bundle(f"{planned.storage.code}/{BUNDLE}").with_run("r1")
 
 
 def bench_and_training(provider: str, tmp_path: Path) -> tuple[list[Plan], Plan]:

@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.sagemaker_aws import BUCKET, REGION
-from tests.cloudtrain.scaling.test_compare import write_run
 
 from cloudtrain import api
 from cloudtrain.cost.actual import actual_cost
@@ -25,6 +23,8 @@ from cloudtrain.providers.base import Usage
 from cloudtrain.providers.sagemaker import outputs as sagemaker_outputs
 from cloudtrain.scaling import analysis, compare
 from cloudtrain.specfile import load_spec
+from tests.cloudtrain.providers.fakes.sagemaker_aws import BUCKET, REGION
+from tests.cloudtrain.scaling.test_compare import write_run
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "binary_classifier" / "job.yaml"

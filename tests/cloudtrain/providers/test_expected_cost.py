@@ -11,7 +11,6 @@ import importlib
 from pathlib import Path
 
 import pytest
-from fakes import sagemaker_model
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
@@ -21,6 +20,7 @@ from cloudtrain.errors import SpecError
 from cloudtrain.providers import vertex
 from cloudtrain.providers.base import FROM_THROUGHPUT, WORST_CASE, ExpectedCost
 from cloudtrain.specfile import load_spec
+from tests.cloudtrain.providers.fakes import sagemaker_model
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "binary_classifier" / "job.yaml"
@@ -84,13 +84,15 @@ def test_a_shape_without_a_price_gets_no_estimate() -> None:
     assert budget.expected_cost(planned, settings=_no_prices()) is None
     assert (
         "cloudtrain_estimate"
-        not in vertex.render(unpriced.with_bundle(f"{planned.storage.code}/x.tar.gz"))["labels"]
+        not in vertex.render(unpriced.with_bundle(f"{planned.storage.code}/x.tar.gz").with_run("r1"))[
+            "labels"
+        ]
     )
 
 
 def test_validate_counts_the_estimate_labels_against_the_limit() -> None:
     """64 labels at most: a spec that leaves no room for cloudtrain's own is refused before any upload."""
-    room = vertex_render.MAX_LABELS - 4  # job, request, estimate cents and basis
+    room = vertex_render.MAX_LABELS - 5  # job, run, request, estimate cents and basis
     labels = [f"vertex.labels.l{i}=v" for i in range(room + 1)]
     with pytest.raises(SpecError, match=r"vertex\.labels"):
         api.validate(load_spec(EXAMPLE, (*SETTINGS, *labels)), "vertex")

@@ -15,12 +15,12 @@ from typing import Any
 
 import grpc
 import pytest
-from fakes.sagemaker_aws import LoopbackAws
-from fakes.vertex_jobservice import FakeJobService
 from google.protobuf import timestamp_pb2
-from tests.conftest import Result
 
 from cloudtrain.cost.inputs import prices
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
+from tests.conftest import Result
 
 EXAMPLE = str(Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml")
 T0 = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import Result
 
 from cloudtrain.errors import SpecError
 from cloudtrain.planning import plan
 from cloudtrain.providers import local, sagemaker, vertex
 from cloudtrain.providers.local.launcher import expand, replica_env
 from cloudtrain.specfile import load_spec
+from tests.conftest import Result
 
 BUNDLES = {
     "local": "/data/outputs/code/0123456789abcdef.tar.gz",
@@ -27,7 +27,7 @@ BUNDLES = {
 
 def _render(example_job: Path, provider: str, hosts: int = 2) -> dict[str, Any]:
     spec = load_spec(example_job, [f"resources.hosts={hosts}"])
-    return local.render(plan(spec, provider).with_bundle(BUNDLES[provider]))
+    return local.render(plan(spec, provider).with_bundle(BUNDLES[provider]).with_run("r1"))
 
 
 def _env(request: dict[str, Any], name: str) -> dict[str, str]:
@@ -63,7 +63,11 @@ def test_plain_local_runs_one_runtime_per_host_with_tf_config_on_loopback(exampl
 
 
 def test_several_devices_on_several_hosts_run_one_worker_per_device(example_job: Path) -> None:
-    planned = plan(load_spec(example_job, ["resources.per_host=2"]), "local").with_bundle("/tmp/b/0.tar.gz")
+    planned = (
+        plan(load_spec(example_job, ["resources.per_host=2"]), "local")
+        .with_bundle("/tmp/b/0.tar.gz")
+        .with_run("r1")
+    )
     request = local.render(planned)
     assert [r["name"] for r in request["replicas"]] == ["chief-0", "worker-0", "worker-1", "worker-2"]
     env = _env(request, "worker-2")
@@ -72,8 +76,10 @@ def test_several_devices_on_several_hosts_run_one_worker_per_device(example_job:
 
 
 def test_emulating_several_devices_on_several_hosts_is_refused_with_the_fix(example_job: Path) -> None:
-    planned = plan(load_spec(example_job, ["resources.per_host=2"]), "vertex").with_bundle(
-        "gs://b/c/0.tar.gz"
+    planned = (
+        plan(load_spec(example_job, ["resources.per_host=2"]), "vertex")
+        .with_bundle("gs://b/c/0.tar.gz")
+        .with_run("r1")
     )
     with pytest.raises(SpecError, match=r"--set resources\.per_host=1"):
         local.render(planned)
@@ -88,7 +94,9 @@ def test_plain_local_with_one_host_sets_no_tf_config(example_job: Path) -> None:
 def test_vertex_emulation_gives_each_replica_what_vertex_gives(example_job: Path) -> None:
     request = _render(example_job, "vertex", hosts=3)
     job = vertex.render(
-        plan(load_spec(example_job, ["resources.hosts=3"]), "vertex").with_bundle(BUNDLES["vertex"])
+        plan(load_spec(example_job, ["resources.hosts=3"]), "vertex")
+        .with_bundle(BUNDLES["vertex"])
+        .with_run("r1")
     )
     container = job["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]
     assert [r["name"] for r in request["replicas"]] == ["chief-0", "worker-0", "worker-1"]
@@ -104,9 +112,11 @@ def test_vertex_emulation_gives_each_replica_what_vertex_gives(example_job: Path
     cluster_spec = json.loads(env["CLUSTER_SPEC"])
     assert cluster_spec["task"] == {"type": "workerpool1", "index": 0}
     assert set(cluster_spec["cluster"]) == {"workerpool0", "workerpool1"}
-    assert env["AIP_MODEL_DIR"] == "gs://my-bucket/binary-classifier/model/"
-    assert env["AIP_CHECKPOINT_DIR"] == "gs://my-bucket/binary-classifier/checkpoints/"
-    assert env["AIP_TENSORBOARD_LOG_DIR"] == "gs://my-bucket/binary-classifier/logs/"
+    assert env["AIP_MODEL_DIR"] == "gs://my-bucket/binary-classifier/runs/r1/model/"
+    assert env["AIP_CHECKPOINT_DIR"] == "gs://my-bucket/binary-classifier/runs/r1/checkpoints/"
+    assert env["AIP_TENSORBOARD_LOG_DIR"] == "gs://my-bucket/binary-classifier/runs/r1/logs/"
+    # The job's ID is taken when the run is submitted, the same on every replica and attempt.
+    assert env["CLOUD_ML_JOB_ID"] == "<job>"
     for item in container["env"]:
         assert env[item["name"]] == item["value"]
     # image: auto -> the request's bootstrap command, run by this machine's Python
@@ -126,28 +136,44 @@ def test_vertex_emulation_of_one_replica_has_cluster_spec_but_no_tf_config(examp
 
 def test_sagemaker_emulation_builds_an_opt_ml_tree_per_host_and_no_tf_config(example_job: Path) -> None:
     request = _render(example_job, "sagemaker")
-    cloud = sagemaker.render(plan(load_spec(example_job), "sagemaker").with_bundle(BUNDLES["sagemaker"]))
+    cloud = sagemaker.render(
+        plan(load_spec(example_job), "sagemaker").with_bundle(BUNDLES["sagemaker"]).with_run("r1")
+    )
     algo2 = expand(request["cluster"], request["replicas"][1])
     assert algo2["name"] == "algo-2"
     assert "TF_CONFIG" not in algo2["env"]
     assert algo2["env"]["CLOUDTRAIN_HOSTS"] == "algo-1=127.0.0.1:<port:0>,algo-2=127.0.0.1:<port:1>"
-    assert algo2["env"]["TRAINING_JOB_NAME"] == cloud["TrainingJobName"]
+    # The name is taken at submit (never one an earlier job had): the request's, or its next -rN.
+    assert algo2["env"]["TRAINING_JOB_NAME"] == "<job>"
+    assert request["job"] == cloud["TrainingJobName"]
     assert algo2["env"]["CLOUDTRAIN_BUNDLE"] == cloud["Environment"]["CLOUDTRAIN_BUNDLE"]
     assert algo2["env"] == _env(request, "algo-2")
-    config = {path.rsplit("/", 1)[1]: json.loads(text) for path, text in algo2["files"].items()}
+    files = algo2["files"]
+    config = {
+        path.rsplit("/", 1)[1]: json.loads(text) for path, text in files.items() if path.endswith(".json")
+    }
+    # image: auto keeps the DLC's entrypoint, so its start-up scripts stand in under the host's root
+    assert sorted(path for path in files if not path.endswith(".json")) == [
+        "usr/local/bin/entrypoint.sh",
+        "usr/local/bin/start_cuda_compat.sh",
+    ]
+    assert algo2["argv"][:3] == ["bash", "-m", "<run>/hosts/algo-2/usr/local/bin/entrypoint.sh"]
     assert config["resourceconfig.json"]["current_host"] == "algo-2"
     assert config["resourceconfig.json"]["hosts"] == ["algo-1", "algo-2"]
     assert config["hyperparameters.json"] == cloud["HyperParameters"]
     assert config["inputdataconfig.json"]["code"]["TrainingInputMode"] == "File"
-    checkpoints = "<buckets>/s3/my-bucket/binary-classifier/checkpoints/"
+    checkpoints = "<buckets>/s3/my-bucket/binary-classifier/runs/r1/checkpoints/"
     assert {"source": checkpoints, "target": "opt/ml/checkpoints"} in algo2["copy_in"]
     assert algo2["sync_out"] == [
         {"source": "opt/ml/checkpoints", "target": checkpoints},
-        {"source": "opt/ml/output/tensorboard", "target": "<buckets>/s3/my-bucket/binary-classifier/logs"},
+        {
+            "source": "opt/ml/output/tensorboard",
+            "target": "<buckets>/s3/my-bucket/binary-classifier/runs/r1/logs",
+        },
     ]
     assert request["restarts"]["host"] == {"limit": 0, "rule": "the request has no RetryStrategy"}
     targets = [item["target"] for item in request["collect"]]
-    output = f"<buckets>/s3/my-bucket/binary-classifier/output/{cloud['TrainingJobName']}/output"
+    output = "<buckets>/s3/my-bucket/binary-classifier/runs/r1/output/<job>/output"
     assert targets == [f"{output}/model.tar.gz", f"{output}/output.tar.gz"]
 
 

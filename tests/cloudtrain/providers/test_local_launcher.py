@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import Result
 
 from cloudtrain import api
 from cloudtrain.errors import ProviderError
@@ -30,6 +29,7 @@ from cloudtrain.providers.local.job import LocalJob
 from cloudtrain.providers.local.launcher import first_failure
 from cloudtrain.providers.local.processes import is_running
 from cloudtrain.spec import JobSpec
+from tests.conftest import Result
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -53,12 +53,13 @@ if os.environ.get("MODE") == "fail":
 if os.environ.get("MODE") == "crash" and me == "worker:0":
     os.kill(os.getpid(), signal.SIGKILL)
 if os.environ.get("MODE") == "exported":  # the chief records a verified export, then a worker dies
-    export = pathlib.Path(json.loads(os.environ["CLOUDTRAIN_CONFIG"])["export_dir"])
+    config = json.loads(os.environ["CLOUDTRAIN_CONFIG"])
+    export = pathlib.Path(config["export_dir"])
     marker = export.parent / "cloudtrain-complete.json"
     if me == "chief:0":
         export.mkdir(parents=True, exist_ok=True)
         (export / "saved_model.pb").write_bytes(b"")
-        run = os.environ.get("MARKER_RUN", os.environ["CLOUDTRAIN_RUN_ID"])
+        run = os.environ.get("MARKER_RUN", config["run_id"])
         marker.write_text(json.dumps({"run": run, "export": str(export)}))
     else:
         while not marker.exists():
@@ -101,7 +102,7 @@ def _submit(
         resources={"hosts": 2},
         storage={"root": str(tmp_path / "outputs")},
     )
-    planned, packed = api.pack_code(plan(spec, "local"))
+    planned, packed = api.pack_code(plan(spec, "local").with_run("r1"))
     request = local.with_fault(local.render(planned), fault)
     for replica in request["replicas"]:
         replica["argv"] = [sys.executable, str(project / "replica.py")]
@@ -216,7 +217,7 @@ def test_a_replica_that_exits_with_an_error_fails_the_job_without_a_restart(
     final = job.wait(poll_s=0.2)
     lines = list(job.logs())
     assert final.state == "failed"
-    assert final.detail.endswith("failed (exit 3); see its lines above.")
+    assert final.detail == "Replica chief-0 failed (exit 3)."
     assert not any("Restarting" in line for line in lines)
 
 

@@ -23,7 +23,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from tests.conftest import Result
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
@@ -32,6 +31,7 @@ from cloudtrain.providers.local import run
 from cloudtrain.providers.local.job import LocalJob, run_dir_for
 from cloudtrain.providers.local.processes import ProcessRecord, identify
 from cloudtrain.providers.local.records import write_record
+from tests.conftest import Result
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -30,7 +30,7 @@ def _request(example_job: Path, tmp_path: Path, emulate: str | None, hosts: int)
     overrides = _overrides(hosts)
     if emulate is None:  # a local storage.root next to job.yaml would be written by packing
         overrides.append(f"storage.root={tmp_path / 'outputs'}")
-    return api.prepare(load_spec(example_job, overrides), local.Local(emulate=emulate)).request
+    return api.prepare(load_spec(example_job, overrides), local.Local(emulate=emulate), run_id="r1").request
 
 
 def _size(request: dict[str, Any]) -> int:
@@ -64,7 +64,7 @@ def test_vertex_replicas_get_tf_config_and_cluster_spec_as_vertex_writes_them(
 ) -> None:
     request = _request(example_job, tmp_path, "vertex", 3)
     spec = load_spec(example_job, _overrides(3))
-    job = vertex.render(api.pack_code(vertex.provider.plan(spec))[0])["jobSpec"]
+    job = vertex.render(api.pack_code(vertex.provider.plan(spec).with_run("r1"))[0])["jobSpec"]
     chief, workers = ["127.0.0.1:<port:0>"], ["127.0.0.1:<port:1>", "127.0.0.1:<port:2>"]
     cloud = {"environment": "cloud", "job": job}
     env = replica_env(request, "worker-1")

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_local_launcher import RUN_RECORDS, stop_runs
 
 from cloudtrain import api
 from cloudtrain.outputs import JOB
 from cloudtrain.providers import local
 from cloudtrain.providers.local.job import LocalJob
+from tests.cloudtrain.providers.test_local_launcher import RUN_RECORDS, stop_runs
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600)]
 
@@ -53,19 +53,21 @@ def test_the_readme_main_job_trains_on_two_hosts_and_prints_the_summary(project:
         text=True,
         check=False,
     )
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr
+    out = done.stderr  # piped: stdout holds the job ID alone, the followed log is on stderr
+    assert done.returncode == 0, done.stdout + out
     assert re.search(r"^\[chief-0\] epoch 3/3 .*val_binary_accuracy=", out, re.MULTILINE)
     assert "[chief-0] replicas=2\n" in out
     assert "[chief-0] global_batch=32\n" in out
     accuracy = float(re.search(r"^\[chief-0\] final_val_binary_accuracy=([\d.]+)$", out, re.MULTILINE)[1])
     assert accuracy >= MIN_VAL_ACCURACY
-    assert f"[chief-0] export={project / 'outputs' / 'model'}\n" in out
+    run = project / "outputs" / "runs" / str(LocalJob(done.stdout.strip()).summary().run)
+    assert f"[chief-0] export={run / 'model'}\n" in out
     assert re.search(
         r"^\[chief-0\] serving_default\(.*\) -> \{'output_0': \[\[[\d.e-]+\]\]\}$", out, re.MULTILINE
     )
-    assert _saved_models(project / "outputs") == [project / "outputs" / "model"]
-    _assert_nothing_left_behind(project.parent, LocalJob(out.splitlines()[0]))
+    assert _saved_models(project / "outputs") == [run / "model"]
+    assert json.loads((project / "outputs" / "latest.json").read_text())["model"] == str(run / "model")
+    _assert_nothing_left_behind(project.parent, LocalJob(done.stdout.strip()))
 
 
 def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(project: Path) -> None:
@@ -79,7 +81,8 @@ def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(p
         "[cloudtrain] Restarting all replicas (host restart 1 of 5: Vertex restarts a lost worker, "
         "and with it the whole job)." in lines
     )
-    base = project.parent / "home" / "buckets" / "gcs" / "my-bucket" / "binary-classifier"
+    bucket = project.parent / "home" / "buckets" / "gcs" / "my-bucket" / "binary-classifier"
+    base = bucket / "runs" / job.request["run_id"]
     result = json.loads((base / "cloudtrain-result.json").read_text())
     assert result["replicas"] == 3
     assert result["resumed_from_epoch"] == 1  # the backup of epoch 1, written before the kill
@@ -87,7 +90,7 @@ def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(p
     assert [attempt["epochs"] for attempt in result["attempts"]] == [[1], [2, 3]]
     assert result["history"]["val_binary_accuracy"][-1] >= MIN_VAL_ACCURACY
     assert _saved_models(base) == [base / "model"]  # AIP_MODEL_DIR
-    assert (base / "code").is_dir()  # the bundle was "uploaded" to the stand-in bucket
+    assert (bucket / "code").is_dir()  # the bundle was "uploaded" to the stand-in bucket
     _assert_every_output_arrived(job, spec)
     _assert_nothing_left_behind(project.parent, job)
 
@@ -99,7 +102,7 @@ def test_two_hosts_with_two_devices_each_really_run_four_replicas(project: Path)
     assert final.state == "succeeded", "\n".join(lines[-40:])
     assert "[chief-0] replicas=4" in lines
     assert "[chief-0] global_batch=64" in lines  # 16 per replica × 4
-    result = json.loads((project / "outputs" / "cloudtrain-result.json").read_text())
+    result = json.loads(Path(job.outputs.result).read_text())
     assert result["replicas"] == 4
     assert result["history"]["val_binary_accuracy"][-1] >= MIN_VAL_ACCURACY
     _assert_nothing_left_behind(project.parent, job)
@@ -138,7 +141,8 @@ def _assert_every_output_arrived(job: LocalJob, spec: Any) -> None:
     The emulator decides uploads from the rendered request's fields only, so an artifact
     the request forgets to deliver is missing here exactly as it would be on the cloud.
     """
-    promised = api.prepare(spec, local.Local(emulate=job.request["emulates"])).plan.outputs.to_dict()
+    emulated = local.Local(emulate=job.request["emulates"])
+    promised = api.prepare(spec, emulated, run_id=job.request["run_id"]).plan.outputs.to_dict()
     found = job.outputs.to_dict()
     assert list(found) == list(promised)
     for name, place in found.items():

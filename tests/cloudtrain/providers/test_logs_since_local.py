@@ -12,12 +12,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from tests.conftest import Result
 
 from cloudtrain.outputs import Outputs
 from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.local.job import LocalJob
 from cloudtrain.providers.local.records import write_record
+from tests.conftest import Result
 
 RUN = "demo-20260101-120000-0a1b"
 ENDED = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)

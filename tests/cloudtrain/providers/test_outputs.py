@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import Result
 
 from cloudtrain import api
 from cloudtrain.errors import SpecError
@@ -28,10 +27,11 @@ from cloudtrain.providers.vertex import emulate as vertex_emulate
 from cloudtrain.specfile import load_spec
 from cloudtrain_runtime import callbacks
 from cloudtrain_runtime.providers.sagemaker import ENVIRONMENT as SAGEMAKER_REPLICA
+from tests.conftest import Result
 
 
-def _plan_outputs(run_cli: Callable[..., Result], job: Path, provider: str) -> dict[str, str]:
-    result = run_cli("plan", str(job), "--provider", provider, "--json")
+def _plan_outputs(run_cli: Callable[..., Result], job: Path, provider: str, *run: str) -> dict[str, str]:
+    result = run_cli("plan", str(job), "--provider", provider, "--json", *run)
     assert result.code == 0, result.err
     outputs: dict[str, str] = json.loads(result.out)["outputs"]
     return outputs
@@ -49,8 +49,9 @@ def test_plan_json_names_every_output(
 def test_sagemaker_outputs_are_where_the_request_sends_them(
     run_cli: Callable[..., Result], example_job: Path
 ) -> None:
-    outputs = _plan_outputs(run_cli, example_job, "sagemaker")
     request = api.render(example_job, "sagemaker")
+    run = {tag["Key"]: tag["Value"] for tag in request["Tags"]}["cloudtrain:run"]
+    outputs = _plan_outputs(run_cli, example_job, "sagemaker", "--run-id", run)
     assert f"{outputs['backup']}/".startswith(request["CheckpointConfig"]["S3Uri"])
     assert outputs["tensorboard"] == request["TensorBoardOutputConfig"]["S3OutputPath"]
     assert outputs["model"].startswith(request["OutputDataConfig"]["S3OutputPath"] + "/")
@@ -63,13 +64,15 @@ def test_sagemaker_outputs_are_where_the_request_sends_them(
 def test_vertex_outputs_are_under_the_base_output_directory_the_runtime_writes_to(
     run_cli: Callable[..., Result], example_job: Path
 ) -> None:
-    outputs = _plan_outputs(run_cli, example_job, "vertex")
     request = api.render(example_job, "vertex")
+    run = request["labels"]["cloudtrain_run"]
+    outputs = _plan_outputs(run_cli, example_job, "vertex", "--run-id", run)
     base = request["jobSpec"]["baseOutputDirectory"]["outputUriPrefix"]
+    assert base.endswith(f"/runs/{run}")
     assert all(outputs[name].startswith(base + "/") for name in ("model", "backup", "tensorboard", "result"))
     # one backup location: the runtime config's, and AIP_CHECKPOINT_DIR, which the runtime prefers
     emulated = vertex_emulate.replicas(request)["replicas"][0]["env"]
-    runtime = plan(load_spec(example_job), "vertex").runtime
+    runtime = plan(load_spec(example_job), "vertex").with_run(run).runtime
     assert emulated["AIP_CHECKPOINT_DIR"].rstrip("/") == runtime.backup_dir == outputs["backup"]
     assert emulated["AIP_MODEL_DIR"].rstrip("/") == runtime.export_dir == outputs["model"]
 
@@ -127,14 +130,14 @@ def test_sagemaker_restarts_come_from_the_request(
 
 def test_rendered_emulation_restarts_as_the_rendered_request_says(example_job: Path) -> None:
     spec = load_spec(example_job, ("sagemaker.max_retries=2", "resources.spot=true"))
-    planned, _ = api.pack_code(plan(spec, "sagemaker"))
+    planned, _ = api.pack_code(plan(spec, "sagemaker").with_run("r1"))
     request = local.Local(emulate="sagemaker").render(planned)
     assert request["restarts"]["host"] == {"limit": 2, "rule": "RetryStrategy.MaximumRetryAttempts is 2"}
     assert request["restarts"]["spot"]["limit"] == sagemaker_emulate.SPOT_RESTARTS
 
 
 def test_a_spot_fault_on_a_job_without_spot_is_refused_with_the_rule(example_job: Path) -> None:
-    planned, _ = api.pack_code(plan(load_spec(example_job), "sagemaker"))
+    planned, _ = api.pack_code(plan(load_spec(example_job), "sagemaker").with_run("r1"))
     with pytest.raises(
         SpecError,
         match=r"would not resume this job after a spot interruption: the request does not set EnableManagedSpotTraining",

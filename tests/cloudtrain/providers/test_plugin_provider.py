@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.conftest import Result
 
 from cloudtrain.providers import registry
+from tests.conftest import Result
 
 pytestmark = pytest.mark.usefixtures("toycloud")
 
@@ -73,7 +73,14 @@ def test_submit_then_status_finds_the_owner_from_the_id(run_cli: RunCli, example
     assert job_id.startswith("toy:")
     assert run_cli("status", job_id).out.strip() == "queued (QUEUED)"
     assert run_cli("status", job_id, "--json").out.strip() == json.dumps(
-        {"id": job_id, "state": "running", "provider_state": "RUNNING", "detail": "", "done": False}
+        {
+            "id": job_id,
+            "state": "running",
+            "provider_state": "RUNNING",
+            "detail": "",
+            "done": False,
+            "backup_kept": None,
+        }
     )
 
 

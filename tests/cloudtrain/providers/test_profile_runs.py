@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from test_local_launcher import stop_runs
-from tests.conftest import Result
 
 from cloudtrain import api
 from cloudtrain.providers import local
+from tests.cloudtrain.providers.test_local_launcher import stop_runs
+from tests.conftest import Result
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600)]
 

@@ -11,8 +11,6 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from fakes.sagemaker_aws import BUCKET, LoopbackAws
-from fakes.vertex_storage import BUCKET as GCS_BUCKET
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.planning import Plan, plan
@@ -22,6 +20,8 @@ from cloudtrain.providers.sagemaker import download
 from cloudtrain.providers.vertex import download as vertex_download
 from cloudtrain.providers.vertex.clients import VertexClients
 from cloudtrain.specfile import load_spec
+from tests.cloudtrain.providers.fakes.sagemaker_aws import BUCKET, LoopbackAws
+from tests.cloudtrain.providers.fakes.vertex_storage import BUCKET as GCS_BUCKET
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "binary_classifier" / "job.yaml"

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import boto3
 import pytest
-from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
-from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 
 import cloudtrain
 from cloudtrain.errors import SpecError
+from cloudtrain.providers.base import attached
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 
 
 @pytest.mark.usefixtures("fake_gcs", "fake_logging")
@@ -28,6 +29,7 @@ def test_vertex_a_new_run_id_is_a_new_job_and_the_same_one_attaches(
     retried = cloudtrain.submit(example_job, "vertex", run_id="monday")
     assert monday.id != tuesday.id
     assert retried.id == monday.id
+    assert [attached(job) for job in (monday, tuesday, retried)] == [False, False, True]
     assert len(fake_vertex.jobs) == 2
     labels = {job.labels["cloudtrain_run"] for job in fake_vertex.jobs.values()}
     assert labels == {"monday", "tuesday"}
@@ -41,6 +43,7 @@ def test_sagemaker_a_new_run_id_is_a_new_job_and_the_same_one_attaches(
     retried = cloudtrain.submit(example_job, "sagemaker", run_id="monday")
     assert monday.id != tuesday.id
     assert retried.id == monday.id
+    assert [attached(job) for job in (monday, tuesday, retried)] == [False, False, True]
     assert len(aws.sagemaker.jobs) == 2
     assert monday.outputs.model != tuesday.outputs.model  # each run has its own model.tar.gz
 

@@ -17,14 +17,14 @@ import grpc
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from fakes.sagemaker_aws import LoopbackAws
-from fakes.vertex_jobservice import FakeJobService
 
 from cloudtrain.providers.sagemaker import setup_checks as aws_checks
 from cloudtrain.providers.vertex import setup_checks as google_checks
 from cloudtrain.providers.vertex.clients import VertexClients
 from cloudtrain.specfile import load_settings
 from cloudtrain_runtime.diagnosis import Check
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "binary_classifier" / "job.yaml"
 ROLE_NAME = "SageMakerTraining"  # the example job's sagemaker.role
@@ -116,7 +116,14 @@ def test_vertex_without_credentials_says_how_to_log_in(no_google_credentials: No
     from cloudtrain.specfile import load_spec_sources
 
     checks = google_checks.check_setup(*load_spec_sources(EXAMPLE))
-    assert statuses(checks) == {"credentials": "fail", "project": "ok", "region": "ok"}
+    # regression: the checks left out were not listed
+    assert statuses(checks) == {
+        "credentials": "fail",
+        "project": "ok",
+        "region": "ok",
+        **dict.fromkeys(["bucket", "write", "vertex-api"], "skip"),
+    }
+    assert line(checks, "vertex-api").detail == "not checked: no credentials"
     assert "gcloud auth application-default login" in (line(checks, "credentials").fix or "")
 
 
@@ -127,11 +134,14 @@ def test_vertex_missing_bucket_gives_the_create_command(vertex_check: Callable[.
         "fail",
         "Create the bucket first: gcloud storage buckets create gs://no-such-bucket",
     )
-    assert "write" not in statuses(checks)
+    assert (statuses(checks)["write"], line(checks, "write").detail) == (
+        "skip",
+        "not checked: the bucket check failed",
+    )
 
 
 def test_vertex_root_that_is_not_gs_is_refused(vertex_check: Callable[..., list[Check]]) -> None:
-    checks = vertex_check("vertex.storage_root=s3://my-bucket/x")
+    checks = vertex_check("storage.root=s3://my-bucket/x", "vertex.storage_root=null")
     assert line(checks, "bucket").detail == "the storage root 's3://my-bucket/x' is not a gs:// URI"
 
 
@@ -180,7 +190,9 @@ def test_cli_check_vertex_exits_1_and_prints_the_fix(
     )
     assert code == 1
     assert "fix: Create the bucket first: gcloud storage buckets create gs://gone" in out
-    assert out.splitlines()[-1] == "1 failed, 0 warnings, 4 ok"
+    assert (
+        out.splitlines()[-1] == "1 failed, 0 warnings, 4 ok, 1 skipped"
+    )  # the write, after the bucket failed
 
 
 # ---- SageMaker ---------------------------------------------------------------------------
@@ -221,7 +233,11 @@ def test_sagemaker_without_credentials_says_how_to_configure(
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.delenv(name)
     checks = sagemaker_check()
-    assert statuses(checks) == {"credentials": "fail", "region": "ok"}
+    assert statuses(checks) == {
+        "credentials": "fail",
+        "region": "ok",
+        **dict.fromkeys(["bucket", "write", "role", "sagemaker-api"], "skip"),
+    }
     assert "aws configure" in (line(checks, "credentials").fix or "")
 
 

@@ -272,5 +272,5 @@ def test_more_runs_than_letters_are_refused(tmp_path: Path) -> None:
         str(write_run(tmp_path / "two", replicas=2, hosts=2, epoch_s=6.0, accuracy=[0.8])),
         settings=SETTINGS,
     ).runs[0]
-    with pytest.raises(SpecError, match="compare needs 2 to 26 runs. Received: 27."):
+    with pytest.raises(SpecError, match=r"compare needs 2 to 26 runs\. Received: 27\."):
         compare(*[one] * 27)

@@ -76,6 +76,31 @@ def refresh(
     return Written(path, len(rows), sum(1 for r in rows if not r.known))
 
 
+def source_named(name: str) -> tuple[str, str | None]:
+    """The price source for ``name``, a provider (``sagemaker``) or a source (``aws``), and a note.
+
+    Every other command names providers; the sources' own names still work, with a note
+    saying the provider's.
+
+    Example:
+    >>> source_named("sagemaker")
+    ('aws', None)
+    >>> source_named("gcp")[1]
+    '--provider gcp names the price source; say --provider vertex, as every other command does.'
+    """
+    if name in FETCHERS:
+        return (
+            name,
+            f"--provider {name} names the price source; say --provider {provider_of(name)}, as every other command does.",
+        )
+    return next(source for source in SOURCES if provider_of(source) == name), None
+
+
+def names() -> tuple[str, ...]:
+    """What ``prices refresh --provider`` takes: each priced provider's name, then the sources' own."""
+    return (*(provider_of(source) for source in SOURCES), *SOURCES)
+
+
 def provider_of(source: str) -> str:
     """The provider whose prices ``source`` fetches (``price_sources.csv``)."""
     return inputs.price_sources()[source]["provider"]
@@ -96,6 +121,6 @@ def split_regions(regions: tuple[str, ...], sources: tuple[str, ...] = SOURCES) 
         elif region not in owner:
             raise SpecError(
                 f"--region {region!r} is in no price row, so the source that prices it is unknown. "
-                f"Name it: cloudtrain prices refresh --provider {'|'.join(sources)} --region {region}"
+                f"Name it: cloudtrain prices refresh --provider {'|'.join(map(provider_of, sources))} --region {region}"
             )
     return {source: tuple(r for r in regions if owner[r] == source) for source in sources}

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import planning
+from cloudtrain import planning, runs
 from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
 from cloudtrain.providers.local import listing, run, setup_checks
@@ -92,6 +92,10 @@ class Local:
     def plan(self, spec: JobSpec) -> Plan:
         return planning.plan(spec, self.plans_for)
 
+    def new_run_id(self, plan: Plan) -> str:
+        """A new run on every submit without a run id, as a script started twice would be."""
+        return runs.fresh()
+
     def render(self, plan: Plan) -> dict[str, Any]:
         return with_fault(render(plan), self.fault)
 
@@ -102,7 +106,7 @@ class Local:
         """
         if request is not None:
             return Outputs(**request["outputs"])
-        return standard(plan.storage.root, logs=str(local_home() / "runs" / JOB / "output.log"))
+        return standard(plan.storage.run, logs=str(local_home() / "runs" / JOB / "output.log"))
 
     def upload(
         self, plan: Plan, bundle: Bundle, *, clients: Any = None, progress: OnProgress | None = None

@@ -9,11 +9,14 @@ host names do not resolve on one machine, a name resolver override.
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.errors import SpecError
+from cloudtrain import runs
+from cloudtrain.errors import ProviderError, SpecError
 from cloudtrain.providers import registry
-from cloudtrain.providers.emulation import Emulable, bucket_path, stand_in
+from cloudtrain.providers.emulation import JOB, Emulable, bucket_path, stand_in
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -47,11 +50,12 @@ def render(plan: Plan) -> dict[str, Any]:
     _check_emulable(plan)
     cloud = registry.get(plan.provider).render(plan)
     emulated = emulator(plan.provider).emulate(plan, cloud)
-    job = emulated.pop("job", plan.name)
     return {
         "name": plan.name,
+        "run_id": runs.of_plan(plan),
         "emulates": plan.provider,
-        "outputs": stand_in(plan.outputs.for_job(job)),
+        "job": emulated.pop("job", ""),
+        "outputs": stand_in(plan.outputs.for_job(JOB)),
         "upload": {"bundle": plan.bundle, "target": bucket_path(plan.bundle)},
         **emulated,
     }
@@ -76,3 +80,25 @@ def _check_emulable(plan: Plan) -> None:
             "worker). Emulate with --set resources.per_host=1, or run the plain local provider, "
             "which starts one worker per device."
         )
+
+
+def take_job_name(request: dict[str, Any], taken: Path) -> str:
+    """The first of the emulated service's names for this job that no earlier job here was given.
+
+    Names are taken by creating ``taken/<provider>/<name>``, which fails if it exists, so
+    two submits never share one, as on the service (SageMaker answers ``ResourceInUse``).
+
+    Raises:
+        ProviderError: every name the service would give is taken.
+    """
+    provider = request["emulates"]
+    folder = taken / provider
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in emulator(provider).job_names(request["job"]):
+        with contextlib.suppress(FileExistsError):
+            (folder / name).mkdir()
+            return name
+    raise ProviderError(
+        f"Every name {provider} would give another job of {request['job']!r} is taken here. "
+        "Change the spec, or submit with --new."
+    )

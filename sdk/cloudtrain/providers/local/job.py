@@ -22,7 +22,7 @@ from typing import IO, Any
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
 from cloudtrain.providers import JobStatus, poll_until_done
-from cloudtrain.providers.base import TERMINAL_STATES, JobSummary
+from cloudtrain.providers.base import TERMINAL_STATES, JobSummary, Stored
 from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.local.processes import ProcessRecord, parse_replicas
 from cloudtrain.providers.local.records import parse_request, parse_status, read_record
@@ -75,6 +75,7 @@ class LocalJob:
     """A local run: one launcher process supervising one process per host."""
 
     provider = "local"
+    attached = False  # True when submit found this job made by an earlier submit (providers.base.attached)
 
     def __init__(self, job_id: str, *, request: dict[str, Any] | None = None) -> None:
         self.id = job_id
@@ -88,6 +89,14 @@ class LocalJob:
         if request is None:
             raise ProviderError(f"{self.id} has no readable {REQUEST_FILE}; its outputs are unknown.")
         return Outputs(**request["outputs"])
+
+    def kept_backup(self) -> Stored | None:
+        """The run's backup files on this machine (an emulated cloud's: in its stand-in bucket)."""
+        folder = Path(self.outputs.backup)
+        if not folder.is_dir():
+            return None
+        sizes = [path.stat().st_size for path in folder.rglob("*") if path.is_file()]
+        return Stored(str(folder), sum(sizes), len(sizes), f"rm -r {folder}") if sizes else None
 
     def status(self) -> JobStatus:
         """The state the launcher recorded; ``failed`` if the launcher is gone without recording an end.
@@ -196,6 +205,7 @@ class LocalJob:
             started=_modified(self.run_dir / LAUNCHER_FILE),
             ended=_modified(self.run_dir / STATUS_FILE) if state in TERMINAL_STATES else None,
             shape=f"{replicas} × process" if replicas else "",
+            run=request.get("run_id") if request else None,
         )
 
     def __repr__(self) -> str:

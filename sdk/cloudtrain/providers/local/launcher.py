@@ -10,7 +10,8 @@ and buckets filled in); everything it reports goes to files in ``RUN_DIR``:
   records, so ``cancel`` can still stop them if this launcher was killed; removed at the end.
 - ``status.json``: the run's state, rewritten atomically at every change.
 - ``output.log``: every replica's merged output, each line prefixed ``[chief-0] ``.
-  TensorFlow's C++ start-up lines (``START_UP_NOISE``) are left out unless
+  TensorFlow's C++ start-up lines (``START_UP_NOISE``) and the C++ lines known to report
+  nothing wrong (``HARMLESS_NOISE``) are left out unless
   ``$CLOUDTRAIN_VERBOSE`` is ``1`` (``cloudtrain submit -v``), and the replicas get
   ``TF_CPP_MIN_LOG_LEVEL=1`` where the user set none: INFO hidden, warnings and errors
   kept. This is the local provider's own processes only; a cloud container logs as the
@@ -73,9 +74,6 @@ SCRUBBED_ENV = (
     "CLOUDTRAIN_RUN_ID",
 )
 FAULT_ENV = "CLOUDTRAIN_FAULT"
-# The run a backup belongs to (cloudtrain_runtime.backups): every attempt of one plain local
-# run shares it, as every attempt of a cloud job shares the job's id; a new run starts fresh.
-RUN_ID_ENV = "CLOUDTRAIN_RUN_ID"
 # What the chief's runtime writes beside a verified export (cloudtrain_runtime.replica).
 COMPLETE_FILE = "cloudtrain-complete.json"
 # ``1``: the replicas' whole output, TensorFlow's start-up lines included (``submit -v``).
@@ -89,11 +87,31 @@ QUIET_ENV = {"TF_CPP_MIN_LOG_LEVEL": "1"}
 # (absl's prefix "IMMDD hh:mm:ss.uuuuuu thread file:line] ", abseil.io/docs/cpp/guides/logging;
 # before initialisation the date is 0000 and the time the Unix epoch), e.g. port.cc's
 # "oneDNN custom operations are on", and cpu_feature_guard's second line. INFO of a Python
-# file (absl-py's same prefix, ``.py:``) is the user's and stays.
+# file (absl-py's same prefix, ``.py:``) is the user's and stays. And the two lines of
+# ``bash -m`` without a terminal, as the SageMaker TensorFlow DLC's ENTRYPOINT runs (emulated
+# SageMaker with image: auto; on SageMaker every such job logs them too).
 START_UP_NOISE = re.compile(
     r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     r"|I\d{4} \d\d:\d\d:[\d.]+ +\d+ [\w/.-]+\.cc:\d+\] .*"
     r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags\."
+    r"|bash: cannot set terminal process group \(-?\d+\): Inappropriate ioctl for device"
+    r"|bash: no job control in this shell"
+)
+# C++ lines TensorFlow logs while training that report nothing wrong with the job (TensorFlow
+# 2.21), each matched by its own words so that any other warning or error stays:
+# - tensorflow/core/framework/dataset.cc: an input (the GeneratorDataset tf.distribute makes
+#   of a dataset) that tf.data's graph optimizations skip; the input still runs as written.
+# - tensorflow/core/util/util.cc, DataTypeUnsupportedWarning: logged once per process at
+#   ERROR level ("E0000 ...") when an op of that type (DT_HALF under mixed precision) meets
+#   oneDNN on a CPU without the AVX-512 FP16 instructions; TensorFlow then runs its
+#   Eigen kernel instead ("Falling back to the default Eigen-based implementation"), so
+#   nothing fails, though the E reads like a failure.
+HARMLESS_NOISE = re.compile(
+    r"W\d{4} \d\d:\d\d:[\d.]+ +\d+ dataset\.cc:\d+\] Input of GeneratorDatasetOp::Dataset will not be "
+    r"optimized because the dataset does not implement the AsGraphDefInternal\(\) method needed to "
+    r"apply optimizations\."
+    r"|E\d{4} \d\d:\d\d:[\d.]+ +\d+ util\.cc:\d+\] oneDNN supports DT_\w+ only on platforms with "
+    r"AVX-512\. Falling back to the default Eigen-based implementation if present\."
 )
 
 
@@ -209,8 +227,6 @@ class Launcher:
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
         env.update(STREAMING_ENV)
         env.update(replica["env"])
-        if not self.request.get("emulates"):  # an emulated cloud names its job in its own variables
-            env.setdefault(RUN_ID_ENV, self.files.dir.name)
         if attempt == 0 and self.request.get("fault"):
             env[FAULT_ENV] = self.request["fault"]
         if not self.verbose:
@@ -230,7 +246,7 @@ class Launcher:
             assert proc.stdout is not None
             for raw in proc.stdout:
                 line = raw.decode("utf-8", errors="replace")
-                if self.verbose or not is_start_up_noise(line):
+                if self.verbose or not is_noise(line):
                     self.files.say(name, line)
             proc.stdout.close()
 
@@ -251,7 +267,8 @@ class Launcher:
                 stop(procs.values(), grace_s=FAILURE_GRACE_S)
                 return outcome
             if all(rc == 0 for rc in codes.values()):
-                return Outcome(ok=True, detail=f"All {len(procs)} replicas exited 0.")
+                every = f"All {len(procs)} replicas" if len(procs) > 1 else "The replica"
+                return Outcome(ok=True, detail=f"{every} exited 0.")
             time.sleep(POLL_S)
         stop(procs.values(), grace_s=CANCEL_GRACE_S, first=signal.SIGTERM)
         return Outcome(ok=False, detail="Cancelled by the user.", cancelled=True)
@@ -271,7 +288,7 @@ class Launcher:
         export = Path(str((record or {}).get("export", "")))
         if (
             not record
-            or record.get("run") != self.files.dir.name
+            or record.get("run") != self.request.get("run_id")
             or not (export / "saved_model.pb").is_file()
         ):
             return None
@@ -286,7 +303,8 @@ class Launcher:
             detail = f"Replica {name} died ({describe_exit(rc)}{', spot interruption' if spot else ''})."
             self.files.say("cloudtrain", f"{detail} Stopping the other replicas.")
             return Outcome(ok=False, detail=detail, loss="spot" if spot else "host")
-        detail = f"Replica {name} failed ({describe_exit(rc)}); see its lines above."
+        # Not "see its lines above": status and wait show the failing replica's last lines themselves.
+        detail = f"Replica {name} failed ({describe_exit(rc)})."
         self.files.say("cloudtrain", f"{detail} Stopping the other replicas; an error exit is not retried.")
         return Outcome(ok=False, detail=detail)
 
@@ -315,6 +333,20 @@ def is_start_up_noise(line: str) -> bool:
     False
     """
     return START_UP_NOISE.fullmatch(line.rstrip("\r\n")) is not None
+
+
+def is_noise(line: str) -> bool:
+    """Whether ``line`` is left out of the shown log: a start-up line, or a known harmless one.
+
+    Example:
+    >>> is_noise("W0000 00:00:1796395868.701724   16870 dataset.cc:997] Input of GeneratorDatasetOp::Dataset "
+    ...          "will not be optimized because the dataset does not implement the AsGraphDefInternal() "
+    ...          "method needed to apply optimizations.")
+    True
+    >>> is_noise("W0000 00:00:1796395868.7   16870 dataset.cc:997] Some other tf.data warning.")
+    False
+    """
+    return is_start_up_noise(line) or HARMLESS_NOISE.fullmatch(line.rstrip("\r\n")) is not None
 
 
 def first_failure(procs: dict[str, subprocess.Popen[bytes]]) -> tuple[int, str]:

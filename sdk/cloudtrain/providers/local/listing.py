@@ -15,12 +15,13 @@ from cloudtrain.providers.local.job import REQUEST_FILE, RUN_NAME, STAMP, LocalJ
 def list_runs(*, limit: int | None) -> list[JobSummary]:
     """At most ``limit`` local runs (None: all), newest submit first."""
     runs = local_home() / "runs"
-    folders = [path for path in runs.iterdir() if _is_run(path)] if runs.is_dir() else []
+    folders = [path for path in runs.iterdir() if is_run(path)] if runs.is_dir() else []
     folders.sort(key=_submitted, reverse=True)
     return [LocalJob(f"local:{folder.name}").summary() for folder in folders[:limit]]
 
 
-def _is_run(path: Path) -> bool:
+def is_run(path: Path) -> bool:
+    """Whether ``path`` is a run folder as ``run.submit`` names them."""
     return path.is_dir() and RUN_NAME.fullmatch(path.name) is not None and STAMP.search(path.name) is not None
 
 

@@ -56,7 +56,7 @@ Example:
 >>> from cloudtrain.planning import plan
 >>> spec = JobSpec(name="demo", code={"module": "trainer.task"}, storage={"root": "/tmp/demo"},
 ...                resources={"hosts": 2})
->>> request = render(plan(spec, "local").with_bundle("/tmp/demo/code/0123.tar.gz"))
+>>> request = render(plan(spec, "local").with_bundle("/tmp/demo/code/0123.tar.gz").with_run("r1"))
 >>> [replica["name"] for replica in request["replicas"]]
 ['chief-0', 'worker-0']
 """
@@ -68,7 +68,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import container
+from cloudtrain import container, runs
 from cloudtrain.errors import SpecError
 from cloudtrain.providers.emulation import (
     CPU_DEVICES_ENV,
@@ -102,10 +102,9 @@ def render(plan: Plan) -> dict[str, Any]:
     addresses = [f"127.0.0.1:<port:{i}>" for i in range(processes)]
     cluster = {"chief": addresses[:1], "worker": addresses[1:]}
     rule = f"the local provider restarts the set up to {MAX_RESTARTS} times"
-    run = {} if plan.run_id is None else {"run_id": plan.run_id}  # a new run is a new request
     return {
         "name": plan.name,
-        **run,
+        "run_id": runs.of_plan(plan),  # a new run is a new request
         "emulates": None,
         "restarts": {"host": restart(MAX_RESTARTS, rule), "spot": restart(MAX_RESTARTS, rule)},
         "outputs": stand_in(plan.outputs),

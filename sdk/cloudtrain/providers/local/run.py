@@ -6,10 +6,10 @@ status and logs in the run folder. The run outlives the shell, as a cloud job do
 Ctrl-C on ``cloudtrain submit`` stops following it, ``cloudtrain cancel local:<id>``
 stops it.
 
-A request with a run id (``cloudtrain submit --run-id``, a pipeline step's retry) is
-idempotent as on the clouds: ``submit`` returns the run already made from the same
-request and run id unless it failed or was cancelled. Without a run id every submit
-starts a new run, as a script started twice would.
+Every request names its run (``cloudtrain.runs``), and submitting is idempotent as on
+the clouds: ``submit`` returns the local job already made from the same request and run
+id unless it failed or was cancelled. A submit without ``--run-id`` gets a new run id
+(``Local.new_run_id``), so it starts a new run, as a script started twice would.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.providers import transfer
+from cloudtrain.providers.emulation import JOB
+from cloudtrain.providers.local.emulate import take_job_name
 from cloudtrain.providers.local.job import REQUEST_FILE, LocalJob, local_home, run_dir_for
 from cloudtrain.providers.local.launcher import substitute
 from cloudtrain.providers.local.records import parse_request, read_record, write_atomically, write_record
@@ -53,11 +55,15 @@ def submit(
     """Upload the bundle (reporting to ``progress``), write the run folder and start the detached launcher."""
     home = local_home()
     key = request_key(request)
-    earlier = find_submitted(key) if "run_id" in request else None
+    earlier = find_submitted(key)
     if earlier is not None:
+        earlier.attached = True
         return earlier
     job_id, run_dir = _new_run(plan.name)
-    resolved = substitute(request, {"<run>": str(run_dir), "<buckets>": str(home / "buckets")})
+    placeholders = {"<run>": str(run_dir), "<buckets>": str(home / "buckets")}
+    if request.get("emulates"):
+        placeholders[JOB] = take_job_name(request, home / "jobs")
+    resolved = substitute(request, placeholders)
     _upload(bundle.path, Path(resolved["upload"]["target"]), progress)
     write_record(run_dir / REQUEST_FILE, {**resolved, KEY_FIELD: key})
     _start_launcher(run_dir)

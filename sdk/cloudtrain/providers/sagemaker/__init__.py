@@ -15,7 +15,7 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +69,9 @@ class SageMaker(CloudProvider):
 
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
         return emulate.replicas(request, plan.region)
+
+    def job_names(self, first: str) -> Iterator[str]:
+        return emulate.job_names(first)
 
     def read_output(self, plan: Plan, uri: str, *, clients: Any = None) -> bytes:
         return download.read_output(plan, uri, clients)

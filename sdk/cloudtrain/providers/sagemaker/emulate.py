@@ -11,6 +11,12 @@ host's ``model/`` and ``output/data/`` packed into
 request too (``restarts``). No TF_CONFIG; the
 ``Environment`` plus ``TRAINING_JOB_NAME``/``TRAINING_JOB_ARN``; the image is run as
 ``docker run IMAGE train`` would, or with ``ContainerEntrypoint``/``ContainerArguments``.
+With ``image: auto`` the ContainerEntrypoint is the Deep Learning Container's own
+(``bash -m /usr/local/bin/entrypoint.sh``): its start-up scripts are copied from
+``dlc/`` into each host's ``usr/local/bin`` (their own references to ``/usr/local/bin``
+put under ``CLOUDTRAIN_ROOT``), so the emulated start runs the image's steps in the
+image's order, and the host's ``PATH`` is the image's with this machine's Python first
+(the image's ``python3`` is ``/opt/venv/bin/python3``).
 ``CLOUDTRAIN_HOSTS`` maps the ``algo-N`` names, which do not resolve on one machine, to
 loopback ports. ``CLOUDTRAIN_HOSTS`` and the config files are shared by the hosts (the
 request's ``cluster`` entry, see ``cloudtrain.providers.local.render``); each host
@@ -20,18 +26,23 @@ names only its ``current_host``.
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from cloudtrain import catalog
 from cloudtrain.providers.emulation import (
     CPU_DEVICES_ENV,
+    JOB,
     ROOT_ENV,
     RUNTIME_ENTRYPOINT,
     bucket_path,
     host_python,
     restart,
 )
+from cloudtrain.providers.sagemaker.job import MAX_ATTEMPTS, attempt_name
 
 OPT_ML_CONFIG = "opt/ml/input/config"
 RESOURCE_CONFIG = f"{OPT_ML_CONFIG}/resourceconfig.json"
@@ -41,6 +52,13 @@ DEFAULT_TENSORBOARD_PATH = "/opt/ml/output/tensorboard"  # API_TensorBoardOutput
 SPOT_RESTARTS = 10
 # Folders SageMaker creates empty on every host (reference/sagemaker.md §3).
 OPT_ML_DIRS = ["opt/ml/model", "opt/ml/output/data", "opt/ml/code"]
+# The TensorFlow DLC's start-up scripts (dlc/README.md), which its Dockerfiles copy to
+# /usr/local/bin (aws/deep-learning-containers docker/tensorflow/2.21/Dockerfile.cuda @e0ecede).
+IMAGE_BIN = "/usr/local/bin/"
+STAND_INS = Path(__file__).parent / "dlc"
+# The DLC's PATH after its Python's folder, /opt/venv/bin (Dockerfile.cuda's ENV PATH, over
+# NVIDIA's base image's): this machine's Python stands in for the image's.
+IMAGE_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
 
 
 def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
@@ -49,13 +67,19 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     names = [f"algo-{i + 1}" for i in range(count)]
     resolver = ",".join(f"{name}=127.0.0.1:<port:{i}>" for i, name in enumerate(names))
     # resourceconfig.json lists hosts "sorted lexicographically" (reference/sagemaker.md §3)
-    host_env = {"TRAINING_JOB_NAME": cloud["TrainingJobName"], "TRAINING_JOB_ARN": _job_arn(cloud, region)}
+    # The job's name is taken at submit (``job_names``): SageMaker never reuses one.
+    host_env = {"TRAINING_JOB_NAME": JOB, "TRAINING_JOB_ARN": _job_arn(cloud, region)}
     replicas = [_replica(cloud, name, host_env) for name in names]
-    output = f"{cloud['OutputDataConfig']['S3OutputPath'].rstrip('/')}/{cloud['TrainingJobName']}/output"
+    output = f"{cloud['OutputDataConfig']['S3OutputPath'].rstrip('/')}/{JOB}/output"
+    image = image_files() if _runs_image_scripts(cloud["AlgorithmSpecification"]) else {}
+    path = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), *IMAGE_PATH])} if image else {}
     return {
         "job": cloud["TrainingJobName"],
         "restarts": restarts(cloud),
-        "cluster": {"env": {"CLOUDTRAIN_HOSTS": resolver}, "files": _config(cloud, sorted(names))},
+        "cluster": {
+            "env": {"CLOUDTRAIN_HOSTS": resolver, **path},
+            "files": {**_config(cloud, sorted(names)), **image},
+        },
         "replicas": replicas,
         "collect": [
             {
@@ -92,7 +116,7 @@ def _replica(cloud: dict[str, Any], name: str, host_env: dict[str, str]) -> dict
     env[CPU_DEVICES_ENV] = str(_devices(cloud["ResourceConfig"]["InstanceType"]))
     replica: dict[str, Any] = {
         "name": name,
-        "argv": _argv(cloud["AlgorithmSpecification"]),
+        "argv": _argv(cloud["AlgorithmSpecification"], root),
         "env": env,
         "root": root,
         "cwd": root,
@@ -119,12 +143,36 @@ def _replica(cloud: dict[str, Any], name: str, host_env: dict[str, str]) -> dict
     return replica
 
 
-def _argv(algorithm: dict[str, Any]) -> list[str]:
-    """``ContainerEntrypoint`` + ``ContainerArguments``, else the image's ENTRYPOINT with ``train``."""
+def _argv(algorithm: dict[str, Any], root: str) -> list[str]:
+    """``ContainerEntrypoint`` + ``ContainerArguments``, else the image's ENTRYPOINT with ``train``.
+
+    An entrypoint path of the image that ``dlc/`` stands in for is the copy under ``root``.
+    """
     entrypoint = algorithm.get("ContainerEntrypoint")
-    if entrypoint:
-        return [*host_python(entrypoint), *algorithm.get("ContainerArguments", [])]
-    return [sys.executable, *RUNTIME_ENTRYPOINT, "train"]
+    if not entrypoint:
+        return [sys.executable, *RUNTIME_ENTRYPOINT, "train"]
+    stood_in = image_files()
+    argv = [f"{root}{arg}" if arg.lstrip("/") in stood_in else arg for arg in host_python(entrypoint)]
+    return [*argv, *algorithm.get("ContainerArguments", [])]
+
+
+def _runs_image_scripts(algorithm: dict[str, Any]) -> bool:
+    """Whether the ContainerEntrypoint starts one of the DLC scripts that ``dlc/`` stands in for."""
+    stood_in = image_files()
+    return any(arg.lstrip("/") in stood_in for arg in algorithm.get("ContainerEntrypoint", []))
+
+
+def image_files() -> dict[str, str]:
+    """The DLC's start-up scripts at their place under a host's root, by path relative to it.
+
+    Each script's references to its siblings in ``/usr/local/bin`` are put under
+    ``CLOUDTRAIN_ROOT``, the host's ``/``, as the runtime's own fixed paths are.
+    """
+    under_root = f'"${{{ROOT_ENV}%/}}"{IMAGE_BIN}'
+    return {
+        f"{IMAGE_BIN}{script.name}".lstrip("/"): script.read_text().replace(IMAGE_BIN, under_root)
+        for script in sorted(STAND_INS.glob("*.sh"))
+    }
 
 
 def _config(cloud: dict[str, Any], hosts: list[str]) -> dict[str, Any]:
@@ -168,10 +216,21 @@ def _input_data_config(cloud: dict[str, Any]) -> dict[str, dict[str, str]]:
     }
 
 
+def job_names(first: str) -> Iterator[str]:
+    """What SageMaker would call this request's successive jobs: ``first``, then ``-r2``, ``-r3``...
+
+    A training job's name is unique in the account and region forever (CreateTrainingJob:
+    ``TrainingJobName`` "must be unique within an AWS Region in an AWS account";
+    reference/sagemaker.md §9), so a resubmit after a failure is a new job under the next
+    attempt name (``job.attempt_name``), exactly as ``job.submit`` names it on the service.
+    """
+    return (attempt_name(first, attempt) for attempt in range(1, MAX_ATTEMPTS + 1))
+
+
 def _job_arn(cloud: dict[str, Any], region: str) -> str:
-    """The ARN the job would have, in the account and partition of its role."""
+    """The ARN the job will have, in the account and partition of its role (names are lowercase)."""
     parts = cloud["RoleArn"].split(":")
-    return f"arn:{parts[1]}:sagemaker:{region}:{parts[4]}:training-job/{cloud['TrainingJobName'].lower()}"
+    return f"arn:{parts[1]}:sagemaker:{region}:{parts[4]}:training-job/{JOB}"
 
 
 def _devices(instance_type: str) -> int:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.base import JobStatus, JobSummary, poll_until_done
+from cloudtrain.providers.base import JobStatus, JobSummary, Stored, poll_until_done
 from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.sagemaker import listing, outputs, upload
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
@@ -60,7 +60,10 @@ def submit(
     """
     aws = clients or AwsClients(region=plan.spec.sagemaker.region)
     upload_bundle(plan, bundle, aws, progress)
-    return SageMakerJob(_create(aws, request), aws, request=request)
+    arn, existed = _create(aws, request)
+    job = SageMakerJob(arn, aws, request=request)
+    job.attached = existed
+    return job
 
 
 def upload_bundle(
@@ -71,8 +74,8 @@ def upload_bundle(
     upload.upload_bundle(aws, bundle, bundle_uri(plan, scheme="s3://"), progress=progress)
 
 
-def _create(aws: AwsClients, request: dict[str, Any]) -> str:
-    """Create the job and return its ARN; reuse a live or completed job of the same name.
+def _create(aws: AwsClients, request: dict[str, Any]) -> tuple[str, bool]:
+    """Create the job and return its ARN, and whether it already existed (a live or completed job of the same name).
 
     Raises:
         ProviderError: every attempt name up to ``MAX_ATTEMPTS`` already failed.
@@ -80,17 +83,14 @@ def _create(aws: AwsClients, request: dict[str, Any]) -> str:
     for attempt in range(1, MAX_ATTEMPTS + 1):
         name = attempt_name(request["TrainingJobName"], attempt)
         try:
-            return str(
-                aws.call("sagemaker", "create_training_job", **{**request, "TrainingJobName": name})[
-                    "TrainingJobArn"
-                ]
-            )
+            created = aws.call("sagemaker", "create_training_job", **{**request, "TrainingJobName": name})
+            return str(created["TrainingJobArn"]), False
         except AwsCallError as exc:
             if exc.code != "ResourceInUse" and "already exists" not in str(exc):
                 raise
         described = aws.call("sagemaker", "describe_training_job", TrainingJobName=name)
         if described["TrainingJobStatus"] not in RETRIED_STATUSES:
-            return str(described["TrainingJobArn"])
+            return str(described["TrainingJobArn"]), True
     raise ProviderError(
         f"{MAX_ATTEMPTS} attempts of {request['TrainingJobName']} already failed on SageMaker. "
         "Fix the cause (cloudtrain logs ID) and change the spec before submitting again."
@@ -109,6 +109,17 @@ def attempt_name(name: str, attempt: int) -> str:
     base, _, digest = name.rpartition("-")
     suffix = f"-{digest}-r{attempt}"
     return f"{base[: 63 - len(suffix)]}{suffix}"
+
+
+def _objects(aws: AwsClients, bucket: str, prefix: str) -> Iterator[dict[str, Any]]:
+    """Every object under ``prefix``, page by page (ListObjectsV2 answers at most 1,000 at a time)."""
+    token: dict[str, str] = {}
+    while True:
+        page = aws.call("s3", "list_objects_v2", Bucket=bucket, Prefix=prefix, **token)
+        yield from page.get("Contents", [])
+        if not page.get("IsTruncated"):
+            return
+        token = {"ContinuationToken": page["NextContinuationToken"]}
 
 
 def owns(job_id: str) -> bool:
@@ -136,6 +147,7 @@ class SageMakerJob:
     """A SageMaker training job, by ARN. Every call goes through ``AwsClients.call``."""
 
     provider = "sagemaker"
+    attached = False  # True when submit found this job made by an earlier submit (providers.base.attached)
 
     def __init__(self, arn: str, aws: AwsClients, *, request: dict[str, Any] | None = None) -> None:
         self.id = arn
@@ -206,6 +218,18 @@ class SageMakerJob:
     def summary(self) -> JobSummary:
         """This job as ``list`` shows it: shape, times, the estimate in its tags, its billed time once ended."""
         return listing.summary(self.describe(), self._tags())
+
+    def kept_backup(self) -> Stored | None:
+        """The run's checkpoint objects in S3 (SageMaker itself never deletes them).
+
+        The runtime keeps them after success too: SageMaker uploads the export only when the
+        job ends, and a file deleted in ``/opt/ml/checkpoints`` is deleted in S3
+        (``cloudtrain_runtime.providers.sagemaker``).
+        """
+        prefix = f"{self.outputs.backup}/"
+        bucket, _, key = prefix.removeprefix("s3://").partition("/")
+        sizes = [item["Size"] for item in _objects(self._aws, bucket, key)]
+        return Stored(prefix, sum(sizes), len(sizes), f"aws s3 rm --recursive {prefix}") if sizes else None
 
     def _stop_requested(self) -> bool:
         return any(tag["Key"] == STOP_TAG for tag in self._tags())

@@ -25,7 +25,7 @@ from typing import Any
 from cloudtrain import catalog
 from cloudtrain.providers.base import JobSummary, Usage
 from cloudtrain.providers.sagemaker.clients import AwsClients
-from cloudtrain.providers.sagemaker.render import JOB_TAG, estimate_from_tags
+from cloudtrain.providers.sagemaker.render import JOB_TAG, RUN_TAG, estimate_from_tags
 from cloudtrain.providers.sagemaker.states import ARN, STOP_TAG, job_status
 
 # Every training job cloudtrain creates carries this tag (render); the search asks for it to exist.
@@ -88,6 +88,7 @@ def summary(job: dict[str, Any], tags: Iterable[dict[str, str]] | None = None) -
         shape=f"{hosts} × {machine_type}" if machine_type else "",
         estimate=estimate_from_tags(tags),
         usage=_usage(job, hosts, machine_type) if job["TrainingJobStatus"] in ENDED else None,
+        run=values.get(RUN_TAG),
     )
 
 

@@ -10,8 +10,12 @@ How the container is fed (no cloud SDK inside it):
 - the runtime config travels as hyperparameters ``cloudtrain_config_0``, ``_1``, ... of
   at most 256 characters each (Environment values are capped at 512 characters; the
   API documentation caps hyperparameter values at 256, botocore's model at 2,500);
-- with ``image: auto`` the bootstrap program is split one line per ContainerArguments
-  entry (each entry is capped at 256 characters) and re-joined by a one-line loader.
+- with ``image: auto`` the Deep Learning Container's own ENTRYPOINT stays the
+  ContainerEntrypoint (``catalog/image_startup.csv``), so its start-up runs first as on
+  ``docker run IMAGE train`` (telemetry, its CUDA forward-compatibility step), and the
+  ContainerArguments are what it execs: a shell that sources the image's CUDA set-up
+  (``container.sourcing``), then ``python3 -c LOADER`` with the bootstrap program split
+  one line per entry (each entry is capped at 256 characters), re-joined by the loader.
 
 ``TrainingJobName`` is the spec's name plus 10 hex digits of the SHA-256 of the rest of
 the request, which holds the bundle's content hash: rendering the same spec and code
@@ -25,7 +29,7 @@ Example:
 ...     name="demo", code={"module": "trainer.task"}, storage={"root": "s3://my-bucket/demo"},
 ...     sagemaker={"role": "arn:aws:iam::123456789012:role/SageMakerTraining"},
 ... )
->>> planned = plan(spec, "sagemaker").with_bundle("s3://my-bucket/demo/code/0123456789abcdef.tar.gz")
+>>> planned = plan(spec, "sagemaker").with_bundle("s3://my-bucket/demo/code/0123456789abcdef.tar.gz").with_run("r1")
 >>> request = render(planned)
 >>> request["ResourceConfig"], request["Environment"]["CLOUDTRAIN_BUNDLE"]
 ({'InstanceType': 'ml.m5.2xlarge', 'InstanceCount': 1, 'VolumeSizeInGB': 100}, '/opt/ml/input/data/code/0123456789abcdef.tar.gz')
@@ -39,13 +43,14 @@ import math
 import posixpath
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import container
+from cloudtrain import catalog, container, runs
 from cloudtrain.errors import SpecError
 from cloudtrain.providers.base import ExpectedCost
+from cloudtrain.providers.sagemaker import schema
 from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from cloudtrain.planning import Plan
 
@@ -68,6 +73,30 @@ MAX_WAIT_CAP_S = 28 * 86400
 NAME_HASH_CHARS = 10
 # Runs the bootstrap from its lines in argv (see the module docstring).
 LOADER = 'import sys; source = "\\n".join(sys.argv[1:]); del sys.argv[1:]; exec(source)'
+
+# The spec field each request member comes from, named when the member breaks SageMaker's
+# own constraints (``schema.problems``; a member not here is named by its request path).
+SPEC_FIELDS = {
+    "TrainingJobName": "name",
+    "AlgorithmSpecification.TrainingImage": "image",
+    "AlgorithmSpecification.MetricDefinitions": "sagemaker.metrics",
+    "AlgorithmSpecification.ContainerEntrypoint": "image",
+    "AlgorithmSpecification.ContainerArguments": "image",
+    "RoleArn": "sagemaker.role",
+    "ResourceConfig.InstanceCount": "resources.hosts",
+    "ResourceConfig.VolumeSizeInGB": "resources.disk_gb",
+    "StoppingCondition": "limits.max_runtime",
+    "CheckpointConfig": "sagemaker.storage_root",
+    "OutputDataConfig": "sagemaker.storage_root",
+    "TensorBoardOutputConfig": "sagemaker.storage_root",
+    "InputDataConfig": "data",
+    "HyperParameters": "code.args, data or training.layout_map",
+    "Environment": "env",
+    "RetryStrategy": "sagemaker.max_retries",
+    "VpcConfig.Subnets": "sagemaker.subnets",
+    "VpcConfig.SecurityGroupIds": "sagemaker.security_groups",
+    "Tags": "sagemaker.tags",
+}
 
 # SageMaker's documented limits (botocore sagemaker service model, CreateTrainingJob).
 MAX_ARGUMENT = 256
@@ -97,19 +126,24 @@ def render(plan: Plan) -> dict[str, Any]:
         **_vpc(plan),
         "Tags": _tags(plan),
     }
-    return {"TrainingJobName": job_name(plan.name, _identity(request)), **request}
+    rendered = {"TrainingJobName": job_name(plan.name, _identity(request)), **request}
+    problems = schema.problems(rendered, fields=SPEC_FIELDS)
+    if problems:
+        raise SpecError(problems)
+    return rendered
 
 
 def delivery(plan: Plan) -> dict[str, Any]:
     """The fields that make SageMaker deliver every artifact (``outputs`` reads them back).
 
-    Backups sync from ``/opt/ml/checkpoints`` to the plan's backup URI, the model and
-    the results are uploaded under ``<root>/output``, and TensorBoard files only reach
-    S3 because ``TensorBoardOutputConfig`` asks for them: without it they are lost.
+    All under the run's own prefix: backups sync from ``/opt/ml/checkpoints`` to the run's
+    backup URI (restored into every job of the run: a spot restart, an ``-r2`` retry), the
+    model and the results are uploaded under ``<run>/output/<job>/``, and TensorBoard files
+    only reach S3 because ``TensorBoardOutputConfig`` asks for them: without it they are lost.
     """
     return {
         "CheckpointConfig": {"S3Uri": f"{plan.storage.backup}/", "LocalPath": CHECKPOINT_DIR},
-        "OutputDataConfig": {"S3OutputPath": f"{plan.storage.root}/output"},
+        "OutputDataConfig": {"S3OutputPath": f"{plan.storage.run}/output"},
         "TensorBoardOutputConfig": {"S3OutputPath": plan.storage.tensorboard, "LocalPath": TENSORBOARD_DIR},
     }
 
@@ -205,26 +239,41 @@ def _algorithm(plan: Plan) -> dict[str, Any]:
         "MetricDefinitions": metric_definitions(plan.spec.sagemaker.metrics),
     }
     command = container.command(plan)
-    if command is not None:
-        spec.update(container_command(command))
-    return spec
+    if command is None:
+        return spec
+    startup = catalog.image_startup(plan.provider, _image_kind(plan))
+    if startup is None:
+        return {**spec, **container_command(command)}
+    return {**spec, **container_command(container.sourcing(startup.setup, command), startup.entrypoint)}
 
 
-def container_command(command: list[str]) -> dict[str, list[str]]:
+def _image_kind(plan: Plan) -> str:
+    """The hardware kind ``image: auto`` picked its image for (``planning.resolve_image``)."""
+    return catalog.accelerators()[plan.machine.accelerator].kind if plan.machine else "cpu"
+
+
+def container_command(command: list[str], entrypoint: Sequence[str] = ()) -> dict[str, list[str]]:
     """ContainerEntrypoint/ContainerArguments for ``command``, each entry within 256 characters.
 
-    ``[python, -c, PROGRAM]`` with a long program becomes ``[python, -c, LOADER]`` plus the
-    program's lines as arguments; the loader joins them and runs the result.
+    ``[..., python, -c, PROGRAM]`` with a long program becomes ``[..., python, -c, LOADER]``
+    plus the program's lines; the loader joins them and runs the result. With the image's
+    ``entrypoint`` kept, that entrypoint is the ContainerEntrypoint and all of it the
+    ContainerArguments, which SageMaker passes to the entrypoint as ``docker run`` would.
 
     Example:
     >>> container_command(["python3", "-c", "print(1)"])
     {'ContainerEntrypoint': ['python3', '-c', 'print(1)']}
+    >>> container_command(["python3", "-c", "print(1)"], ["bash", "/entrypoint.sh"])
+    {'ContainerEntrypoint': ['bash', '/entrypoint.sh'], 'ContainerArguments': ['python3', '-c', 'print(1)']}
     """
     *head, program = command
+    start, lines = list(command), []
     if head[-1:] == ["-c"] and len(program) > MAX_ARGUMENT:
-        rendered = {"ContainerEntrypoint": [*head, LOADER], "ContainerArguments": program.splitlines()}
+        start, lines = [*head, LOADER], program.splitlines()
+    if entrypoint:
+        rendered = {"ContainerEntrypoint": list(entrypoint), "ContainerArguments": [*start, *lines]}
     else:
-        rendered = {"ContainerEntrypoint": list(command)}
+        rendered = {"ContainerEntrypoint": start, **({"ContainerArguments": lines} if lines else {})}
     too_long = [arg for args in rendered.values() for arg in args if len(arg) > MAX_ARGUMENT]
     if too_long:
         raise SpecError(
@@ -329,13 +378,11 @@ def _vpc(plan: Plan) -> dict[str, Any]:
 
 
 def _tags(plan: Plan) -> list[dict[str, str]]:
-    """The spec's tags plus ``cloudtrain:job`` (and ``cloudtrain:run``), sorted by key.
+    """The spec's tags plus ``cloudtrain:job`` and ``cloudtrain:run``, sorted by key.
 
     The run id is part of the request, so of the job name's hash: a new run is a new job.
     """
-    tags = {**plan.spec.sagemaker.tags, JOB_TAG: plan.name}
-    if plan.run_id is not None:
-        tags[RUN_TAG] = plan.run_id
+    tags = {**plan.spec.sagemaker.tags, JOB_TAG: plan.name, RUN_TAG: runs.of_plan(plan)}
     if plan.estimate is not None:
         tags |= estimate_tags(plan.estimate)
     reserved = sorted(key for key in plan.spec.sagemaker.tags if key.lower().startswith("aws:"))
@@ -343,6 +390,7 @@ def _tags(plan: Plan) -> list[dict[str, str]]:
         raise SpecError(f"sagemaker.tags: {reserved[0]!r} uses the reserved prefix 'aws:'. Rename the tag.")
     if len(tags) > MAX_TAGS:
         raise SpecError(
-            f"sagemaker.tags: {len(tags)} tags (with {JOB_TAG!r}); SageMaker allows at most {MAX_TAGS}."
+            f"sagemaker.tags: {len(tags)} tags (with cloudtrain's {JOB_TAG!r} and {RUN_TAG!r}); "
+            f"SageMaker allows at most {MAX_TAGS}."
         )
     return [{"Key": key, "Value": value} for key, value in sorted(tags.items())]

@@ -37,7 +37,7 @@ from urllib.parse import unquote
 
 from cloudtrain.errors import CredentialsError, MissingDependencyError
 from cloudtrain.providers.sagemaker.clients import CREDENTIALS_FIX, require_boto3, translate
-from cloudtrain_runtime.diagnosis import FAIL, OK, Check
+from cloudtrain_runtime.diagnosis import FAIL, OK, Check, skipped
 
 if TYPE_CHECKING:
     from cloudtrain.defaults import Sources
@@ -80,8 +80,12 @@ def check_setup(spec: JobSpec, sources: Sources, *, clients: Clients | None = No
     client = clients or client_factory(region)
     region_line = Check("region", OK, f"{region} (from {sources.label('sagemaker.region')})")
     credentials = credentials_check(client)
-    if credentials.status == FAIL:
-        return [credentials, region_line]
+    if credentials.status == FAIL:  # every other call would be refused the same way
+        return [
+            credentials,
+            region_line,
+            *skipped(("bucket", "write", "role", "sagemaker-api"), "no credentials"),
+        ]
     root = spec.sagemaker.storage_root or spec.storage.root
     return [
         credentials,
@@ -132,7 +136,8 @@ def storage_checks(root: str, region: str, client: Clients) -> list[Check]:
                 FAIL,
                 f"the storage root {root!r} is not an s3:// URI",
                 "Set sagemaker.storage_root (or storage.root) to s3://BUCKET/PATH, in the spec or your profile.",
-            )
+            ),
+            *skipped(["write"], "no s3:// bucket to write to"),
         ]
     bucket, _, prefix = root.removeprefix("s3://").partition("/")
     try:
@@ -140,7 +145,10 @@ def storage_checks(root: str, region: str, client: Clients) -> list[Check]:
     except Exception as exc:
         code = str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
         fix = BUCKET_FIXES.get(code, "Check the storage root, and that the bucket is in {region}.")
-        return [failed("bucket", exc, "HeadBucket", fix.format(bucket=bucket, region=region))]
+        return [
+            failed("bucket", exc, "HeadBucket", fix.format(bucket=bucket, region=region)),
+            *skipped(["write"], "the bucket check failed"),
+        ]
     return [Check("bucket", OK, f"s3://{bucket} exists"), write_check(bucket, prefix, client)]
 
 

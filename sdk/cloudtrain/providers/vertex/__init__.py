@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,9 @@ class Vertex(CloudProvider):
 
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
         return emulate.replicas(request)
+
+    def job_names(self, first: str) -> Iterator[str]:
+        return emulate.job_names(first)
 
     def read_output(self, plan: Plan, uri: str, *, clients: Any = None) -> bytes:
         return download.read_output(plan, uri, clients)

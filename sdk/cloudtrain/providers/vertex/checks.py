@@ -22,6 +22,9 @@ def problems(spec: JobSpec) -> list[str]:
             "vertex.tensorboard needs vertex.service_account: Vertex AI refuses TensorBoard uploads "
             "without one. Set vertex.service_account."
         )
+    region = catalog.region_problem("vertex", "Vertex AI", vertex.region)
+    if region:
+        found.append(region)
     if vertex.project is None:
         found.append("vertex.project is required on Vertex AI. Set it to your Google Cloud project ID.")
     return found

@@ -14,10 +14,20 @@ replica naming only its own task.
 
 from __future__ import annotations
 
+import itertools
+import secrets
 import sys
+from collections.abc import Iterator
 from typing import Any
 
-from cloudtrain.providers.emulation import CPU_DEVICES_ENV, ROOT_ENV, RUNTIME_ENTRYPOINT, host_python, restart
+from cloudtrain.providers.emulation import (
+    CPU_DEVICES_ENV,
+    JOB,
+    ROOT_ENV,
+    RUNTIME_ENTRYPOINT,
+    host_python,
+    restart,
+)
 
 # Vertex maps worker pool i to a TF_CONFIG task type (reference/vertex.md §2.2).
 POOL_TASK_TYPES = ("chief", "worker", "ps", "evaluator")
@@ -25,6 +35,13 @@ POOL_TASK_TYPES = ("chief", "worker", "ps", "evaluator")
 # (understanding-training-service, use-spot-vms: reference/vertex.md).
 WORKER_RESTARTS = 5
 SPOT_RETRIES = 6
+# Vertex gives every replica the job's numeric ID (CLOUD_ML_JOB_ID) and the project's number
+# (CLOUD_ML_PROJECT_ID; reference/vertex.md §2.3, "training/code-requirements"; the
+# aiplatform SDK reads the ID in google/cloud/aiplatform/training_utils/environment_variables.py,
+# google-cloud-aiplatform 2.7.0). A job's restarts keep its ID; a resubmit is a new job, a new
+# ID. No project has a number here, so a stand-in one of the same form.
+STAND_IN_PROJECT_NUMBER = "123456789012"
+JOB_ID_DIGITS = 19  # custom job IDs as the console shows them, e.g. 1234567890123456789
 
 
 def replicas(cloud: dict[str, Any]) -> dict[str, Any]:
@@ -95,6 +112,7 @@ def _replica(job: dict[str, Any], task: tuple[int, int], shared: dict[str, Any])
     container = spec["containerSpec"]
     env = {item["name"]: item["value"] for item in container.get("env", [])}
     env.update(_aip_dirs(job))
+    env.update({"CLOUD_ML_JOB_ID": JOB, "CLOUD_ML_PROJECT_ID": STAND_IN_PROJECT_NUMBER})
     task_types = {"CLUSTER_SPEC": f"workerpool{pool}", "TF_CONFIG": POOL_TASK_TYPES[pool]}
     own = {variable: {"task": {"type": task_types[variable], "index": index}} for variable in shared}
     env[ROOT_ENV] = f"<run>/hosts/{name}"
@@ -126,3 +144,13 @@ def _aip_dirs(job: dict[str, Any]) -> dict[str, str]:
         "AIP_CHECKPOINT_DIR": f"{base}/checkpoints/",
         "AIP_TENSORBOARD_LOG_DIR": f"{base}/logs/",
     }
+
+
+def job_names(first: str) -> Iterator[str]:
+    """The IDs Vertex gives successive custom jobs: new random numbers (``first`` is not used).
+
+    Vertex assigns the ID when it creates the job; a restart keeps it, a resubmit is a new
+    CustomJob with a new ID.
+    """
+    low, high = 10 ** (JOB_ID_DIGITS - 1), 10**JOB_ID_DIGITS
+    return (str(low + secrets.randbelow(high - low)) for _ in itertools.count())

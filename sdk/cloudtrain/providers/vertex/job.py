@@ -83,7 +83,9 @@ def submit(
     service = clients.job_service(vertex.region)
     existing = find_submitted(service, parent, request, clients.sleep)
     if existing is not None:
-        return VertexJob(existing, clients=clients, request=request)
+        job = VertexJob(existing, clients=clients, request=request)
+        job.attached = True
+        return job
     created = _create(service, parent, request, custom_job, clients.sleep)
     return VertexJob(created, clients=clients, request=request)
 
@@ -163,6 +165,7 @@ class VertexJob:
     """A submitted custom job: status, logs, cancel and wait, by its resource name."""
 
     provider = "vertex"
+    attached = False  # True when submit found this job made by an earlier submit (providers.base.attached)
 
     def __init__(self, job_id: str, *, clients: VertexClients, request: dict[str, Any] | None = None) -> None:
         match = JOB_ID.match(job_id)

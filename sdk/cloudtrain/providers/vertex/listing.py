@@ -23,7 +23,7 @@ from cloudtrain import catalog
 from cloudtrain.providers.base import JobSummary, Usage
 from cloudtrain.providers.vertex.clients import VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.names import JOB_ID, STATES, api_call
-from cloudtrain.providers.vertex.render import JOB_LABEL, estimate_from_labels
+from cloudtrain.providers.vertex.render import JOB_LABEL, RUN_LABEL, estimate_from_labels
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -75,6 +75,7 @@ def summary(job: Any) -> JobSummary:
         shape=f"{hosts} × {machine.machine_type}" if machine else "",
         estimate=estimate_from_labels(dict(job.labels)),
         usage=_usage(job, hosts) if machine is not None and "end_time" in job else None,
+        run=job.labels.get(RUN_LABEL),
     )
 
 

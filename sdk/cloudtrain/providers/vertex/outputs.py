@@ -5,7 +5,8 @@ Vertex derives ``AIP_MODEL_DIR`` (``<base>/model/``), ``AIP_CHECKPOINT_DIR``
 job's ``baseOutputDirectory.outputUriPrefix`` (reference/vertex.md §2.3; "Prepare
 training code", https://cloud.google.com/vertex-ai/docs/training/code-requirements),
 and the runtime writes to exactly those folders through the ``/gcs`` mount, so the
-artifacts are wherever the request's base directory says. The container's output goes
+artifacts are wherever the request's base directory says: the run's own prefix,
+``ROOT/runs/<run_id>`` (``render``). The container's output goes
 to Cloud Logging under the job's numeric ID (``resource.labels.job_id``).
 
 Example:
@@ -33,7 +34,7 @@ def of_plan(plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
     project = plan.spec.vertex.project or ""  # the checks refuse a plan without one
     if request is not None:
         return of_request(request, project=project, job=JOB)
-    return standard(plan.storage.root, logs=logs_url(project, JOB))
+    return standard(plan.storage.run, logs=logs_url(project, JOB))
 
 
 def of_request(request: dict[str, Any], *, project: str, job: str) -> Outputs:

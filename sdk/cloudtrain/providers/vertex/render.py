@@ -23,9 +23,12 @@ Example:
 ...     resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2},
 ...     vertex={"project": "my-project"},
 ... )
->>> body = render(plan(spec, "vertex").with_bundle("gs://bucket/demo/code/0123.tar.gz"))
+>>> planned = plan(spec, "vertex").with_bundle("gs://bucket/demo/code/0123.tar.gz").with_run("2026-12-03")
+>>> body = render(planned)
 >>> [pool["replicaCount"] for pool in body["jobSpec"]["workerPoolSpecs"]]
 [1, 1]
+>>> body["jobSpec"]["baseOutputDirectory"]
+{'outputUriPrefix': 'gs://bucket/demo/runs/2026-12-03'}
 >>> body["jobSpec"]["workerPoolSpecs"][0]["machineSpec"]
 {'machineType': 'a2-highgpu-8g', 'acceleratorType': 'NVIDIA_TESLA_A100', 'acceleratorCount': 8}
 """
@@ -37,7 +40,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import container
+from cloudtrain import container, runs
 from cloudtrain.errors import ProviderError, SpecError
 from cloudtrain.providers.base import ExpectedCost
 from cloudtrain.providers.transfer import bundle_uri
@@ -125,6 +128,7 @@ def _check_plan(plan: Plan) -> None:
             f"vertex.render needs a Vertex plan; got provider {plan.provider!r}. Use plan(spec, 'vertex')."
         )
     bundle_uri(plan)
+    runs.of_plan(plan)
 
 
 def _job_spec(plan: Plan) -> dict[str, Any]:
@@ -132,7 +136,9 @@ def _job_spec(plan: Plan) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "workerPoolSpecs": _worker_pools(plan),
         "scheduling": _scheduling(plan),
-        "baseOutputDirectory": {"outputUriPrefix": plan.storage.root},
+        # Vertex derives AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR from it
+        # (reference/vertex.md §2.3): the run's own prefix, so no run overwrites another's model.
+        "baseOutputDirectory": {"outputUriPrefix": plan.storage.run},
     }
     optional = {
         "serviceAccount": vertex.service_account,
@@ -243,8 +249,7 @@ def _user_labels(plan: Plan) -> dict[str, str]:
             )
         labels[clean] = sanitise_label_value(value)
     labels[JOB_LABEL] = sanitise_label_value(plan.name)
-    if plan.run_id is not None:  # part of the request, so of its hash: a new run is a new job
-        labels[RUN_LABEL] = plan.run_id
+    labels[RUN_LABEL] = runs.of_plan(plan)  # part of the request, so of its hash: a new run is a new job
     if plan.estimate is not None:
         labels |= estimate_labels(plan.estimate)
     if len(labels) + 1 > MAX_LABELS:

@@ -13,10 +13,10 @@ The lines, in the order a submit meets them:
 
 Every call goes through the backend's own ``with_retries``, so a failure reads as
 submit's would: Google's words as the detail, and the backend's advice for that call and
-status (``clients.ADVICE``) as the fix. Without credentials the network lines are left
-out: each would fail for the same reason. Building the JobService client for a test
-endpoint (``CLOUDTRAIN_VERTEX_ENDPOINT``) needs no credentials, but this check still
-looks for them, as a real submit needs them.
+status (``clients.ADVICE``) as the fix. Without credentials the network lines are not
+run, and show as skipped with why: each would fail for the same reason. Building the
+JobService client for a test endpoint (``CLOUDTRAIN_VERTEX_ENDPOINT``) needs no
+credentials, but this check still looks for them, as a real submit needs them.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from cloudtrain.providers.vertex.clients import (
     with_retries,
 )
 from cloudtrain.providers.vertex.discover import config_dir
-from cloudtrain_runtime.diagnosis import FAIL, OK, Check
+from cloudtrain_runtime.diagnosis import FAIL, OK, Check, skipped
 
 if TYPE_CHECKING:
     from cloudtrain.defaults import Sources
@@ -82,7 +82,7 @@ def check_setup(
     found = credentials_check(os.environ if environ is None else environ)
     settings = [project_check(spec, sources, found.project), region_check(spec, sources)]
     if found.check.status == FAIL:
-        return [found.check, *settings]
+        return [found.check, *settings, *skipped(("bucket", "write", "vertex-api"), "no credentials")]
     project, region = spec.vertex.project, spec.vertex.region
     root = spec.vertex.storage_root or spec.storage.root
     return [
@@ -152,7 +152,8 @@ def storage_checks(root: str, project: str | None, clients: VertexClients) -> li
                 FAIL,
                 f"the storage root {root!r} is not a gs:// URI",
                 "Set vertex.storage_root (or storage.root) to gs://BUCKET/PATH, in the spec or your profile.",
-            )
+            ),
+            *skipped(["write"], "no gs:// bucket to write to"),
         ]
     name, _, prefix = root.removeprefix("gs://").partition("/")
     bucket_call = ApiCall(
@@ -165,7 +166,7 @@ def storage_checks(root: str, project: str | None, clients: VertexClients) -> li
             lambda: client.get_bucket(name, retry=None, timeout=TIMEOUT_S), bucket_call, sleep=clients.sleep
         )
     except CloudtrainError as error:
-        return [failed("bucket", error, bucket_call)]
+        return [failed("bucket", error, bucket_call), *skipped(["write"], "the bucket check failed")]
     where = f" in {bucket.location}" if bucket.location else ""
     return [Check("bucket", OK, f"gs://{name} exists{where}"), write_check(bucket, prefix, clients.sleep)]
 

@@ -10,8 +10,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from fakes import sagemaker_model
-from fakes.sagemaker_aws import BUCKET, LoopbackAws
+from tests.cloudtrain.providers.fakes import sagemaker_model
+from tests.cloudtrain.providers.fakes.sagemaker_aws import BUCKET, LoopbackAws
 from tests.conftest import Result
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"
@@ -35,7 +35,9 @@ def test_submit_status_logs_cancel(aws: LoopbackAws, run_cli: Callable[..., Resu
     assert code == 0
     job_id = out.strip()
     assert job_id.startswith("arn:aws:sagemaker:us-east-1:123456789012:training-job/binary-classifier-")
-    assert run_cli("submit", str(EXAMPLE), "--provider", "sagemaker").out.strip() == job_id
+    again = run_cli("submit", str(EXAMPLE), "--provider", "sagemaker")
+    assert again.out.strip() == job_id
+    assert f"Attached to {job_id}, which an earlier submit" in again.err  # said, not silent
     assert len(aws.sagemaker.jobs) == 1
     assert len(aws.client("s3").list_objects_v2(Bucket=BUCKET)["Contents"]) == 1  # uploaded once
 

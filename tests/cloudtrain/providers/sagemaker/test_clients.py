@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes.sagemaker_aws import LoopbackAws
 
 from cloudtrain import api
 from cloudtrain.errors import ProviderError
 from cloudtrain.planning import plan
 from cloudtrain.providers import sagemaker
 from cloudtrain.specfile import load_spec
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"
 
@@ -47,7 +47,7 @@ def test_the_users_attempt_count_bounds_a_throttled_create(
 ) -> None:
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
     aws.sagemaker.fail("CreateTrainingJob", "ThrottlingException", times=10)
-    planned, packed = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker"))
+    planned, packed = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker").with_run("r1"))
     with pytest.raises(ProviderError, match="ThrottlingException"):
         sagemaker.submit(planned, sagemaker.render(planned), packed, clients=aws.clients(attempts=6))
     assert aws.sagemaker.count("CreateTrainingJob") == 2

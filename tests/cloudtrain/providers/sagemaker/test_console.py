@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from fakes.sagemaker_aws import LoopbackAws
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 from tests.conftest import Result
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"

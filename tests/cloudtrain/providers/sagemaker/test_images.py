@@ -24,7 +24,7 @@ CPU_TAG = "tensorflow-training:2.21.0-cpu-py312-amzn2023-sagemaker"
 def planned(region: str, *overrides: str) -> Plan:
     """The example (2 × T4) planned for SageMaker in ``region``, ready to render."""
     p = plan(load_spec(EXAMPLE, [f"sagemaker.region={region}", *overrides]), "sagemaker")
-    return p.with_bundle(f"{p.storage.code}/0123456789abcdef.tar.gz")
+    return p.with_bundle(f"{p.storage.code}/0123456789abcdef.tar.gz").with_run("r1")
 
 
 def training_image(region: str, *overrides: str) -> str:

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.sagemaker_aws import LoopbackAws
 
 from cloudtrain import api
 from cloudtrain.errors import ProviderError
@@ -15,6 +14,7 @@ from cloudtrain.providers.base import WORST_CASE
 from cloudtrain.providers.sagemaker import listing
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"
 NOBODY = JobSpec(name="demo", code={"module": "trainer.task"})

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fakes.sagemaker_aws import LoopbackAws
+from cloudtrain.providers.sagemaker.job import SageMakerJob
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 from tests.cloudtrain.providers.sagemaker.test_submit import submit
 from tests.conftest import Result
-
-from cloudtrain.providers.sagemaker.job import SageMakerJob
 
 
 def two_hosts(aws: LoopbackAws) -> SageMakerJob:

@@ -3,26 +3,21 @@
 from __future__ import annotations
 
 import doctest
-import hashlib
 import importlib
-import io
 import json
 import os
-import subprocess
-import sys
-import tarfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pytest
-from fakes import sagemaker_model
 
 from cloudtrain import container
 from cloudtrain.errors import ProviderError, SpecError
 from cloudtrain.planning import Plan, plan
 from cloudtrain.providers import sagemaker
-from cloudtrain.providers.sagemaker.render import MAX_ARGUMENT, stopping_condition
+from cloudtrain.providers.sagemaker.render import stopping_condition
 from cloudtrain.specfile import load_spec
 from cloudtrain_runtime.config import join_pieces
+from tests.cloudtrain.providers.fakes import sagemaker_model
 
 ROOT = Path(__file__).resolve().parents[4]
 EXAMPLE = ROOT / "examples" / "binary_classifier" / "job.yaml"
@@ -40,7 +35,7 @@ SHAPES = {
 def planned(*overrides: str) -> Plan:
     """The example planned for SageMaker, with a fixed bundle name so requests are stable."""
     p = plan(load_spec(EXAMPLE, overrides), "sagemaker")
-    return p.with_bundle(f"{p.storage.code}/{BUNDLE}")
+    return p.with_bundle(f"{p.storage.code}/{BUNDLE}").with_run("r1")
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
@@ -136,6 +131,7 @@ def test_data_channels_and_vpc_and_tags() -> None:
     assert request["VpcConfig"] == {"SecurityGroupIds": ["sg-0abc"], "Subnets": ["subnet-0abc"]}
     assert request["Tags"] == [
         {"Key": "cloudtrain:job", "Value": "binary-classifier"},
+        {"Key": "cloudtrain:run", "Value": "r1"},
         {"Key": "team", "Value": "ml"},
     ]
     assert sagemaker_model.problems("CreateTrainingJob", request) == []
@@ -154,7 +150,7 @@ def test_data_channels_and_vpc_and_tags() -> None:
             "SageMaker allows at most 100. Shorten code.args",
         ),
         (["sagemaker.tags={'aws:x': y}"], "'aws:x' uses the reserved prefix 'aws:'"),
-        (["sagemaker.tags={" + ",".join(f"t{i}: v" for i in range(50)) + "}"], "51 tags"),
+        (["sagemaker.tags={" + ",".join(f"t{i}: v" for i in range(49)) + "}"], "51 tags"),
     ],
 )
 def test_limits_raise_spec_errors_naming_the_field(overrides: list[str], message: str) -> None:
@@ -179,59 +175,6 @@ def test_own_image_runs_its_entrypoint() -> None:
     request = sagemaker.render(planned("image=123456789012.dkr.ecr.us-east-1.amazonaws.com/trainer:1"))
     assert "ContainerEntrypoint" not in request["AlgorithmSpecification"]
     assert request["AlgorithmSpecification"]["TrainingImage"].endswith("/trainer:1")
-
-
-def test_rendered_bootstrap_runs_in_a_real_process(tmp_path: Path) -> None:
-    """The entrypoint + arguments SageMaker would exec check the bundle, then start its runtime."""
-    command, env = _bootstrap(tmp_path)
-    subprocess.run(command, env=env, check=True, timeout=60)
-    assert json.loads((tmp_path / "argv.json").read_text()) == []
-
-
-def test_the_bootstrap_refuses_a_bundle_that_does_not_match_its_name(tmp_path: Path) -> None:
-    command, env = _bootstrap(tmp_path)
-    bundle = tmp_path / env[container.BUNDLE_ENV].lstrip("/")
-    bundle.write_bytes(bundle.read_bytes() + b"tampered")
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0
-    assert done.stderr.strip().endswith(
-        "does not match the SHA-256 in its name: the upload is damaged. Submit again."
-    )
-    assert not (tmp_path / "argv.json").exists()  # nothing from the bundle ran
-
-
-def _bootstrap(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
-    """The command SageMaker would exec, and its environment, with a bundle named by its digest."""
-    request = sagemaker.render(planned())
-    algorithm = request["AlgorithmSpecification"]
-    assert all(len(arg) <= MAX_ARGUMENT for arg in algorithm["ContainerArguments"])
-    staging = tmp_path / "bundle.tar.gz"
-    _write_bundle_with_stub_runtime(staging, tmp_path / "argv.json")
-    digest = hashlib.sha256(staging.read_bytes()).hexdigest()
-    rendered = PurePosixPath(request["Environment"][container.BUNDLE_ENV])
-    in_container = rendered.with_name(f"{digest[:16]}.tar.gz")
-    (tmp_path / str(in_container).lstrip("/")).parent.mkdir(parents=True)
-    staging.replace(tmp_path / str(in_container).lstrip("/"))
-    command = [sys.executable, *algorithm["ContainerEntrypoint"][1:], *algorithm["ContainerArguments"]]
-    env = {
-        **request["Environment"],
-        container.BUNDLE_ENV: str(in_container),
-        container.ROOT_ENV: str(tmp_path),
-        "PATH": os.environ["PATH"],
-    }
-    return command, env
-
-
-def _write_bundle_with_stub_runtime(path: Path, record: Path) -> None:
-    stub = f"import json\ndef main(argv):\n    json.dump(argv, open({str(record)!r}, 'w'))\n".encode()
-    with tarfile.open(path, "w:gz") as tar:
-        for name, content in [
-            (".cloudtrain-runtime/cloudtrain_runtime/__init__.py", b""),
-            (".cloudtrain-runtime/cloudtrain_runtime/main.py", stub),
-        ]:
-            info = tarfile.TarInfo(name)
-            info.size = len(content)
-            tar.addfile(info, io.BytesIO(content))
 
 
 @pytest.mark.parametrize("module", ["", ".render", ".job", ".logs", ".upload"])

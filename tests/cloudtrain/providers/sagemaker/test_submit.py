@@ -11,8 +11,6 @@ import socket
 from pathlib import Path
 
 import pytest
-from fakes.sagemaker_aws import BUCKET, LoopbackAws
-from fakes.sagemaker_service import SPOT_SCRIPT
 
 from cloudtrain import api
 from cloudtrain.errors import CredentialsError, ProviderError
@@ -23,12 +21,14 @@ from cloudtrain.providers.sagemaker import upload as s3
 from cloudtrain.providers.sagemaker.clients import AwsClients
 from cloudtrain.providers.sagemaker.job import STOP_TAG, SageMakerJob
 from cloudtrain.specfile import load_spec
+from tests.cloudtrain.providers.fakes.sagemaker_aws import BUCKET, LoopbackAws
+from tests.cloudtrain.providers.fakes.sagemaker_service import SPOT_SCRIPT
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"
 
 
 def submit(aws: LoopbackAws, *overrides: str, clients: AwsClients | None = None) -> SageMakerJob:
-    planned, packed = api.pack_code(plan(load_spec(EXAMPLE, overrides), "sagemaker"))
+    planned, packed = api.pack_code(plan(load_spec(EXAMPLE, overrides), "sagemaker").with_run("r1"))
     return sagemaker.submit(planned, sagemaker.render(planned), packed, clients=clients or aws.clients())
 
 
@@ -110,7 +110,7 @@ def test_permanent_errors_fail_at_once_with_the_fix(aws: LoopbackAws, code: str,
 
 
 def test_rejected_request_reports_sagemakers_validation_message(aws: LoopbackAws) -> None:
-    planned, packed = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker"))
+    planned, packed = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker").with_run("r1"))
     request = sagemaker.render(planned) | {"TrainingJobName": "bad_name"}
     with pytest.raises(ProviderError, match=r"ValidationException: .*TrainingJobName"):
         sagemaker.submit(planned, request, packed, clients=aws.clients())
@@ -224,7 +224,7 @@ def test_follow_streams_new_lines_until_the_job_ends(aws: LoopbackAws) -> None:
 def test_upload_reports_progress_and_skips_an_existing_bundle(
     aws: LoopbackAws, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    planned, packed = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker"))
+    planned, packed = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker").with_run("r1"))
     clients = aws.clients()
     seen: list[Progress] = []
     assert s3.upload_bundle(clients, packed, planned.bundle, progress=seen.append) is True
@@ -297,7 +297,7 @@ def test_unreachable_endpoint_is_retried_then_reported(
 
 def test_no_secret_from_the_environment_reaches_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI-not-a-real-secret")
-    planned, _ = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker"))
+    planned, _ = api.pack_code(plan(load_spec(EXAMPLE), "sagemaker").with_run("r1"))
     assert "wJalrXUtnFEMI" not in json.dumps(sagemaker.render(planned))
 
 

@@ -10,11 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fakes.vertex_jobservice import FakeJobService
-from fakes.vertex_logging import FakeLogging
-from fakes.vertex_storage import BUCKET
 from google.cloud import aiplatform_v1, storage
 from google.protobuf import json_format
+
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
+from tests.cloudtrain.providers.fakes.vertex_logging import FakeLogging
+from tests.cloudtrain.providers.fakes.vertex_storage import BUCKET
 from tests.conftest import Result
 
 EXAMPLE = str(Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml")

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fakes.vertex_jobservice import FakeJobService
+
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 from tests.conftest import Result
 
 EXAMPLE = str(Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml")

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import grpc
 import pytest
-from fakes.vertex_jobservice import FakeJobService
-from fakes.vertex_storage import BUCKET
 from google.cloud import aiplatform_v1, storage
 from google.protobuf import json_format
 
@@ -21,6 +19,8 @@ from cloudtrain.planning import plan
 from cloudtrain.providers import JobStatus, vertex
 from cloudtrain.providers.vertex import clients as vertex_clients
 from cloudtrain.providers.vertex.clients import ATTEMPTS
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
+from tests.cloudtrain.providers.fakes.vertex_storage import BUCKET
 
 REPO = Path(__file__).resolve().parents[4]
 EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"
@@ -271,7 +271,7 @@ def test_attach_by_id_then_cancel(fake_vertex: FakeJobService, clients: vertex.V
 def test_a_request_with_a_field_vertex_lacks_is_refused_before_sending(
     fake_vertex: FakeJobService, clients: vertex.VertexClients
 ) -> None:
-    planned, packed = api.pack_code(plan(api.as_spec(EXAMPLE), "vertex"))
+    planned, packed = api.pack_code(plan(api.as_spec(EXAMPLE), "vertex").with_run("r1"))
     request = vertex.render(planned)
     request["jobSpec"]["scheduling"]["maxRetries"] = 3  # a SageMaker idea, not a Scheduling field
     with pytest.raises(ProviderError, match=r"not a valid Vertex AI CustomJob: .*maxRetries"):
@@ -289,7 +289,7 @@ def test_failed_job_status_carries_the_error_message(
 
 
 def rendered_request() -> dict:
-    planned = plan(api.as_spec(EXAMPLE), "vertex").with_bundle(f"gs://{BUCKET}/code/0.tar.gz")
+    planned = plan(api.as_spec(EXAMPLE), "vertex").with_bundle(f"gs://{BUCKET}/code/0.tar.gz").with_run("r1")
     return vertex.render(planned)
 
 

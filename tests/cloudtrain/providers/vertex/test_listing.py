@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 
 import grpc
 import pytest
-from fakes.vertex_jobservice import FakeJobService
 from google.cloud import aiplatform_v1
 from google.protobuf import timestamp_pb2
 
@@ -15,6 +14,7 @@ from cloudtrain.providers import vertex
 from cloudtrain.providers.base import WORST_CASE, ExpectedCost, Usage
 from cloudtrain.providers.vertex import listing
 from cloudtrain.spec import JobSpec
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 
 PARENT = "projects/my-project/locations/us-central1"
 T0 = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)

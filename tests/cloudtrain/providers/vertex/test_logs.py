@@ -8,11 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fakes.vertex_jobservice import FakeJobService
-from fakes.vertex_logging import FakeLogging
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
-from tests.conftest import Result
 
 from cloudtrain import api
 from cloudtrain.errors import CredentialsError, ProviderError
@@ -21,6 +18,9 @@ from cloudtrain.providers import vertex
 from cloudtrain.providers.vertex import clients as vertex_clients
 from cloudtrain.providers.vertex import logs as vertex_logs
 from cloudtrain.providers.vertex.clients import ATTEMPTS
+from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
+from tests.cloudtrain.providers.fakes.vertex_logging import FakeLogging
+from tests.conftest import Result
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "binary_classifier" / "job.yaml"
 PARENT = "projects/my-project/locations/us-central1"
@@ -34,7 +34,9 @@ def sleeps() -> list[float]:
 @pytest.fixture
 def job(fake_vertex: FakeJobService, sleeps: list[float]) -> vertex.VertexJob:
     """A job created directly in the fake service (no upload needed to read logs)."""
-    body = vertex.render(plan(api.as_spec(EXAMPLE), "vertex").with_bundle("gs://my-bucket/code/0.tar.gz"))
+    body = vertex.render(
+        plan(api.as_spec(EXAMPLE), "vertex").with_bundle("gs://my-bucket/code/0.tar.gz").with_run("r1")
+    )
     message = aiplatform_v1.CustomJob.pb(aiplatform_v1.CustomJob())
     json_format.ParseDict(body, message)
     clients = vertex.VertexClients(sleep=sleeps.append)

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from fakes.vertex_logging import FakeLogging
+from cloudtrain.providers import vertex
+from tests.cloudtrain.providers.fakes.vertex_logging import FakeLogging
 from tests.cloudtrain.providers.vertex.test_logs import job, number, sleeps
 from tests.conftest import Result
-
-from cloudtrain.providers import vertex
 
 __all__ = ["job", "sleeps"]  # fixtures shared with test_logs
 

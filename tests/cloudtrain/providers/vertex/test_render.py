@@ -48,7 +48,7 @@ CASES = {
 
 
 def vertex_plan(overrides: list[str]) -> Plan:
-    return plan(load_spec(EXAMPLE, overrides), "vertex").with_bundle(BUNDLE)
+    return plan(load_spec(EXAMPLE, overrides), "vertex").with_bundle(BUNDLE).with_run("r1")
 
 
 def parse_strictly(body: dict[str, Any]) -> aiplatform_v1.CustomJob:
@@ -120,7 +120,7 @@ def test_container_reads_the_bundle_through_the_gcs_fuse_mount() -> None:
 
 def test_render_is_deterministic_and_the_request_label_tracks_the_body() -> None:
     first, again = vertex.render(vertex_plan([])), vertex.render(vertex_plan([]))
-    other_code = vertex.render(vertex_plan([]).with_bundle(BUNDLE.replace("0123", "4567")))
+    other_code = vertex.render(vertex_plan([]).with_bundle(BUNDLE.replace("0123", "4567")).with_run("r1"))
     assert first == again
     assert first["labels"]["cloudtrain_request"] == vertex.request_hash(first)
     assert other_code["labels"]["cloudtrain_request"] != first["labels"]["cloudtrain_request"]
@@ -140,7 +140,7 @@ def test_more_than_100_env_vars_is_a_spec_error_naming_the_count() -> None:
 def labelled_plan(labels: dict[str, str]) -> Plan:
     spec = load_spec(EXAMPLE)
     spec = spec.model_copy(update={"vertex": spec.vertex.model_copy(update={"labels": labels})})
-    return plan(spec, "vertex").with_bundle(BUNDLE)
+    return plan(spec, "vertex").with_bundle(BUNDLE).with_run("r1")
 
 
 @pytest.mark.parametrize(
@@ -179,7 +179,7 @@ def test_render_imports_no_google_library() -> None:
         "from cloudtrain.planning import plan\n"
         "from cloudtrain.providers import vertex\n"
         "from cloudtrain.specfile import load_spec\n"
-        f"vertex.render(plan(load_spec({str(EXAMPLE)!r}), 'vertex').with_bundle({BUNDLE!r}))\n"
+        f"vertex.render(plan(load_spec({str(EXAMPLE)!r}), 'vertex').with_bundle({BUNDLE!r}).with_run('r1'))\n"
         "heavy = [m for m in sys.modules if m.startswith(('google.cloud.', 'google.auth', 'grpc', 'google.protobuf'))]\n"
         "print(heavy)\n"
     )

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes.vertex_storage import BUCKET
 from google.cloud import storage
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.progress import Progress
 from cloudtrain.providers.vertex import upload as gcs
 from cloudtrain.providers.vertex.clients import cloud_storage_client
+from tests.cloudtrain.providers.fakes.vertex_storage import BUCKET
 
 pytestmark = pytest.mark.usefixtures("fake_gcs")
 

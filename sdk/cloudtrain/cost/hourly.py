@@ -1,0 +1,154 @@
+"""What every shape that fits a job costs per hour, before anyone has measured its speed.
+
+``cloudtrain cost job.yaml`` without ``--throughput`` has no time to multiply by, so it
+lists what it can state: for every billed provider, shape and region the job's replica
+count fits, the on-demand and spot price of all its hosts for one hour, from the same
+catalog rows the ranked estimate uses. It needs no ``training.examples_per_epoch``
+(the work), only the plan's replica count. SkyPilot's ``sky show-gpus`` answers the same
+question for its clouds.
+
+Example:
+>>> from cloudtrain.spec import JobSpec
+>>> spec = JobSpec(name="demo", code={"module": "trainer.task"}, resources={"accelerator": "t4"})
+>>> listed = price_list(spec, providers=("sagemaker",))
+>>> row = next(row for row in listed.rows if row.machine_type == "ml.g4dn.xlarge")
+>>> row.label, row.on_demand is not None, row.spot_basis
+('1 × ml.g4dn.xlarge', True, 'spot ≤ on-demand, exact price unknown')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cloudtrain import catalog
+from cloudtrain.cost import inputs
+from cloudtrain.cost.compare import billed, plan_of, region_notes, regions_for
+from cloudtrain.cost.inputs import CostSettings, Price
+from cloudtrain.cost.option import host_rate
+from cloudtrain.cost.shapes import Shape, enumerate_shapes
+
+if TYPE_CHECKING:
+    from cloudtrain.spec import JobSpec
+
+
+@dataclass(frozen=True)
+class HourlyPrice:
+    """One shape in one region: what its hosts cost together per hour, on-demand and spot.
+
+    ``rate_basis`` says where the on-demand figure comes from (``list``, ``est.``, or
+    ``price unknown``), ``spot_basis`` the same for spot (an upper bound or an assumed
+    discount where the provider publishes no spot price).
+    """
+
+    provider: str
+    region: str
+    machine_type: str
+    accelerator: str
+    hosts: int
+    devices_per_host: int
+    on_demand: float | None
+    spot: float | None
+    rate_basis: str
+    spot_basis: str
+    price: Price | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.hosts} × {self.machine_type}"
+
+    @property
+    def devices(self) -> int:
+        return self.hosts * self.devices_per_host
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields; an unknown price is null, never a number."""
+        return {
+            "provider": self.provider,
+            "region": self.region,
+            "machine_type": self.machine_type,
+            "accelerator": self.accelerator,
+            "hosts": self.hosts,
+            "devices_per_host": self.devices_per_host,
+            "on_demand_usd_per_hour": self.on_demand,
+            "spot_usd_per_hour": self.spot,
+            "rate_basis": self.rate_basis,
+            "spot_basis": self.spot_basis,
+            "price": inputs.price_summary(self.price) if self.price and self.price.known else None,
+        }
+
+    def __repr__(self) -> str:
+        rate = "price unknown" if self.on_demand is None else f"${self.on_demand:.4g}/h"
+        return f"HourlyPrice({self.provider} {self.region} {self.label}, {rate})"
+
+
+@dataclass(frozen=True)
+class PriceList:
+    """Every shape's hourly price, by accelerator then cheapest first, and what was left out and why."""
+
+    rows: list[HourlyPrice]
+    notes: list[str]
+    replicas: int
+    settings: CostSettings
+
+
+def price_list(
+    spec: JobSpec,
+    *,
+    providers: tuple[str, ...] = (),
+    regions: tuple[str, ...] = (),
+    settings: CostSettings | None = None,
+) -> PriceList:
+    """The hourly price of every shape with the job's replica count, on every billed provider.
+
+    Args:
+        spec: the job; only its planned replica count and strategy matter.
+        providers: which providers to list; empty means every billed provider.
+        regions: catalog regions to list; empty means each provider's region for the spec.
+        settings: price catalog and spot assumptions; default the catalog's.
+
+    Raises:
+        SpecError: no provider can plan the job, or a region has no prices.
+    """
+    settings = settings or CostSettings()
+    planned = plan_of(spec)
+    names = providers or billed()
+    notes = region_notes(spec, names, regions, settings.prices)
+    shapes, skipped = enumerate_shapes(planned, names)
+    rows = [
+        hourly(shape, region, settings)
+        for shape in shapes
+        for region in regions_for(spec, shape.provider, regions, settings.prices)
+    ]
+    order = catalog.accelerator_names()
+    rows.sort(
+        key=lambda r: (
+            order.index(r.accelerator),
+            r.on_demand is None,
+            r.on_demand or 0.0,
+            r.provider,
+            r.label,
+        )
+    )
+    return PriceList(rows, skipped + notes, planned.replicas, settings)
+
+
+def hourly(shape: Shape, region: str, settings: CostSettings) -> HourlyPrice:
+    """``shape`` in ``region``: its hosts' on-demand and spot dollars per hour, from the catalog row."""
+    machine = shape.machine
+    price = settings.prices.lookup(shape.provider, region, machine.machine_type, machine.accelerator)
+    on_demand, basis = host_rate(price, False, settings)
+    spot, spot_basis = host_rate(price, True, settings)
+    return HourlyPrice(
+        provider=shape.provider,
+        region=region,
+        machine_type=machine.machine_type,
+        accelerator=machine.accelerator,
+        hosts=shape.hosts,
+        devices_per_host=machine.devices,
+        on_demand=None if on_demand is None else on_demand * shape.hosts,
+        spot=None if spot is None else spot * shape.hosts,
+        rate_basis=basis,
+        spot_basis=spot_basis,
+        price=price,
+    )
