@@ -20,8 +20,8 @@ Beside the stamp the chief keeps the run's history (``cloudtrain-history.json``,
 ``cloudtrain_runtime.history``): a folder holding only these two holds no backup.
 
 Nothing is moved or deleted there but this run's own backup, after its verified export
-(``complete``; the history stays, so an attempt started after the export still continues
-it), and not even that where the export is not yet durable when the runtime
+(``complete``; the history with it, its copy beside the result being complete by then),
+and not even that where the export is not yet durable when the runtime
 ends (SageMaker uploads ``/opt/ml/model`` only when the job ends, and a deletion under the
 synced checkpoint folder is a deletion in S3: reference/sagemaker.md §9).
 
@@ -222,11 +222,10 @@ class Backups:
             self.clear()
 
     def clear(self) -> None:
-        """Empty this run's backup folder but for its history, the stamp last (chief only)."""
+        """Empty this run's backup folder, the stamp last (chief only)."""
         if not (self.is_chief and self.folder.is_dir()):
             return
-        kept = [p for p in self.folder.iterdir() if p.name != HISTORY_FILE]
-        for path in sorted(kept, key=lambda p: p.name == STAMP_FILE):
+        for path in sorted(self.folder.iterdir(), key=lambda p: p.name == STAMP_FILE):
             if path.is_dir():
                 shutil.rmtree(path, ignore_errors=True)
             else:

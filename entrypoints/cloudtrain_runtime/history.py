@@ -17,9 +17,10 @@ two places, before the epoch's backup is written:
   one place every provider hands a restarted attempt. SageMaker syncs
   ``/opt/ml/checkpoints`` to ``CheckpointConfig.S3Uri`` and restores it into the
   restarted job (reference/sagemaker.md §4), while ``/opt/ml/output/data`` starts empty;
-  Vertex and the local provider read the folder from storage. ``Backups.clear`` keeps it
-  after a verified export, so an attempt restarted after the export still continues the
-  curve. The folder is the run's own (``ROOT/runs/<run_id>/checkpoints``): a history there
+  Vertex and the local provider read the folder from storage. After the verified export
+  the folder is emptied, this copy with it (where the provider keeps the backup, SageMaker,
+  it stays): the published copy is whole by then, and an attempt of a finished run trains
+  nothing (``Backups.finished``). The folder is the run's own (``ROOT/runs/<run_id>/checkpoints``): a history there
   of another run, or one that cannot be read, is left as it is and stops the attempt with
   one error, as another run's backup does (``cloudtrain_runtime.backups``).
 - **published**, beside the result (``Locations.history_file``), where
