@@ -201,7 +201,7 @@ def train_and_compare(run: Run, machine: Machine, precision: str, epochs: int) -
         )
         shown = " ".join("?" if r is None else f"{r:.2f}×" for r in ratios)
         run.row(
-            f"compare {counts[-1]} vs 1 GPU, precision {precision}",
+            f"compare {counts[-1]} vs 1 × {machine.accelerator}, precision {precision}",
             verdict["verdict"],
             f"speed-up, epochs, time to target: {shown}",
         )
