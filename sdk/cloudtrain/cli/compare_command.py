@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cloudtrain.cli import tables
-from cloudtrain.cli.options import json_option, profile_option
+from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
 from cloudtrain.cost.units import dollars, duration
 
 if TYPE_CHECKING:
@@ -42,6 +42,13 @@ RUN_COLUMNS = (
     "--metric", help="The metric to compare without --target. Default: a validation metric every run logged."
 )
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Also draw the runs to this PNG.")
+@click.option(
+    "--spec",
+    "spec_path",
+    type=click.Path(dir_okay=False),
+    help="A job spec whose run IDs (submit --run-id) RUNS may name: each is read under ROOT/runs/<run_id>.",
+)
+@click.option("--provider", "-p", type=PROVIDER_CHOICE, default=None, help="Where the --spec runs ran.")
 @profile_option
 @json_option
 def compare_command(
@@ -49,6 +56,8 @@ def compare_command(
     target: str | None,
     metric: str | None,
     plot_path: str | None,
+    spec_path: str | None,
+    provider: str | None,
     profile: str | None,
     as_json: bool,
 ) -> None:
@@ -66,14 +75,16 @@ def compare_command(
     Examples:
       cloudtrain compare local:demo-20260101-120000-0a1b local:demo-20260101-121500-9f3c
       cloudtrain compare RUN_A RUN_B --target val_binary_accuracy=0.95 --plot scaling.png
-      cloudtrain compare ./outputs-1 ./outputs-2 --json
+      cloudtrain compare outputs/runs/a outputs/runs/b --json
+      cloudtrain compare 2026-12-03 2026-12-10 --spec job.yaml --provider vertex
     """
     from cloudtrain.scaling import compare
     from cloudtrain.scaling.plot import plot
-    from cloudtrain.specfile import load_settings
+    from cloudtrain.specfile import load_settings, load_spec
 
     settings = load_settings(None, profile=profile)[0]
-    found = compare(*runs, target=target, metric=metric, settings=settings)
+    spec = load_spec(spec_path, (), profile=profile) if spec_path else None
+    found = compare(*runs, target=target, metric=metric, settings=settings, spec=spec, provider=provider)
     if plot_path:
         click.echo(f"Plot written to {plot(found, plot_path)}", err=True)
     click.echo(json.dumps(found.to_json(), indent=2) if as_json else report(found))

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.scaling.analysis import Comparison, Target, Verdict, compare_runs
@@ -31,6 +32,8 @@ def compare(
     metric: str | None = None,
     settings: JobSpec | None = None,
     clients: Any = None,
+    spec: JobSpec | str | os.PathLike[str] | None = None,
+    provider: str | None = None,
 ) -> Comparison:
     """Compare two or more runs: at equal epochs, time and cost, to a target, with a verdict.
 
@@ -43,6 +46,8 @@ def compare(
         settings: where cloud outputs are read from and the region that prices a run nothing
             billed; default the profile and the environment (``specfile.load_settings``).
         clients: a provider's clients, for the runs read from that provider.
+        spec: a job spec (or its path) whose run IDs (``--run-id`` at submit) ``runs`` may name.
+        provider: where those runs ran; default the spec's provider.
 
     Raises:
         SpecError: fewer than two runs, a bad ``target``, or a metric not every run logged.
@@ -52,8 +57,16 @@ def compare(
         from cloudtrain.specfile import load_settings
 
         settings = load_settings(None)[0]
+    planned = None
+    if spec is not None:
+        from cloudtrain import api
+
+        spec = api.as_spec(spec)
+        planned = api.provider_for(provider, spec).plan(spec)
     read = [
-        run if isinstance(run, RunRecord) else read_run(run, settings=settings, clients=clients)
+        run
+        if isinstance(run, RunRecord)
+        else read_run(run, settings=settings, clients=clients, planned=planned)
         for run in runs
     ]
     return compare_runs(read, target=target, metric=metric)

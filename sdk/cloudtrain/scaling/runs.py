@@ -9,7 +9,12 @@ A run is named by what the user has at hand:
 - an output folder on this machine (holding ``cloudtrain-history.json``), or the path of
   its result file;
 - a storage URI (``gs://…``, ``s3://…/output.tar.gz``) of the same, read by the provider
-  whose scheme it is.
+  whose scheme it is;
+- given the plan of a spec (``compare --spec job.yaml --provider P``), a run ID of it
+  (``--run-id`` at submit): its artifacts are under ``ROOT/runs/<run_id>``
+  (``Plan.with_run``). Where the result's place depends on a job name (SageMaker's
+  ``output.tar.gz``), the run's history is read from its backup folder, which SageMaker
+  keeps, and its shape from the plan.
 
 The history (``cloudtrain_runtime.history``) gives the curve: every epoch's metrics, the
 wall time since the run started, the examples seen. The result beside it gives the
@@ -19,6 +24,7 @@ no result yet and is read from its history alone. The price comes from ``pricing
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +38,7 @@ from cloudtrain_runtime.replica import HISTORY_FILE, RESULT_FILE
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from cloudtrain.planning import Plan
     from cloudtrain.providers.base import Job, Provider, ReadsOutputs
     from cloudtrain.spec import JobSpec
 
@@ -155,8 +162,9 @@ class Found:
     job: Job | None
 
 
-def read_run(ref: str, *, settings: JobSpec, clients: Any = None) -> RunRecord:
-    """The run ``ref`` names: a job ID, a local run folder's name, an output folder or path, or a URI.
+def read_run(ref: str, *, settings: JobSpec, clients: Any = None, planned: Plan | None = None) -> RunRecord:
+    """The run ``ref`` names: a job ID, a local run folder's name, an output folder or path, a URI,
+    or with ``planned`` (a spec's plan) a run ID of that spec.
 
     ``settings`` (the profile and environment, ``specfile.load_settings``) say where a
     cloud's outputs are read from (project, region) and which region prices a run that
@@ -165,11 +173,11 @@ def read_run(ref: str, *, settings: JobSpec, clients: Any = None) -> RunRecord:
     Raises:
         CloudtrainError: ``ref`` names nothing that holds a run's history, with what it tried.
     """
-    found = _find(ref, settings, clients)
+    found = _find(ref, settings, clients, planned)
     return record(ref, found, cost=_cost(found, settings))
 
 
-def _find(ref: str, settings: JobSpec, clients: Any) -> Found:
+def _find(ref: str, settings: JobSpec, clients: Any, planned: Plan | None) -> Found:
     from cloudtrain.providers import registry
 
     if "://" not in ref and Path(ref).exists():
@@ -182,11 +190,50 @@ def _find(ref: str, settings: JobSpec, clients: Any) -> Found:
         owner = next((p for p in registry.providers() if p.owns(job_id)), None)
         if owner is not None and (job_id == ref or _local_run_exists(job_id)):
             return _from_job(job_id, owner, settings, clients)
+    if planned is not None:
+        return _from_run(ref, planned, clients)
     raise CloudtrainError(
         f"{ref!r} is not a job ID, a local run, an output folder or a storage URI. Pass what submit "
         "printed (e.g. local:demo-20260101-120000-0a1b), the folder holding cloudtrain-history.json, "
         "or its gs:// or s3:// URI."
     )
+
+
+def _from_run(run_id: str, planned: Plan, clients: Any) -> Found:
+    """Run ``run_id`` of the planned spec, read where that plan puts its artifacts."""
+    from cloudtrain.outputs import JOB
+    from cloudtrain.providers import registry
+    from cloudtrain.providers.base import ReadsOutputs
+
+    provider = registry.get(planned.provider)
+    outputs = planned.with_run(run_id).outputs
+    if not isinstance(provider, ReadsOutputs):
+        raise CloudtrainError(
+            f"The {provider.name} provider cannot read a job's outputs back, so compare cannot."
+        )
+    history = outputs.history if JOB not in outputs.history else f"{outputs.backup}/{HISTORY_FILE}"
+    result = outputs.result if JOB not in outputs.result else f"{outputs.backup}/{RESULT_FILE}"
+
+    def read(uri: str) -> bytes:
+        return provider.read_output(planned, uri, clients=clients)
+
+    priced_on = provider.name if provider.billed else None
+    found = _from_files(run_id, (history, result), read, provider.name, priced_on, job=None)
+    attempts = found.history["attempts"]
+    if found.result or not attempts or attempts[-1]["replicas"] != planned.replicas:
+        return found  # the run's own shape differs from the plan's: the history alone
+    return dataclasses.replace(found, result=_planned_shape(planned))
+
+
+def _planned_shape(planned: Plan) -> dict[str, Any]:
+    """The shape the plan gives the run: what its result would say, where the result cannot be read."""
+    return {
+        "hosts": planned.hosts,
+        "devices_per_host": planned.devices_per_host,
+        "learning_rate": planned.learning_rate,
+        "accelerator": planned.spec.resources.accelerator,
+        "strategy": planned.strategy,
+    }
 
 
 def _local_run_exists(job_id: str) -> bool:

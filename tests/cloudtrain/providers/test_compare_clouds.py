@@ -101,3 +101,27 @@ def test_reading_s3_without_sagemaker_settings_says_which_are_missing(aws: Any) 
         == "Reading sagemaker outputs needs its settings in your profile or environment:"
     )
     assert any("sagemaker.role" in problem for problem in error.value.problems[1:])
+
+
+def test_run_ids_on_sagemaker_read_each_runs_history_from_its_kept_backup(aws: Any, tmp_path: Path) -> None:
+    spec = load_spec(EXAMPLE, ())
+    planned = api.plan(spec, "sagemaker")
+    for run_id, replicas in (("week-1", 1), ("week-2", 2)):
+        folder = write_run(tmp_path / run_id, replicas=replicas, hosts=replicas, epoch_s=10.0, accuracy=[0.9])
+        backup = planned.with_run(
+            run_id
+        ).outputs.backup  # SageMaker keeps it: the export is durable only at the end
+        key = f"{backup.removeprefix(f's3://{BUCKET}/')}/cloudtrain-history.json"
+        aws.client("s3").put_object(
+            Bucket=BUCKET, Key=key, Body=(folder / "cloudtrain-history.json").read_bytes()
+        )
+
+    found = compare("week-1", "week-2", spec=spec, provider="sagemaker", settings=spec, clients=aws.clients())
+
+    # the result's place depends on the job's name: the shape is the plan's
+    assert [(run.label, run.replicas, run.hosts) for run in found.runs] == [
+        ("week-1", 2, 2),
+        ("week-2", 2, 2),
+    ]
+    assert [len(run.points) for run in found.runs] == [1, 1]
+    assert found.runs[1].cost.source.startswith("catalog: 2 × sagemaker ")

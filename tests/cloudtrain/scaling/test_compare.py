@@ -19,6 +19,7 @@ import cloudtrain
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.scaling import analysis, compare
 from cloudtrain.spec import JobSpec
+from cloudtrain.specfile import load_spec
 from cloudtrain_runtime import history
 from tests.conftest import Result
 
@@ -274,3 +275,17 @@ def test_more_runs_than_letters_are_refused(tmp_path: Path) -> None:
     ).runs[0]
     with pytest.raises(SpecError, match=r"compare needs 2 to 26 runs\. Received: 27\."):
         compare(*[one] * 27)
+
+
+def test_run_ids_of_a_spec_are_read_under_its_runs_folder(tmp_path: Path, example_job: Path) -> None:
+    spec = JobSpec(
+        **{**load_spec(example_job).model_dump(exclude_unset=True), "storage": {"root": str(tmp_path)}}
+    )
+    write_run(tmp_path / "runs" / "week-1", replicas=1, hosts=1, epoch_s=10.0, accuracy=[0.8, 0.9])
+    write_run(tmp_path / "runs" / "week-2", replicas=2, hosts=2, epoch_s=6.0, accuracy=[0.7, 0.9])
+
+    found = compare("week-1", "week-2", spec=spec, provider="local", settings=SETTINGS)
+
+    assert [(run.label, run.replicas) for run in found.runs] == [("week-1", 1), ("week-2", 2)]
+    with pytest.raises(SpecError, match="Week 3"):  # not a run id: refused by the plan's rule
+        compare("week-1", "Week 3", spec=spec, provider="local", settings=SETTINGS)
