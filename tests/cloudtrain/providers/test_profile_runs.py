@@ -45,8 +45,11 @@ def test_a_local_run_and_an_emulated_vertex_run_write_the_trace_tensorboard_read
         assert run.wait(poll_s=1.0).state == "succeeded", "\n".join(list(run.logs())[-30:])
 
     plain, vertex = (Path(run.outputs.tensorboard) for run in runs)
-    assert plain == project / "outputs" / "logs"
-    assert vertex.parts[-4:] == ("gcs", "my-bucket", "binary-classifier", "logs")  # AIP_TENSORBOARD_LOG_DIR
+    assert (
+        plain.name == "logs" and plain.parent.parent == project / "outputs" / "runs"
+    )  # ROOT/runs/<run>/logs
+    # the stand-in bucket's gs://my-bucket/binary-classifier/runs/<run>/logs: AIP_TENSORBOARD_LOG_DIR
+    assert vertex.parts[-6:-2] == ("gcs", "my-bucket", "binary-classifier", "runs") and vertex.name == "logs"
     for run, logs in zip(runs, (plain, vertex), strict=True):
         (trace,) = traces(logs)
         assert trace.stat().st_size > 0
@@ -66,7 +69,10 @@ def test_bench_profile_steps_trace_and_the_input_verdict_names_it(
     found = json.loads(out)
     profile = found["runs"][0]["profile"]
     assert profile["steps"] == "2-4"
-    assert Path(profile["logs"]) == project / "outputs" / "bench" / "1" / "logs"
+    logs = Path(profile["logs"])
+    assert logs.name == "logs" and logs.is_relative_to(
+        project / "outputs" / "bench" / "1"
+    )  # the root's bench/
     assert [Path(profile["trace"])] == traces(Path(profile["logs"]))
     assert (
         f"Profile of steps 2-4: {profile['trace']} (tensorboard --logdir {profile['logs']}"
