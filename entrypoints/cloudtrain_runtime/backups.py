@@ -97,9 +97,14 @@ def run_id(config: RuntimeConfig, env: Mapping[str, str]) -> str | None:
 
 
 def config_fingerprint(config: RuntimeConfig) -> str:
-    """A digest of the runtime config's training section."""
+    """A digest of the runtime config's training section, and of a sweep trial's values.
+
+    Trials of one sweep may share a backup folder (a SageMaker tuning job has one
+    CheckpointConfig for all its training jobs), so another trial's backup never resumes here.
+    """
     values = dataclasses.asdict(config)
-    return _digest({name: values[name] for name in TRAINING_FIELDS})
+    trial = {"hparams": values["hparams"]} if values["hparams"] else {}
+    return _digest({**{name: values[name] for name in TRAINING_FIELDS}, **trial})
 
 
 def model_fingerprint(model: Any) -> str:

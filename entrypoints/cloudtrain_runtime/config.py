@@ -69,6 +69,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
 _PIECE_NUMBER = re.compile(r"0|[1-9][0-9]{0,5}")
 
+# A tuned hyperparameter's value, of one of these kinds (``RuntimeConfig.tuned``).
+Value = int | float | str
+KINDS = ("int", "float", "str")
+# Empty outside a sweep, and then left out of the configuration's JSON (``as_dict``).
+SWEEP_FIELDS = ("hparams", "tuned", "objective")
+
 # The training speed switches: ``training.<name>`` in the spec, resolved by
 # ``cloudtrain_runtime.tuning``. The figures are examples/s ratios measured on CPU with
 # benchmarks/entrypoint_overhead.py (``--switches``); a switch is on by default only where
@@ -141,6 +147,12 @@ class RuntimeConfig:
     cache: bool | str = field(default=AUTO, metadata={"doc": SWITCH_DOCS["cache"]})
     prefetch: bool = field(default=True, metadata={"doc": SWITCH_DOCS["prefetch"]})
     parallel_map: bool = field(default=True, metadata={"doc": SWITCH_DOCS["parallel_map"]})
+    hparams: Mapping[str, Value] = field(default_factory=dict)
+    """A sweep trial's hyperparameter values, by name (``cloudtrain_runtime.hparams``); empty otherwise."""
+    tuned: Mapping[str, str] = field(default_factory=dict)
+    """A sweep's tuned parameters and their kinds (``int``, ``float``, ``str``); empty outside a sweep."""
+    objective: str | None = None
+    """The metric a sweep optimises, reported after every epoch; None outside a sweep."""
 
     @property
     def global_batch(self) -> int:
@@ -231,7 +243,20 @@ def _expected(name: str, value: Any) -> str | None:
         return "a folder name: a letter or digit, then letters, digits, '.', '_' or '-'"
     if name == "data" and not all(map(_FOLDER_NAME.fullmatch, value)):
         return "an object whose keys are channel names like 'train'"
+    if name == "tuned" and not set(value.values()) <= set(KINDS):
+        return f"an object of kinds ({', '.join(KINDS)})"
+    if name == "hparams" and not all(map(_finite, (v for v in value.values() if not isinstance(v, str)))):
+        return "an object of strings and finite numbers"
     return None
+
+
+def as_dict(config: RuntimeConfig) -> dict[str, Any]:
+    """The configuration as JSON-ready data; the sweep fields only in a sweep's trial.
+
+    A job without ``tuning:`` then travels exactly as it did before sweeps existed.
+    """
+    values = dataclasses.asdict(config)
+    return {name: value for name, value in values.items() if value or name not in SWEEP_FIELDS}
 
 
 def switch_problem(name: str, value: Any) -> str | None:

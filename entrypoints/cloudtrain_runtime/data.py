@@ -18,7 +18,7 @@ reads ``dataset.shard(num_hosts, rank)`` itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -45,6 +45,7 @@ class DataContext:
         steps_per_epoch: fixed steps per epoch, or None to run each dataset to its end.
         is_chief: whether this host is the chief.
         seed: the seed every task shares; shuffle with it so all hosts agree.
+        hparams: a sweep trial's hyperparameter values by name; empty outside a sweep.
     """
 
     split: str
@@ -58,6 +59,7 @@ class DataContext:
     steps_per_epoch: int | None
     is_chief: bool
     seed: int
+    hparams: Mapping[str, Any] = field(default_factory=dict)
 
     def channel(self, name: str) -> Path:
         """The local path of data channel ``name``.

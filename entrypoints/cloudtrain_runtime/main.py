@@ -24,7 +24,7 @@ import traceback
 from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 
-from cloudtrain_runtime import bench, devices, locations, requirements, usercode
+from cloudtrain_runtime import bench, devices, hparams, locations, requirements, usercode
 from cloudtrain_runtime import cluster as cluster_lib
 from cloudtrain_runtime import config as config_lib
 from cloudtrain_runtime.errors import RuntimeFailure, UserCodeError
@@ -38,9 +38,13 @@ _ACTIVE: list[Session] = []  # the process's one session, for cloudtrain_runtime
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """Parse the command line; a leading ``train`` (SageMaker's argument) is dropped.
 
+    The words it does not know are kept as ``trial_args``: Vertex AI appends a sweep
+    trial's hyperparameters to the command line (``cloudtrain_runtime.hparams``).
+
     Example:
-    >>> parse_args(["train", "--config", "run.json"]).config
-    'run.json'
+    >>> args = parse_args(["train", "--config", "run.json", "--learning_rate=0.1"])
+    >>> args.config, args.trial_args
+    ('run.json', ['--learning_rate=0.1'])
     """
     parser = argparse.ArgumentParser(
         prog="cloudtrain-runtime",
@@ -49,7 +53,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--config", help="runtime configuration JSON file (else CLOUDTRAIN_CONFIG)")
     args = list(argv)
-    return parser.parse_args(args[1:] if args[:1] == ["train"] else args)
+    known, trial_args = parser.parse_known_args(args[1:] if args[:1] == ["train"] else args)
+    known.trial_args = trial_args
+    return known
 
 
 def say(line: str) -> None:
@@ -58,11 +64,18 @@ def say(line: str) -> None:
 
 
 def prepare(
-    config_file: str | None, env: MutableMapping[str, str], *, enter_code: bool
+    config_file: str | None,
+    env: MutableMapping[str, str],
+    *,
+    enter_code: bool,
+    trial_args: Sequence[str] = (),
 ) -> tuple[Session, Path]:
-    """Read the configuration and environment, enter the code folder and start the session."""
+    """Read the configuration and environment, enter the code folder and start the session.
+
+    ``trial_args``: the command-line words that may carry a sweep trial's hyperparameters.
+    """
     root = root_from(env)
-    config = config_lib.load(config_file, env, root)
+    config = hparams.for_trial(config_lib.load(config_file, env, root), trial_args, root)
     cluster = cluster_lib.from_environment(env, root)
     where = locations.resolve(config, cluster, env, root)
     devices.prepare_environment(config, cluster, env)
@@ -81,10 +94,10 @@ def active() -> Session | None:
     return _ACTIVE[0] if _ACTIVE else None
 
 
-def run(config_file: str | None, env: MutableMapping[str, str]) -> None:
+def run(config_file: str | None, env: MutableMapping[str, str], trial_args: Sequence[str] = ()) -> None:
     """Train as the configuration says: managed module or script; with CLOUDTRAIN_BENCH, time it instead."""
     steps = bench.requested_steps(env)
-    session, directory = prepare(config_file, env, enter_code=True)
+    session, directory = prepare(config_file, env, enter_code=True, trial_args=trial_args)
     if steps is not None:
         bench.run(session, directory, steps)
     elif session.config.module:
@@ -106,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(doctor.main(words[1:], os.environ))
     args = parse_args(words)
     try:
-        run(args.config, os.environ)
+        run(args.config, os.environ, args.trial_args)
     except RuntimeFailure as err:
         if isinstance(err, UserCodeError) and err.trace:  # the user's own traceback, not the runtime's
             print(err.trace, end="", file=sys.stderr, flush=True)

@@ -15,7 +15,7 @@ Example:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -188,6 +188,16 @@ class Environment(ABC):
     def locations(self, config: RuntimeConfig, env: Mapping[str, str], root: str) -> Locations:
         """The paths this replica uses: the config's storage URIs unless the environment fixes them."""
         return Locations.from_uris(config, root)
+
+    def objective_reporter(
+        self, env: Mapping[str, str], root: str
+    ) -> Callable[[str, int, float], None] | None:
+        """How a sweep trial hands its objective to the provider, ``report(metric, epoch, value)``.
+
+        None where the ``epoch N/M name=value`` log line, printed anyway, is the report
+        (SageMaker's MetricDefinitions, the local provider's search).
+        """
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(provider={self.provider!r})"

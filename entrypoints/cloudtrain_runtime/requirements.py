@@ -22,8 +22,6 @@ from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from cloudtrain_runtime.errors import UserCodeError
 
 FILE = "requirements.txt"
@@ -69,6 +67,10 @@ def unmet(lines: Iterable[str]) -> list[str]:
 
 
 def _why_unmet(line: str) -> str:
+    # Imported here, where a requirements.txt is read: every cloudtrain command imports this
+    # module (the local provider checks requirements before a submit), few read one.
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         requirement = Requirement(line)
     except InvalidRequirement as err:

@@ -27,7 +27,9 @@ from cloudtrain_runtime import (
     data,
     device_check,
     devices,
+    environments,
     export,
+    hparams,
     keras_compat,
     latest,
     profiling,
@@ -147,7 +149,9 @@ class Session:
 
     @functools.cached_property
     def callbacks(self) -> list[Any]:
-        """Throughput, the history (chief), backup, progress, TensorBoard and the profiler (chief), a planned fault.
+        """Throughput, the history, backup, progress, a sweep's objective, TensorBoard, the profiler, a fault.
+
+        The history, the objective, TensorBoard and the profiler are the chief's.
 
         Throughput ends its epoch before the history records it; the history is written
         before the backup (``callbacks.EpochHistory``); the fault comes last so the epoch's
@@ -160,6 +164,8 @@ class Session:
                 cb.keras_callback(self.keras, cb.EpochHistory, self.history, self._run, job, self.throughput)
             )
         found += [self.backup_callback(), self.progress]
+        if self.is_chief and self.config.objective:
+            found.append(self._objective_report(self.config.objective))
         if self.is_chief and self._tensorboard_installed():
             found.append(cb.tensorboard(self.keras, str(self.locations.tensorboard)))
         profiler = self.profiler()
@@ -212,6 +218,16 @@ class Session:
             keep=self.locations.keep_backups,
         )
 
+    def _objective_report(self, metric: str) -> Any:
+        """A sweep trial's objective after every epoch, as this provider reads it (``hparams``)."""
+        reporter = environments.named(self.cluster.provider).objective_reporter(os.environ, self.root)
+
+        def report(epoch: int, value: float) -> None:
+            if reporter is not None:
+                reporter(metric, epoch, value)
+
+        return cb.keras_callback(self.keras, hparams.ObjectiveReport, metric, report)
+
     def _tensorboard_installed(self) -> bool:
         # Stock TensorFlow images ship tensorboard; tensorflow-cpu wheels do not require it.
         if importlib.util.find_spec("tensorboard") is not None:
@@ -250,6 +266,7 @@ class Session:
             steps_per_epoch=self.config.steps_per_epoch,
             is_chief=self.is_chief,
             seed=SEED,
+            hparams=dict(self.config.hparams),
         )
 
     def distribute(self, dataset: Any, split: str = "train") -> Any:

@@ -16,13 +16,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Unpack, overload
+from typing import TYPE_CHECKING, Any, Unpack, overload
 
 from cloudtrain import bundle as bundles
 from cloudtrain import planning, runs, usercode
-from cloudtrain.cost import budget, compare
-from cloudtrain.cost.option import CostOption
-from cloudtrain.cost.throughput import Throughput
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
@@ -31,6 +28,12 @@ from cloudtrain.providers import Job, Provider, registry
 from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs, NamesRuns
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings, load_spec
+
+if TYPE_CHECKING:  # the cost package loads its price catalogs' code: only the calls that price import it
+    from cloudtrain.cost import compare
+    from cloudtrain.cost.option import CostOption
+    from cloudtrain.cost.throughput import Throughput
+    from cloudtrain.sweep.submit import SweepSubmission
 
 
 def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:
@@ -96,6 +99,8 @@ def estimate(
     >>> estimate(spec, throughput="10@t4")[0].marks
     ('cheapest', 'pareto')
     """
+    from cloudtrain.cost import compare
+
     return compare.estimate(_spec_of(spec), throughput=throughput, **scope)
 
 
@@ -164,8 +169,11 @@ def prepare(
     *,
     run_id: str | None = None,
     throughput: str | Throughput | None = None,
-) -> Submission:
+) -> Submission | SweepSubmission:
     """Plan, pack the code, name the run and render the request; nothing is contacted.
+
+    A spec with ``tuning:`` is a sweep: the request is the provider's tuning job (or the
+    local search's), ``.submit()`` returns a handle with ``trials()`` and ``best()``.
 
     ``provider`` is a name, or a configured provider object such as
     ``cloudtrain.providers.local.Local(emulate="vertex")``; ``run_id`` as in ``stage``.
@@ -176,10 +184,16 @@ def prepare(
     target = provider_for(provider, spec)
     planned = target.plan(spec).with_run(run_id)
     if target.billed:
+        from cloudtrain.cost import budget
+
         planned = planned.with_estimate(budget.expected_cost(planned, throughput))
     planned, packed = pack_code(planned)
     if planned.run_id is None:
         planned = planned.with_run(new_run_id(target, planned))
+    if spec.tuning is not None:
+        from cloudtrain.sweep.submit import SweepSubmission, tuner
+
+        return SweepSubmission(planned, packed, target, tuner(target).render_sweep(planned))
     return Submission(planned, packed, target, target.render(planned))
 
 
@@ -200,7 +214,7 @@ def stage(
     run_id: str | None = None,
     clients: Any = None,
     progress: OnProgress | None = None,
-) -> Submission:
+) -> Submission | SweepSubmission:
     """Plan, pack, upload the code once and render: a job ready for any orchestrator.
 
     Nothing is created on the provider. ``.request`` is the exact provider request (a
@@ -262,6 +276,10 @@ def placeholder_request(planned: Plan, provider: Provider) -> dict[str, Any]:
     )
     if provider.billed:
         placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE))
+    if planned.spec.tuning is not None:
+        from cloudtrain.sweep.submit import tuner
+
+        return tuner(provider).render_sweep(placeholder)
     return provider.render(placeholder)
 
 
@@ -310,13 +328,21 @@ def submit(
     """
     submission = prepare(spec, provider, run_id=run_id, throughput=throughput)
     if submission.provider.billed:
+        from cloudtrain.cost import budget
+
         check = budget.check_budget(submission.plan, throughput)
         budget.enforce_budget(check, force=force, strict=strict_budget)
     return submission.submit(clients, progress)
 
 
 def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> Job:
-    """Reconnect to a submitted job by the ID ``submit`` printed."""
+    """Reconnect to a submitted job by the ID ``submit`` printed.
+
+    Raises:
+        CloudtrainError: ``job_id`` is empty or blank, or no provider owns it.
+    """
+    if not job_id.strip():
+        raise CloudtrainError(f"No job ID given ({job_id!r}). Pass the ID that submit printed.")
     owner = registry.get(provider) if provider else registry.for_job(job_id)
     return owner.attach(job_id, clients=clients)
 

@@ -25,10 +25,10 @@ arguments, behind ``sourcing`` (see there). With your own image the image's ENTR
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from cloudtrain.planning import Plan
+from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime.profiling import PROFILE_ENV
 
 CONFIG_ENV = "CLOUDTRAIN_CONFIG"
@@ -62,7 +62,7 @@ main(sys.argv[1:])
 
 def runtime_config_json(plan: Plan) -> str:
     """The plan's runtime configuration as compact, key-sorted JSON (stable for golden files)."""
-    return json.dumps(dataclasses.asdict(plan.runtime), separators=(",", ":"), sort_keys=True)
+    return json.dumps(runtime_config.as_dict(plan.runtime), separators=(",", ":"), sort_keys=True)
 
 
 def config_hyperparameters(plan: Plan) -> dict[str, str]:

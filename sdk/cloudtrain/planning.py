@@ -93,6 +93,8 @@ class Plan:
     """Variables cloudtrain itself adds to every container (see ``with_env``); empty for training."""
     estimate: ExpectedCost | None = None
     """The cost expected at submit time, stored with the job (see ``with_estimate``); None: none."""
+    hparams: Mapping[str, int | float | str] = field(default_factory=dict)
+    """A sweep trial's values (``cloudtrain.sweep``); empty: the provider hands them to each trial."""
 
     @property
     def name(self) -> str:
@@ -108,8 +110,16 @@ class Plan:
 
     @property
     def outputs(self) -> Outputs:
-        """Where each artifact really is after the job, as the provider documents it."""
-        return registry.get(self.provider).outputs(self)
+        """Where each artifact really is after the job, as the provider documents it.
+
+        A sweep's are its best trial's, ``{trial}`` standing for it (``cloudtrain.sweep``).
+        """
+        from cloudtrain.sweep.submit import TunesJobs
+
+        provider = registry.get(self.provider)
+        if self.spec.tuning is not None and not self.hparams and isinstance(provider, TunesJobs):
+            return provider.sweep_outputs(self)
+        return provider.outputs(self)
 
     def with_run(self, run_id: str | None) -> Plan:
         """This plan as run ``run_id``: its artifacts move under ``ROOT/runs/<run_id>``.
@@ -145,6 +155,10 @@ class Plan:
         """
         return replace(self, estimate=estimate)
 
+    def with_hparams(self, hparams: Mapping[str, int | float | str]) -> Plan:
+        """This plan as a sweep trial with these values (``cloudtrain.sweep``), in ``config.hparams``."""
+        return replace(self, hparams=dict(hparams))
+
     def with_bundle(self, uri: str) -> Plan:
         """This plan with the code bundle's URI filled in; render needs it."""
         return replace(self, bundle=uri)
@@ -157,7 +171,7 @@ class Plan:
         one it needs and misses) fails here, at plan time, rather than in the container.
         """
         spec, training = self.spec, self.spec.training
-        values = {
+        values: dict[str, Any] = {
             "name": spec.name,
             "module": spec.code.module,
             "script": spec.code.script,
@@ -188,6 +202,10 @@ class Plan:
             "data": spec.data,
         }
         values.update({name: getattr(training, name) for name in runtime_config.SWITCH_DOCS})
+        if spec.tuning is not None:
+            values["tuned"] = {name: p.kind for name, p in spec.tuning.parameters.items()}
+            values["objective"] = spec.tuning.objective.metric
+            values["hparams"] = dict(self.hparams)
         try:
             return runtime_config.from_dict(values, "the plan")
         except ConfigError as err:  # a value the spec let through: still a spec error, never a traceback

@@ -36,8 +36,9 @@ from pydantic_core import PydanticCustomError
 from cloudtrain.errors import SpecValidationError
 from cloudtrain.messages import MAX_DIGITS, QUOTE_LIMIT, quote, section_path, shorten, validation_problems
 from cloudtrain.secrets import value_kind
+from cloudtrain.sweep import space
 from cloudtrain_runtime import config as runtime_config
-from cloudtrain_runtime import profiling, rules
+from cloudtrain_runtime import hparams, profiling, rules
 
 Strategy = Literal[
     "auto",
@@ -720,6 +721,226 @@ class Limits(_Section):
     )
 
 
+def _choices(values: list[Any]) -> list[Any]:
+    """Each choice a string without control characters, or a finite number of at most 18 digits."""
+    for index, value in enumerate(values):
+        if isinstance(value, bool):
+            raise PydanticCustomError(
+                "choice",
+                "values[{index}] is a YAML boolean (yes, no, true, false, on, off); quote it ('yes') or write a number",
+                {"index": index},
+            )
+        if isinstance(value, str):
+            if not value.strip() or _CONTROL.search(value):
+                raise PydanticCustomError(
+                    "choice",
+                    "values[{index}] must be non-empty text without control characters",
+                    {"index": index},
+                )
+        elif not isinstance(value, int | float) or not math.isfinite(value) or abs(value) >= 10**MAX_DIGITS:
+            raise PydanticCustomError(
+                "choice", "values[{index}] must be a string or a finite number", {"index": index}
+            )
+    return values
+
+
+ParameterType = Literal["float", "int", "categorical", "discrete"]
+TuningAlgorithm = Literal["auto", "random", "grid", "bayesian"]
+# A tuned parameter's name: a flag on Vertex AI (--NAME=VALUE), a hyperparameter on SageMaker,
+# where cloudtrain_config_N carry the runtime configuration and sagemaker_* are the toolkit's.
+_PARAMETER_NAME = r"[a-z][a-z0-9_]{0,63}"
+_RESERVED_PREFIXES = ("cloudtrain", "sagemaker_")
+
+
+class Parameter(_Section):
+    """One tuned hyperparameter: a range (float, int) or a list of values (categorical, discrete)."""
+
+    type: ParameterType = Field(
+        ...,
+        description="float or int (a range), categorical (strings) or discrete (numbers).",
+        examples=["float"],
+    )
+    min: Real | None = Field(
+        None, description="Lower bound of a float or int range, inclusive.", examples=[1e-4]
+    )
+    max: Real | None = Field(
+        None, description="Upper bound of a float or int range, inclusive.", examples=[0.1]
+    )
+    scale: Literal["linear", "log"] = Field(
+        "linear", description="How a range is searched: linear, or log (bounds above 0).", examples=["log"]
+    )
+    values: Annotated[list[Any], AfterValidator(_choices)] | None = Field(
+        None,
+        min_length=1,
+        max_length=1000,
+        description="The choices of a categorical (strings) or discrete (numbers, ascending) parameter.",
+        examples=[["adam", "sgd"], [16, 32, 64]],
+    )
+
+    @model_validator(mode="after")
+    def _shape(self) -> Parameter:
+        ranged = self.type in ("float", "int")
+        if ranged and (self.min is None or self.max is None or self.values is not None):
+            raise PydanticCustomError(
+                "parameter", "{type} parameters take min and max, not values", {"type": self.type}
+            )
+        if not ranged and (self.values is None or self.min is not None or self.max is not None):
+            raise PydanticCustomError(
+                "parameter", "{type} parameters take values, not min and max", {"type": self.type}
+            )
+        if ranged:
+            return self._check_range()
+        return self._check_values()
+
+    def _check_range(self) -> Parameter:
+        assert self.min is not None and self.max is not None  # _shape checked it
+        if self.min >= self.max:
+            raise PydanticCustomError(
+                "range",
+                "min ({min}) must be below max ({max})",
+                {"min": f"{self.min:g}", "max": f"{self.max:g}"},
+            )
+        if self.type == "int" and not (float(self.min).is_integer() and float(self.max).is_integer()):
+            raise PydanticCustomError("range", "an int parameter takes whole-number min and max")
+        if self.scale == "log" and self.min <= 0:
+            raise PydanticCustomError(
+                "range", "scale log needs min above 0 (received {min})", {"min": f"{self.min:g}"}
+            )
+        return self
+
+    def _check_values(self) -> Parameter:
+        values = self.values or []
+        numbers = [v for v in values if not isinstance(v, str)]
+        if self.type == "discrete" and len(numbers) != len(values):
+            raise PydanticCustomError(
+                "values", "a discrete parameter takes numbers; use categorical for strings"
+            )
+        if self.type == "categorical" and numbers:
+            raise PydanticCustomError(
+                "values", "a categorical parameter takes strings; quote them, e.g. '16'"
+            )
+        if len(set(values)) != len(values) or (numbers and numbers != sorted(numbers)):
+            raise PydanticCustomError("values", "values must be distinct (discrete: in ascending order)")
+        if self.scale != "linear":
+            raise PydanticCustomError("scale", "scale applies to float and int ranges only")
+        return self
+
+    @property
+    def kind(self) -> str:
+        """The runtime's kind of value: ``int`` (whole numbers), ``float`` or ``str``."""
+        if self.type == "categorical":
+            return "str"
+        if self.type == "int" or (
+            self.type == "discrete" and all(float(v).is_integer() for v in self.values or [])
+        ):
+            return "int"
+        return "float"
+
+
+class Objective(_Section):
+    """The metric a sweep optimises, as the runtime logs it each epoch."""
+
+    metric: Annotated[
+        str, _shaped("metric", _METRIC, "is not a Keras metric name; use letters, digits and _")
+    ] = Field(
+        ...,
+        description="A metric of the epoch lines, e.g. val_loss or val_binary_accuracy.",
+        examples=["val_loss"],
+    )
+    goal: Literal["maximize", "minimize"] = Field(
+        ..., description="maximize or minimize.", examples=["minimize"]
+    )
+
+
+class Tuning(_Section):
+    """A hyperparameter sweep: many trials of the job, each with other values, searched for the best."""
+
+    objective: Objective = Field(
+        ...,
+        description="The metric to optimise and its goal.",
+        examples=[{"metric": "val_loss", "goal": "minimize"}],
+    )
+    parameters: dict[str, Parameter] = Field(
+        ...,
+        min_length=1,
+        description="Name -> range or values. learning_rate, per_replica_batch and epochs also set those "
+        "training fields; every value is config.hparams[name] in the code.",
+        examples=[{"learning_rate": {"type": "float", "min": 1e-4, "max": 0.1, "scale": "log"}}],
+        json_schema_extra={"propertyNames": {"pattern": f"^{_PARAMETER_NAME}$"}},
+    )
+    max_trials: Whole = Field(10, ge=1, le=10_000, description="Trials in all.", examples=[40])
+    parallel_trials: Whole = Field(1, ge=1, le=1_000, description="Trials running at once.", examples=[4])
+    algorithm: TuningAlgorithm = Field(
+        "auto",
+        description="auto (the provider's default: Bayesian on the clouds, TPE here), random, grid, or bayesian.",
+        examples=["random"],
+    )
+    early_stopping: bool = Field(
+        False,
+        description="Stop trials whose objective trails the others' median (per epoch).",
+        examples=[True],
+    )
+    max_failed_trials: Whole = Field(
+        0,
+        ge=0,
+        le=10_000,
+        description="Failed trials that end the sweep; 0: the provider decides (here: none).",
+        examples=[3],
+    )
+
+    @field_validator("parameters")
+    @classmethod
+    def _names(cls, value: dict[str, Parameter]) -> dict[str, Parameter]:
+        for name, parameter in value.items():
+            if (
+                not re.fullmatch(_PARAMETER_NAME, name)
+                or name in hparams.RESERVED
+                or name.startswith(_RESERVED_PREFIXES)
+            ):
+                raise PydanticCustomError(
+                    "parameter_name",
+                    "{name} is not a parameter name: use lowercase letters, digits and _, starting with a "
+                    "letter, not config, help or a cloudtrain/sagemaker_ prefix",
+                    {"name": quote(name)},
+                )
+            field, kind = hparams.OVERRIDES.get(name, ("", parameter.kind))
+            if parameter.kind != kind and not (kind == "float" and parameter.kind == "int"):
+                raise PydanticCustomError(
+                    "parameter_kind",
+                    "{name} sets {field}, so it takes {kind} values",
+                    {
+                        "name": quote(name),
+                        "field": field,
+                        "kind": "whole-number" if kind == "int" else "numeric",
+                    },
+                )
+            if field and parameter.type != "categorical" and min(space.numbers(parameter)) <= 0:
+                raise PydanticCustomError(
+                    "parameter_kind",
+                    "{name} sets {field}, so its values must be above 0",
+                    {"name": quote(name), "field": field},
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _search(self) -> Tuning:
+        if self.parallel_trials > self.max_trials:
+            raise PydanticCustomError(
+                "parallel",
+                "parallel_trials ({parallel}) exceeds max_trials ({total}); lower it",
+                {"parallel": self.parallel_trials, "total": self.max_trials},
+            )
+        ranges = [name for name, p in self.parameters.items() if p.type == "float"]
+        if self.algorithm == "grid" and ranges:
+            raise PydanticCustomError(
+                "grid",
+                "algorithm grid needs int, categorical or discrete parameters; {name} is a float range: "
+                "make it discrete (values: [...])",
+                {"name": quote(ranges[0])},
+            )
+        return self
+
+
 class _ProviderSettings(_Section):
     # The provider whose section this is: its storage_root takes that provider's schemes only.
     provider: ClassVar[str | None] = None
@@ -940,6 +1161,18 @@ class JobSpec(_Section):
         default_factory=SageMakerSettings,
         description="SageMaker settings; read only on --provider sagemaker.",
         examples=[{"region": "us-east-1", "role": "arn:aws:iam::123456789012:role/Training"}],
+    )
+    tuning: Tuning | None = Field(
+        None,
+        description="A hyperparameter sweep: a Vertex AI tuning job, a SageMaker tuning job, or trials here.",
+        examples=[
+            {
+                "objective": {"metric": "val_loss", "goal": "minimize"},
+                "parameters": {"learning_rate": {"type": "float", "min": 1e-4, "max": 0.1, "scale": "log"}},
+                "max_trials": 8,
+                "parallel_trials": 2,
+            }
+        ],
     )
 
     @field_validator("name")

@@ -41,6 +41,7 @@ def load_spec(
     *,
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
+    check_code: bool = True,
 ) -> JobSpec:
     """Read ``path`` (YAML), apply ``KEY=VALUE`` overrides, fill in the defaults, and validate.
 
@@ -50,12 +51,14 @@ def load_spec(
     ``$CLOUDTRAIN_PROFILE``). ``code.source_dir`` and a local ``storage.root`` are
     resolved relative to the spec file's folder, so a job runs the same from any working
     directory. The code is then checked on disk (``cloudtrain.usercode``): the module or
-    script exists, is shipped, and defines what managed mode calls.
+    script exists, is shipped, and defines what managed mode calls. A caller that hands
+    the spec to a ``cloudtrain.api`` call that checks the code itself (``validate``,
+    ``prepare``, ``render``, ``submit``) passes ``check_code=False``, so it is read once.
 
     Raises:
         SpecError: one message per problem; nothing is contacted over the network.
     """
-    return load_spec_sources(path, overrides, profile=profile, environ=environ)[0]
+    return load_spec_sources(path, overrides, profile=profile, environ=environ, check_code=check_code)[0]
 
 
 def load_spec_sources(
@@ -64,6 +67,7 @@ def load_spec_sources(
     *,
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
+    check_code: bool = True,
 ) -> tuple[JobSpec, defaults.Sources]:
     """``load_spec``, and where each field's value came from (``set``, ``spec``, ``profile``, ...)."""
     path = Path(path)
@@ -74,7 +78,8 @@ def load_spec_sources(
         written, spec=data, overrides=apply_overrides({}, overrides), profile=profile, environ=environ
     )
     spec = _resolve_local_paths(_parse_layered(layered, str(path)), path.parent)
-    usercode.require_code(spec.code)
+    if check_code:
+        usercode.require_code(spec.code)
     return spec, layered.sources
 
 

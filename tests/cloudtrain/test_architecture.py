@@ -139,7 +139,7 @@ MAY_PRINT = ("cloudtrain.cli", "cloudtrain.__main__")
 # module -> why it writes to a terminal stream all the same
 PRINTS_ON_PURPOSE = {
     "cloudtrain.providers.local.launcher": "the detached launcher is a process of its own: "
-    "run._start_launcher reads its stderr pipe into a ProviderError",
+    "run.start_detached reads its stderr pipe into a ProviderError",
 }
 STREAMS = {"stdout", "stderr", "__stdout__", "__stderr__"}
 PRINTING_CALLS = {"print", "pprint", "echo", "secho", "print_exc", "print_exception", "print_stack"}

@@ -43,6 +43,10 @@ EVERY_FIELD = JobSpec(
     storage={"root": "gs://bucket-a/run"},
     data={"train": "gs://bucket-a/train"},
     vertex={"project": "my-project"},
+    tuning={
+        "objective": {"metric": "val_loss", "goal": "minimize"},
+        "parameters": {"units": {"type": "int", "min": 1, "max": 8}},
+    },
 )
 
 
@@ -59,9 +63,8 @@ def test_the_plans_config_round_trips_through_the_json_the_runtime_parses(spec: 
 
 def test_the_plan_sets_every_field_the_runtime_defines() -> None:
     # An optional field the plan forgot would travel as its default without an error.
-    runtime = (
-        plan(EVERY_FIELD, "vertex").with_bundle("gs://bucket-a/run/code/bundle.tar.gz").with_run("r1").runtime
-    )
+    planned = plan(EVERY_FIELD, "vertex").with_hparams({"units": 8})  # a trial of the sweep
+    runtime = planned.with_bundle("gs://bucket-a/run/code/bundle.tar.gz").with_run("r1").runtime
     defaults = {
         field.name: field.default_factory() if field.default_factory is not MISSING else field.default
         for field in fields(config.RuntimeConfig)

@@ -207,6 +207,7 @@ WRONG_TYPES = {
     "a list of strings": ["--epochs 3", [1], [None], {"a": "b"}],  # a string is never split
     "an object of strings": [[], "train", {"train": 1}],
     "an object of lists of strings or nulls": [[], {"k": "model"}, {"k": [1]}],
+    "an object of integers or numbers or strings": [[], "lr=0.1", {"lr": True}, {"lr": None}, {"lr": [0.1]}],
 }
 CONFIG_TYPE_ROWS = [
     (name, value, f"key {name!r} must be {config.describe(hint)}")
@@ -228,6 +229,9 @@ CONFIG_VALUE_ROWS = [
     ("name", ".hidden", "a folder name"),  # starts with a dot
     ("data", {"../x": "gs://b/x"}, "keys are channel names"),  # channel climbs out
     ("layout_map", {"k": "model"}, "an object of lists of strings or nulls"),  # not split
+    ("hparams", {"lr": 10**400}, "an object of strings and finite numbers"),  # a trial's value past a float
+    ("hparams", {"opt": "ad\x00am"}, "free of NUL characters"),  # NUL in a trial's value
+    ("tuned", {"lr": "double"}, "an object of kinds (int, float, str)"),  # a kind the runtime cannot parse
     # regression: a strategy cloudtrain does not have ran as the default strategy, without a word
     ("strategy", "parameter-server", "must be one of 'auto', 'one-device', 'mirrored'"),
     ("strategy_requested", "ps", "must be one of 'auto', 'one-device'"),  # what the spec asked for

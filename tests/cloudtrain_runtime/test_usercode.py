@@ -152,7 +152,7 @@ def test_the_entrypoint_prints_the_users_traceback_then_the_error_line(
     (user_dir / "deep3.py").write_text(DEEP)
     module = usercode.import_module("deep3", user_dir)
 
-    def run(config_file: str | None, env: object) -> None:
+    def run(config_file: str | None, env: object, trial_args: object = ()) -> None:
         usercode.call(module.make_dataset, None, directory=user_dir)
 
     monkeypatch.setattr(main, "run", run)

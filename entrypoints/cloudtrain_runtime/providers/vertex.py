@@ -9,7 +9,10 @@
   FUSE), so ``gs://B/p`` opens as ``/gcs/B/p``.
 - **Locations**: ``AIP_MODEL_DIR``, ``AIP_CHECKPOINT_DIR`` and ``AIP_TENSORBOARD_LOG_DIR``
   (set when the job has a base output directory) replace the export, backup and log
-  URIs of the config.
+  URIs of the config. A hyperparameter tuning trial gets them with ``/<trial_id>/``
+  after the base (aiplatform_v1 ``CustomJobSpec.base_output_directory``).
+- **Sweep objective**: written as the ``cloudml-hypertune`` library writes it
+  (``HypertuneFile``), which is how Vertex AI reads a trial's metric.
 
 Example:
 >>> info = ENVIRONMENT.cluster({"CLUSTER_SPEC": "{}"}, root="/")
@@ -19,7 +22,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import collections
+import json
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -59,6 +65,54 @@ class Vertex(PlainTfConfig):
     def locations(self, config: RuntimeConfig, env: Mapping[str, str], root: str) -> Locations:
         overrides = {role: env[name] for role, name in AIP_DIRS.items() if env.get(name)}
         return Locations.from_uris(config, root, overrides)
+
+    def objective_reporter(self, env: Mapping[str, str], root: str) -> Callable[[str, int, float], None]:
+        path = under_root(root, env.get(METRIC_FILE_ENV) or DEFAULT_METRIC_FILE)
+        return HypertuneFile(path, trial=env.get(TRIAL_ENV, "0")).report
+
+
+# cloudml-hypertune 0.1.0.dev6 (PyPI; hypertune/hypertune.py), the library Vertex AI's
+# hyperparameter tuning docs tell a trial to report with: the file is
+# $CLOUD_ML_HP_METRIC_FILE, else /tmp/hypertune/output.metrics; the trial is
+# $CLOUD_ML_TRIAL_ID, else 0; the file holds the newest 100 reports, one JSON object per
+# line (sort_keys), rewritten whole on every report.
+METRIC_FILE_ENV = "CLOUD_ML_HP_METRIC_FILE"
+DEFAULT_METRIC_FILE = "/tmp/hypertune/output.metrics"
+TRIAL_ENV = "CLOUD_ML_TRIAL_ID"
+MAX_REPORTS = 100
+
+
+class HypertuneFile:
+    r"""The metrics file of ``cloudml-hypertune``'s ``HyperTune.report_hyperparameter_tuning_metric``.
+
+    Each line is ``{"checkpoint_path": "", "global_step": "<epoch>", "<metric>": "<value>",
+    "timestamp": <seconds>, "trial": "<trial>"}``, values as strings, as the library writes
+    them; the epoch stands for the step, so early stopping compares trials epoch by epoch.
+
+    Example:
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "output.metrics"
+    >>> HypertuneFile(path, trial="3", clock=lambda: 1.5).report("val_loss", 1, 0.25)
+    >>> path.read_text()
+    '{"checkpoint_path": "", "global_step": "1", "timestamp": 1.5, "trial": "3", "val_loss": "0.25"}\n'
+    """
+
+    def __init__(self, path: Path, *, trial: str, clock: Callable[[], float] = time.time) -> None:
+        self.path, self.trial, self.clock = path, trial, clock
+        self.reports: collections.deque[dict[str, object]] = collections.deque(maxlen=MAX_REPORTS)
+
+    def report(self, metric: str, epoch: int, value: float) -> None:
+        self.reports.append(
+            {
+                "timestamp": self.clock(),
+                "trial": str(self.trial),
+                metric: str(float(value)),
+                "global_step": str(int(epoch)),
+                "checkpoint_path": "",
+            }
+        )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("".join(json.dumps(line, sort_keys=True) + "\n" for line in self.reports))
 
 
 ENVIRONMENT = Vertex()

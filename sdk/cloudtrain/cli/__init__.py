@@ -121,8 +121,9 @@ def main(argv: list[str] | None = None) -> None:
         for problem in exc.problems:
             click.echo(f"Error: {problem}", err=True)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+    except click.exceptions.Abort as exc:
+        # click turns Ctrl-C into Abort; a job command that follows a job says more itself (job_commands).
+        click.echo("Interrupted." if isinstance(exc.__cause__, KeyboardInterrupt) else "Aborted.", err=True)
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()

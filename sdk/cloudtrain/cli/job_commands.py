@@ -7,12 +7,12 @@ import os
 import sys
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from cloudtrain import api, runs
-from cloudtrain.cli import failure, tables
+from cloudtrain.cli import failure, tables, trials_table
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
 from cloudtrain.cli.live import StatusLine
@@ -21,15 +21,25 @@ from cloudtrain.cli.progress import UploadBars
 from cloudtrain.cli.since import parse_since, parse_tail
 from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
-from cloudtrain.providers import Job, JobStatus, Provider
-from cloudtrain.providers.base import WAITING_STATES, HasConsole, HasSummary, ReportsBackup, attached
+from cloudtrain.providers import Job, JobStatus, Provider, registry
+from cloudtrain.providers.base import (
+    WAITING_STATES,
+    HasConsole,
+    HasSummary,
+    ReportsBackup,
+    RunsHere,
+    attached,
+)
 from cloudtrain.specfile import load_spec
+from cloudtrain.sweep.trials import HasTrials
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
 
 # Seconds between status reads while a submitted job waits to start (a local one: every second).
 START_POLL_S = 10.0
+# The exit status after Ctrl-C: 128 + SIGINT, what a shell reports for a command it interrupted.
+INTERRUPTED = 130
 
 # A job as ``list`` shows it: the full ID, the job name or a unique part of its short id.
 job_argument = click.argument("job_id", shell_complete=complete_job_ids)
@@ -72,7 +82,8 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     Example:
       cloudtrain render job.yaml --provider vertex > customjob.json
     """
-    click.echo(json.dumps(api.render(load_spec(job, overrides, profile=profile), provider), indent=2))
+    spec = load_spec(job, overrides, profile=profile, check_code=False)  # api.render checks the code
+    click.echo(json.dumps(api.render(spec, provider), indent=2))
 
 
 @click.command("submit")
@@ -165,7 +176,7 @@ def submit_command(
     Submitting the same spec and code again attaches to the job it created (safe to
     retry). A scheduled retrain of unchanged code on new data needs --new or a new --run-id.
     """
-    spec = load_spec(job, overrides, profile=profile)
+    spec = load_spec(job, overrides, profile=profile, check_code=False)  # api.prepare checks the code
     if verbose:  # the detached local launcher inherits this process's environment
         from cloudtrain.providers.local.launcher import VERBOSE_ENV
 
@@ -244,11 +255,13 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     described = job.summary() if isinstance(job, HasSummary) else None
     kept = job.kept_backup() if current.done and isinstance(job, ReportsBackup) else None
     found = failure.failure_lines(job) if current.state == "failed" else None
+    sweep = job if isinstance(job, HasTrials) else None
     if as_json:
         times = as_dict(described) if described else {}
         backup = {"backup_kept": asdict(kept) if kept else None}
-        shown = {**times, "id": job.id, **current.__dict__, "done": current.done, **backup, **_last(found)}
-        click.echo(json.dumps(shown))
+        trials = trials_table.as_json(sweep) if sweep is not None else {}
+        shown = {**times, "id": job.id, **current.__dict__, "done": current.done, **backup, **trials}
+        click.echo(json.dumps({**shown, **_last(found)}))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
     if described:
@@ -262,6 +275,8 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
         click.echo(
             f"Backup {why}: {kept.megabytes} MB in {kept.files} files at {kept.uri}. Delete: {kept.delete}"
         )
+    if sweep is not None:
+        trials_table.echo(sweep)
     if found is not None:
         click.echo("\n".join(["", *failure.describe(found, job.id)]))
     if isinstance(job, HasConsole):
@@ -312,17 +327,54 @@ def logs(job_id: str, provider: str | None, follow: bool, since: str | None, tai
     """
     start = parse_since(since, now=datetime.now(UTC)) if since is not None else None
     count = parse_tail(tail) if tail is not None else None
-    for line in _attach(job_id, provider).logs(follow=follow, since=start, tail=count):
-        click.echo(line)
+    job = _attach(job_id, provider)
+    try:
+        for line in job.logs(follow=follow, since=start, tail=count):
+            click.echo(line)
+    except KeyboardInterrupt:
+        if not follow:
+            raise
+        _stopped_following(job)
 
 
 @click.command()
 @job_argument
 @provider_option
 def cancel(job_id: str, provider: str | None) -> None:
-    """Cancel (Vertex) or stop (SageMaker, local) JOB_ID."""
-    _attach(job_id, provider).cancel()
-    click.echo(f"Cancellation requested for {job_id}", err=True)
+    """Cancel (Vertex) or stop (SageMaker, local) JOB_ID; a job that has ended is left as it ended.
+
+    A job on this machine is stopped before this returns, so the line says how it ended;
+    a cloud job moves through its provider's cancelling state, which `cloudtrain status` shows.
+    """
+    job = _attach(job_id, provider)
+    before = _status_if_known(job)
+    if before is not None and before.done:
+        if isinstance(job, RunsHere):  # a run here may have ended with its launcher killed: tidy its folder
+            job.cancel()
+        click.echo(f"{job.id} already finished: {_state(before)} Nothing to cancel.", err=True)
+        return
+    job.cancel()
+    after = _status_if_known(job) if isinstance(job, RunsHere) else None
+    if after is None or not after.done:
+        click.echo(f"Cancellation requested for {job.id}", err=True)
+    elif after.state == "cancelled":
+        click.echo(f"Cancelled {job.id}.", err=True)
+    else:
+        click.echo(f"{job.id} ended before the cancel took effect: {_state(after)}", err=True)
+
+
+def _status_if_known(job: Job) -> JobStatus | None:
+    """The job's state, or None when its records cannot be read (a cancel goes ahead without it)."""
+    try:
+        return job.status()
+    except CloudtrainError:
+        return None
+
+
+def _state(status: JobStatus) -> str:
+    """``succeeded (SUCCEEDED): detail.``, as ``status`` words it, as one sentence."""
+    said = f"{status.state} ({status.provider_state}){': ' + status.detail if status.detail else ''}"
+    return said if said.endswith(".") else f"{said}."
 
 
 @click.command()
@@ -337,8 +389,11 @@ def wait(job_id: str, provider: str | None, poll: float) -> None:
     failing replica's last lines (its traceback and error) follow on stderr.
     """
     job = _attach(job_id, provider)
-    with StatusLine() as line:
-        final = job.wait(poll_s=poll, on_status=line)
+    try:
+        with StatusLine() as line:
+            final = job.wait(poll_s=poll, on_status=line)
+    except KeyboardInterrupt:
+        _stopped_following(job)
     if final.state == "failed":
         click.echo("\n".join(failure.describe(failure.failure_lines(job), job.id)), err=True)
     _exit_for(final)
@@ -375,13 +430,46 @@ def _follow(job: Job, *, logs_to_stderr: bool) -> None:
     """Show the job's state until it starts (it may queue for minutes), then stream its logs.
 
     ``logs_to_stderr``: the log is progress, not the result, when stdout is a pipe, a file
-    or a JSON document.
+    or a JSON document. A sweep's logs are its trial events; once it ends, its trials table
+    and best trial follow. Ctrl-C stops a job that runs on this machine, as it would a
+    script (``_stop``); a job elsewhere keeps running (``_stopped_following``).
     """
-    with StatusLine() as line:
-        job.wait(poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES)
-    for log_line in job.logs(follow=True):
-        click.echo(log_line, err=logs_to_stderr)
-    _exit_for(job.wait(poll_s=1.0))
+    try:
+        with StatusLine() as line:
+            job.wait(poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES)
+        for log_line in job.logs(follow=True):
+            click.echo(log_line, err=logs_to_stderr)
+        final = job.wait(poll_s=1.0)
+    except KeyboardInterrupt:
+        if isinstance(job, RunsHere):
+            _stop(job)
+        _stopped_following(job)
+    if isinstance(job, HasTrials):
+        trials_table.echo(job, err=logs_to_stderr)
+    _exit_for(final)
+
+
+def _stop(job: Job) -> NoReturn:
+    """After Ctrl-C: cancel the job, say how it ended, exit 130. A second Ctrl-C leaves it stopping alone."""
+    click.echo(f"Interrupted: stopping {job.id} (Ctrl-C again to leave it stopping on its own)...", err=True)
+    try:
+        job.cancel()
+        final = job.status()
+    except KeyboardInterrupt:
+        click.echo(f"{job.id} is stopping on its own. Check it with: cloudtrain status {job.id}", err=True)
+        raise click.exceptions.Exit(INTERRUPTED) from None
+    click.echo(f"Stopped {job.id}: {_state(final)}", err=True)
+    raise click.exceptions.Exit(INTERRUPTED)
+
+
+def _stopped_following(job: Job) -> NoReturn:
+    """After Ctrl-C on a follower: one line saying the job still runs, and how to stop it; exit 130."""
+    where = "on this machine" if isinstance(job, RunsHere) else f"on {registry.get(job.provider).title}"
+    click.echo(
+        f"Stopped following {job.id}; it still runs {where}. Stop it with: cloudtrain cancel {job.id}",
+        err=True,
+    )
+    raise click.exceptions.Exit(INTERRUPTED)
 
 
 def _exit_for(final: JobStatus) -> None:

@@ -91,11 +91,19 @@ def resolve(reference: str, provider: str | None = None) -> str:
     """The full job ID for what a user typed: a full ID, a job name, or a unique part of a short id.
 
     A full ID (one a provider owns) is taken as it is. Otherwise an exact name or short
-    id wins; failing that, a short id that starts or ends with ``reference``.
+    id wins; failing that, a short id that starts or ends with ``reference``. An empty or
+    blank reference names no job (every short id starts with ``""``): ``cancel "$JOB"``
+    with ``JOB`` unset must stop nothing.
 
     Raises:
-        JobLookupError: nothing matches, or more than one job does (the candidates listed).
+        JobLookupError: ``reference`` is empty or blank, nothing matches, or more than one
+            job does (the candidates listed).
     """
+    if not reference.strip():
+        raise JobLookupError(
+            f"No job given: the job reference {reference!r} is empty. Give its full ID, its name or "
+            "part of its id as `cloudtrain list` shows it (is the shell variable you passed set?)."
+        )
     if any(p.owns(reference) for p in _candidates(provider)):
         return reference
     known = api.jobs(provider)

@@ -36,7 +36,7 @@ def validate(
     from cloudtrain import api
 
     try:
-        planned = api.validate(load_spec(job, overrides, profile=profile), provider)
+        planned = api.validate(load_spec(job, overrides, profile=profile, check_code=False), provider)
     except SpecError as err:
         if not as_json:
             raise

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cloudtrain import planning
 from cloudtrain.cost.compare import work_examples
 from cloudtrain.cost.inputs import CostSettings, Price
 from cloudtrain.cost.option import CostOption, Workload, host_rate, price_option
@@ -27,6 +28,8 @@ from cloudtrain.cost.units import billed_seconds, charge, dollars, duration
 from cloudtrain.errors import BudgetError
 from cloudtrain.providers import registry
 from cloudtrain.providers.base import FROM_THROUGHPUT, WORST_CASE, ExpectedCost
+from cloudtrain.sweep import cost as sweep_cost
+from cloudtrain.sweep import space
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -44,14 +47,17 @@ class WorstCase:
     usd: float | None
     rate_basis: str
     price: Price | None
+    trials: int = 1
+    """A sweep's trials, each billed for all of limits.max_runtime (1: a job)."""
 
     def describe(self) -> str:
         """One line: shape, capacity, region, the runtime limit, dollars and the price's source."""
         money = "price unknown"
         if self.usd is not None and self.price is not None:
             money = f"{dollars(self.usd)} ({self.rate_basis}, price as of {self.price.as_of})"
+        each = " each" if self.trials > 1 else ""
         return (
-            f"{self.label} {self.capacity} in {self.region} for all of limits.max_runtime "
+            f"{self.label} {self.capacity} in {self.region} for all of limits.max_runtime{each} "
             f"({duration(self.billed_s)}): {money}"
         )
 
@@ -66,15 +72,19 @@ def worst_case(planned: Plan, settings: CostSettings | None = None) -> WorstCase
     )
     rate, basis = host_rate(price, planned.spot, settings)
     billed = billed_seconds(planned.max_runtime_s, price.billing_increment_s if price else 1)
+    tuning = sweep_cost.of_plan(planned)
+    trials = sweep_cost.trials(tuning) if tuning else 1
+    sweep = f"{trials} trials × " if tuning else ""
     return WorstCase(
-        label=f"{planned.hosts} × {machine.machine_type}",
+        label=f"{sweep}{planned.hosts} × {machine.machine_type}",
         capacity="spot" if planned.spot else "on-demand",
         region=planned.region,
         accelerator=machine.accelerator,
         billed_s=billed,
-        usd=None if rate is None else charge(billed, rate, planned.hosts),
+        usd=None if rate is None else charge(billed, rate, planned.hosts) * trials,
         rate_basis=basis,
         price=price,
+        trials=trials,
     )
 
 
@@ -156,12 +166,21 @@ def check_budget(
     if planned.machine is None or not registry.get(planned.provider).billed:
         return BudgetCheck(None, None)
     settings = settings or CostSettings()
+    tuning = sweep_cost.of_plan(planned)
     if throughput is None:
-        return BudgetCheck(limit, None, worst=worst_case(planned, settings) if limit is not None else None)
-    work, _ = work_examples(planned)
+        note = sweep_cost.note(tuning, planned.spec.training.epochs, worst=True) if tuning and limit else ""
+        return BudgetCheck(
+            limit, None, note, worst=worst_case(planned, settings) if limit is not None else None
+        )
+    longest = planning.plan(space.worst_case_spec(planned.spec), planned.provider) if tuning else planned
+    work, _ = work_examples(longest)
     measured = parse_throughput(throughput)
     shape = Shape(planned.provider, planned.machine, planned.hosts)
     option = price_option(shape, planned.region, planned.spot, Workload(work, measured, settings))
+    if option is not None and tuning is not None:
+        return BudgetCheck(
+            limit, sweep_cost.scaled(option, tuning), sweep_cost.note(tuning, longest.spec.training.epochs)
+        )
     if option is not None:
         return BudgetCheck(limit, option)
     accelerator = planned.machine.accelerator

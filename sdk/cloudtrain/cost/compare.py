@@ -36,6 +36,8 @@ from cloudtrain.cost.shapes import Shape, enumerate_shapes
 from cloudtrain.cost.throughput import Throughput, parse_throughput
 from cloudtrain.errors import SpecError, did_you_mean
 from cloudtrain.providers import registry
+from cloudtrain.sweep import cost as sweep_cost
+from cloudtrain.sweep import space
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -98,6 +100,8 @@ def report(
     """
     settings = settings or CostSettings()
     measured = parse_throughput(throughput)
+    tuning = spec.tuning
+    spec = space.worst_case_spec(spec)  # a sweep: its longest trial, scaled below
     planned = plan_of(spec)
     work, basis = work_examples(planned)
     names = providers or billed()
@@ -112,6 +116,9 @@ def report(
         if (option := price_option(shape, region, spot, job)) is not None
     ]
     notes += _speed_notes(shapes, measured, settings.speeds) + missing
+    if tuning is not None:
+        options = [sweep_cost.scaled(option, tuning) for option in options]
+        notes.append(sweep_cost.note(tuning, spec.training.epochs))
     return Estimate(rank(options), notes, work, basis, measured, settings)
 
 

@@ -46,7 +46,7 @@ from cloudtrain.errors import ProviderError, require
 if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
 
-__all__ = ["arguments_of", "differences", "pipeline_session", "training_step"]
+__all__ = ["arguments_of", "differences", "pipeline_session", "training_step", "tuning_step"]
 
 # The request's name: a pipeline names each execution's job, and drops this field.
 UNNAMED = ("TrainingJobName",)
@@ -103,6 +103,111 @@ def training_step(
             "Install the SDK version cloudtrain supports: pip install 'cloudtrain[sagemaker-pipelines]'"
         )
     return step
+
+
+# A tuning job's name, which a pipeline sets per execution; and what the SDK's tuner sends
+# differently from the render, the same tuning job (cloudtrain.providers.sagemaker.sweep).
+TUNING_UNNAMED = ("HyperParameterTuningJobName",)
+
+
+def tuning_step(
+    spec: str | os.PathLike[str] | JobSpec,
+    *,
+    name: str = "tune",
+    run_id: str | None = None,
+    session: Any = None,
+) -> Any:
+    """Stage a spec with ``tuning:`` for SageMaker and return a ``TuningStep`` sending exactly its request.
+
+    The step is the SDK's ``TuningStep`` built from a ``HyperparameterTuner`` over the
+    ``Estimator`` of the trials' definition, under a ``PipelineSession``; its arguments are
+    compared with ``cloudtrain render --provider sagemaker`` (the sweep's
+    CreateHyperParameterTuningJob) and any difference raises. The best trial's model is
+    ``step.get_top_model_s3_uri(top_k=0, s3_bucket=BUCKET, prefix=PREFIX)``.
+
+    Raises:
+        MissingDependencyError: the sagemaker SDK is not installed; the message has the pip command.
+        ProviderError: the step would differ from cloudtrain's render; names the fields.
+    """
+    require("sagemaker", "sagemaker-pipelines")
+    from sagemaker.workflow.steps import TuningStep
+
+    staged = api.stage(spec, "sagemaker", run_id=run_id)
+    session = session or pipeline_session(staged.plan.spec.sagemaker.region)
+    request = staged.request
+    tuner = _tuner(request, _estimator(_as_training(request["TrainingJobDefinition"], request), session))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Running within a PipelineSession", UserWarning)
+        step_args = tuner.fit(inputs=_inputs(request["TrainingJobDefinition"]), include_cls_metadata=False)
+    step = TuningStep(name=name, step_args=step_args)
+    wrong = differences(
+        _same_form(arguments_of(step)), {k: v for k, v in request.items() if k not in TUNING_UNNAMED}
+    )
+    if wrong:
+        raise ProviderError(
+            f"The SageMaker SDK's TuningStep would not send cloudtrain's request: {'; '.join(wrong)}. "
+            "Install the SDK version cloudtrain supports: pip install 'cloudtrain[sagemaker-pipelines]'"
+        )
+    return step
+
+
+def _as_training(definition: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+    """The trials' definition in the CreateTrainingJob words ``_estimator`` reads."""
+    return {**definition, "HyperParameters": definition["StaticHyperParameters"], "Tags": request["Tags"]}
+
+
+def _tuner(request: dict[str, Any], estimator: Any) -> Any:
+    """A ``HyperparameterTuner`` with the render's strategy, objective, limits and ranges."""
+    from sagemaker.tuner import (  # type: ignore[import-not-found]
+        CategoricalParameter,
+        ContinuousParameter,
+        HyperparameterTuner,
+        IntegerParameter,
+    )
+
+    config = request["HyperParameterTuningJobConfig"]
+    kinds = {
+        "ContinuousParameterRanges": lambda r: ContinuousParameter(
+            float(r["MinValue"]), float(r["MaxValue"]), scaling_type=r["ScalingType"]
+        ),
+        "IntegerParameterRanges": lambda r: IntegerParameter(
+            int(r["MinValue"]), int(r["MaxValue"]), scaling_type=r["ScalingType"]
+        ),
+        "CategoricalParameterRanges": lambda r: CategoricalParameter(r["Values"]),
+    }
+    ranges = {
+        r["Name"]: make(r) for kind, make in kinds.items() for r in config["ParameterRanges"].get(kind, [])
+    }
+    objective, limits = config["HyperParameterTuningJobObjective"], config["ResourceLimits"]
+    return HyperparameterTuner(
+        estimator,
+        objective_metric_name=objective["MetricName"],
+        hyperparameter_ranges=ranges,
+        metric_definitions=request["TrainingJobDefinition"]["AlgorithmSpecification"]["MetricDefinitions"],
+        strategy=config["Strategy"],
+        objective_type=objective["Type"],
+        max_jobs=limits["MaxNumberOfTrainingJobs"],
+        max_parallel_jobs=limits["MaxParallelTrainingJobs"],
+        tags=request["Tags"],
+        early_stopping_type=config["TrainingJobEarlyStoppingType"],
+    )
+
+
+def _same_form(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The tuner's arguments in the render's forms: an empty range list, spot false, the instance's field.
+
+    The SDK sends an empty ``IntegerParameterRanges``, leaves out
+    ``EnableManagedSpotTraining: false`` (the default) and names the instance in
+    ``HyperParameterTuningResourceConfig`` where the render, as for a training job, uses
+    ``ResourceConfig``; each is the same tuning job.
+    """
+    config = dict(arguments.get("HyperParameterTuningJobConfig", {}))
+    config["ParameterRanges"] = {k: v for k, v in config.get("ParameterRanges", {}).items() if v}
+    definition = dict(arguments.get("TrainingJobDefinition", {}))
+    definition.setdefault("EnableManagedSpotTraining", False)
+    if "HyperParameterTuningResourceConfig" in definition:
+        definition["ResourceConfig"] = definition.pop("HyperParameterTuningResourceConfig")
+    return {**arguments, "HyperParameterTuningJobConfig": config, "TrainingJobDefinition": definition}
 
 
 def arguments_of(step: Any) -> dict[str, Any]:
@@ -174,7 +279,7 @@ def _estimator(request: dict[str, Any], session: Any) -> Any:
         checkpoint_s3_uri=request["CheckpointConfig"]["S3Uri"],
         checkpoint_local_path=request["CheckpointConfig"]["LocalPath"],
         output_path=request["OutputDataConfig"]["S3OutputPath"],
-        tensorboard_output_config=_tensorboard(request["TensorBoardOutputConfig"]),
+        tensorboard_output_config=_tensorboard(request.get("TensorBoardOutputConfig")),
         hyperparameters=request["HyperParameters"],
         environment=request["Environment"],
         max_retry_attempts=request.get("RetryStrategy", {}).get("MaximumRetryAttempts"),
@@ -187,9 +292,12 @@ def _estimator(request: dict[str, Any], session: Any) -> Any:
     )
 
 
-def _tensorboard(config: dict[str, str]) -> Any:
+def _tensorboard(config: dict[str, str] | None) -> Any:
+    """The TensorBoard output of a training job; None for a tuning job's trials, whose definition has none."""
     from sagemaker.debugger import TensorBoardOutputConfig  # type: ignore[import-not-found]
 
+    if config is None:
+        return None
     return TensorBoardOutputConfig(
         s3_output_path=config["S3OutputPath"], container_local_output_path=config["LocalPath"]
     )

@@ -337,6 +337,17 @@ class ReportsBackup(Protocol):
 
 
 @runtime_checkable
+class RunsHere(Protocol):
+    """A job whose processes run on this machine. Optional.
+
+    Ctrl-C on the ``cloudtrain submit`` that follows it stops it, as it would stop a
+    script run here; a job elsewhere keeps running when its follower is interrupted.
+    """
+
+    runs_here: bool
+
+
+@runtime_checkable
 class HasSummary(Protocol):
     """A job that can describe itself as ``list`` shows it: ``status`` prints its times and cost. Optional."""
 

@@ -5,11 +5,13 @@ A cloud provider package has the same rooms as every other (``checks``, ``render
 the one entry point to them. ``CloudProvider`` is that entry point: a subclass states
 the provider's facts (the ``Provider`` attributes) and its ``rooms``; the methods here
 read the provider's section of the spec (``spec.<name>``) and call ``checks.problems``,
-``render.render``, ``outputs.of_plan``, ``job.submit``, ``job.attach`` and ``job.owns``.
+``render.render``, ``outputs.of_plan``, ``job.submit``, ``job.attach`` and ``job.owns``, the
+``job`` room imported when first needed.
 """
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -27,12 +29,16 @@ if TYPE_CHECKING:
 
 
 class Rooms(NamedTuple):
-    """The modules of a cloud provider package that its ``provider`` object calls."""
+    """The modules of a cloud provider package that its ``provider`` object calls.
+
+    ``job`` is named, not imported: it is the room that talks to the cloud, imported on
+    first use, so the spec commands (``validate``, ``plan``, ``render``, ``cost``) never load it.
+    """
 
     checks: ModuleType
     render: ModuleType
     outputs: ModuleType
-    job: ModuleType
+    job: str
 
 
 class CloudProvider:
@@ -76,7 +82,7 @@ class CloudProvider:
     def upload(
         self, plan: Plan, bundle: Bundle, *, clients: Any = None, progress: OnProgress | None = None
     ) -> None:
-        self.rooms.job.upload_bundle(plan, bundle, clients, progress)
+        self._job().upload_bundle(plan, bundle, clients, progress)
 
     def submit(
         self,
@@ -87,15 +93,18 @@ class CloudProvider:
         clients: Any = None,
         progress: OnProgress | None = None,
     ) -> Job:
-        job: Job = self.rooms.job.submit(plan, request, bundle, clients, progress=progress)
+        job: Job = self._job().submit(plan, request, bundle, clients, progress=progress)
         return job
 
     def attach(self, job_id: str, *, clients: Any = None) -> Job:
-        job: Job = self.rooms.job.attach(job_id, clients)
+        job: Job = self._job().attach(job_id, clients)
         return job
 
     def owns(self, job_id: str) -> bool:
-        return bool(self.rooms.job.owns(job_id))
+        return bool(self._job().owns(job_id))
+
+    def _job(self) -> ModuleType:
+        return importlib.import_module(self.rooms.job)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

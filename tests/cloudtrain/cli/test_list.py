@@ -164,3 +164,21 @@ def test_an_unknown_reference_exits_2(run_cli: Callable[..., Result], runs: Path
     result = run_cli("status", "nothing-like-it")
     assert result.code == 2
     assert "No job matches 'nothing-like-it'" in result.err
+
+
+@pytest.mark.parametrize("reference", ["", " ", "\t\n"])
+@pytest.mark.parametrize("command", ["status", "logs", "cancel", "wait"])
+def test_an_empty_or_blank_reference_names_no_job(
+    run_cli: Callable[..., Result], runs: Path, command: str, reference: str
+) -> None:
+    # regression: every short id starts with "", so `cancel "$JOB"` with JOB unset took the only match
+    for name in list(RUNS)[1:]:
+        for path in sorted((runs / "runs" / name).iterdir()):
+            path.unlink()
+        (runs / "runs" / name).rmdir()
+    result = run_cli(command, reference)
+    assert (result.code, result.out) == (2, "")
+    assert result.errors == [
+        f"No job given: the job reference {reference!r} is empty. Give its full ID, its name or part "
+        "of its id as `cloudtrain list` shows it (is the shell variable you passed set?)."
+    ]

@@ -14,19 +14,22 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cloudtrain import api
+from cloudtrain.bundle import Bundle
 from cloudtrain.errors import ProviderError
-from cloudtrain.planning import plan
+from cloudtrain.planning import Plan, plan
 from cloudtrain.providers import local
 from cloudtrain.providers.local.job import LocalJob
-from cloudtrain.providers.local.launcher import first_failure
+from cloudtrain.providers.local.launcher import HEARTBEAT_S, first_failure
 from cloudtrain.providers.local.processes import is_running
 from cloudtrain.spec import JobSpec
 from tests.conftest import Result
@@ -34,7 +37,7 @@ from tests.conftest import Result
 pytestmark = pytest.mark.timeout(120)
 
 # What a finished run folder holds: the launcher's records, no host folders.
-RUN_RECORDS = ["launcher.log", "launcher.pid", "output.log", "request.json", "status.json"]
+RUN_RECORDS = ["launcher.log", "launcher.pid", "output.log", "output.times", "request.json", "status.json"]
 
 REPLICA_SCRIPT = """\
 import json, os, pathlib, signal, sys, time
@@ -52,7 +55,7 @@ if os.environ.get("MODE") == "fail":
     sys.exit(3)
 if os.environ.get("MODE") == "crash" and me == "worker:0":
     os.kill(os.getpid(), signal.SIGKILL)
-if os.environ.get("MODE") == "exported":  # the chief records a verified export, then a worker dies
+if os.environ.get("MODE", "").startswith("exported"):  # the chief records a verified export
     config = json.loads(os.environ["CLOUDTRAIN_CONFIG"])
     export = pathlib.Path(config["export_dir"])
     marker = export.parent / "cloudtrain-complete.json"
@@ -61,10 +64,17 @@ if os.environ.get("MODE") == "exported":  # the chief records a verified export,
         (export / "saved_model.pb").write_bytes(b"")
         run = os.environ.get("MARKER_RUN", config["run_id"])
         marker.write_text(json.dumps({"run": run, "export": str(export)}))
-    else:
+        print("exported", flush=True)
+    if os.environ["MODE"] == "exported-slow-exit":  # every replica is slow to exit after it
+        time.sleep(600)
+    if me != "chief:0":  # then a worker dies
         while not marker.exists():
             time.sleep(0.05)
         os.kill(os.getpid(), signal.SIGKILL)
+if os.environ.get("MODE") == "chatty":  # a line every 0.1 s, as training prints progress
+    while True:
+        print("tick", flush=True)
+        time.sleep(0.1)
 print("done", me)
 """
 
@@ -93,6 +103,20 @@ def _submit(
     restarts: dict[str, Any] | None = None,
 ) -> LocalJob:
     """Submit a 2-host plain local job whose replicas run REPLICA_SCRIPT."""
+    return local.provider.submit(
+        *_prepared(tmp_path, fault=fault, env=env, max_restarts=max_restarts, restarts=restarts)
+    )
+
+
+def _prepared(
+    tmp_path: Path,
+    *,
+    fault: str | None = None,
+    env: dict[str, str] | None = None,
+    max_restarts: int = 3,
+    restarts: dict[str, Any] | None = None,
+) -> tuple[Plan, dict[str, Any], Bundle]:
+    """What ``_submit`` submits: the plan, the request (replicas running REPLICA_SCRIPT) and the bundle."""
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     (project / "replica.py").write_text(REPLICA_SCRIPT)
@@ -109,7 +133,7 @@ def _submit(
         replica["env"].update(env or {})
     request["restarts"]["host"]["limit"] = max_restarts
     request["restarts"].update(restarts or {})
-    return local.provider.submit(planned, request, packed)
+    return planned, request, packed
 
 
 def test_a_run_streams_prefixed_lines_and_ends_succeeded(tmp_path: Path, home: Path) -> None:
@@ -232,18 +256,85 @@ def test_cancel_from_another_handle_stops_every_replica(tmp_path: Path, home: Pa
             os.kill(pid, 0)
 
 
-def test_a_killed_launcher_is_reported_and_cancel_still_stops_its_replicas(
+def test_a_killed_launcher_leaves_its_replicas_running_and_cancel_stops_them_and_tidies(
     tmp_path: Path, home: Path
 ) -> None:
+    # regression: status said failed while the orphaned replicas trained on, and cancel left hosts/ behind
     job = _submit(tmp_path, env={"MODE": "hang"})
     pids = _replica_pids(job, count=2)
-    os.kill(json.loads((job.run_dir / "launcher.pid").read_text())["pid"], signal.SIGKILL)
-    final = job.wait(poll_s=0.2)
-    assert (final.state, final.provider_state) == ("failed", "LAUNCHER_GONE")
-    assert f"cloudtrain cancel {job.id}" in final.detail
+    _kill_launcher(job)
+    now = job.status()
+    assert (now.state, now.provider_state) == ("running", "LAUNCHER_GONE")
+    assert "replicas chief-0, worker-0 still run unsupervised" in now.detail
+    assert now.detail.endswith(f"Stop them with: cloudtrain cancel {job.id}")
+    assert job.summary().ended is None
     job.cancel()
-    for pid in pids:
-        _wait_until_gone(pid)
+    assert not any(is_running(pid) for pid in pids)  # cancel returns once they are gone
+    final = job.status()
+    assert (final.state, final.provider_state) == ("cancelled", "CANCELLED")
+    assert final.detail.startswith("Cancelled by the user after the local launcher died (last seen alive at ")
+    assert final.detail.endswith("stopped chief-0, worker-0.")
+    assert sorted(p.name for p in job.run_dir.iterdir()) == RUN_RECORDS
+
+
+def test_a_killed_launcher_whose_replicas_died_too_ended_when_it_was_last_seen_alive(
+    tmp_path: Path, home: Path, run_cli: Callable[..., Result]
+) -> None:
+    # regression: the end came from status.json, written when the attempt started: a duration of 0.0 s
+    job = _submit(tmp_path, env={"MODE": "chatty"})
+    _replica_pids(job, count=2)
+    time.sleep(2.5)
+    killed = _kill_launcher(job)
+    final = job.wait(poll_s=0.2)  # each replica dies at its next line: the pipe it wrote to is gone
+    assert (final.state, final.provider_state) == ("failed", "LAUNCHER_GONE")
+    assert "(last seen alive at " in final.detail
+    described = job.summary()
+    assert described.ended is not None and described.duration_s is not None
+    assert killed - HEARTBEAT_S - 0.5 <= described.ended.timestamp() <= killed  # last seen alive
+    assert described.started is not None and described.duration_s > 1.0  # it ran for seconds, not 0.0
+    cancelled = run_cli("cancel", job.id)  # nothing runs: the end stays what it was, and the host folders go
+    assert (cancelled.code, cancelled.err) == (
+        0,
+        f"{job.id} already finished: failed (LAUNCHER_GONE): {final.detail} Nothing to cancel.\n",
+    )
+    assert job.status() == final
+    assert job.summary().ended == described.ended
+    assert sorted(p.name for p in job.run_dir.iterdir()) == RUN_RECORDS
+
+
+def _kill_launcher(job: LocalJob) -> float:
+    """SIGKILL the run's launcher, as the OOM killer would; when it was killed."""
+    pid = json.loads((job.run_dir / "launcher.pid").read_text())["pid"]
+    os.kill(pid, signal.SIGKILL)
+    killed = time.time()
+    _wait_until_gone(pid)
+    return killed
+
+
+def test_a_cancel_after_the_chiefs_verified_export_records_the_run_succeeded(
+    tmp_path: Path, home: Path
+) -> None:
+    # regression: a run that trained and exported was recorded cancelled while its marker said complete
+    job = _submit(tmp_path, env={"MODE": "exported-slow-exit"})
+    for line in job.logs(follow=True):
+        if line == "[chief-0] exported":
+            break
+    job.cancel()
+    final = job.status()
+    assert (final.state, final.detail) == (
+        "succeeded",
+        "The chief's export was complete and verified when the cancel stopped the replicas.",
+    )
+
+
+def test_a_cancel_before_the_export_records_the_run_cancelled(tmp_path: Path, home: Path) -> None:
+    # the control for the test above: without a verified export, the cancel is what happened
+    job = _submit(tmp_path, env={"MODE": "exported-slow-exit", "MARKER_RUN": "an-earlier-run"})
+    for line in job.logs(follow=True):
+        if line == "[chief-0] exported":
+            break
+    job.cancel()
+    assert job.status().state == "cancelled"
 
 
 def _wait_until_gone(pid: int) -> None:
@@ -289,3 +380,75 @@ def test_a_death_by_signal_is_blamed_before_the_error_exit_it_caused() -> None:
     for proc in procs.values():
         proc.wait()
     assert first_failure(procs) == (-signal.SIGKILL, "chief-0")
+
+
+# Concurrent submits and damaged records, with the real launcher.
+
+
+def test_two_identical_submits_at_the_same_moment_make_one_run_and_both_return_it(
+    tmp_path: Path, home: Path
+) -> None:
+    # regression: two runs, sharing one storage root, with no lock
+    prepared = _prepared(tmp_path, env={"MODE": "hang"})
+    start = threading.Barrier(2)
+    jobs: list[LocalJob] = []
+
+    def racer() -> None:
+        start.wait()
+        jobs.append(local.provider.submit(*prepared))
+
+    threads = [threading.Thread(target=racer) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(jobs) == 2 and jobs[0].id == jobs[1].id
+    assert [path.name for path in (home / "runs").iterdir()] == [jobs[0].run_dir.name]
+
+
+def test_the_same_run_after_it_succeeded_is_returned_and_after_it_failed_retried(
+    tmp_path: Path, home: Path
+) -> None:
+    first = _submit(tmp_path)
+    assert first.wait(poll_s=0.2).state == "succeeded"
+    assert _submit(tmp_path).id == first.id  # the same request and run id: that run, attached
+    failed = _submit(tmp_path, env={"MODE": "fail"})
+    assert failed.wait(poll_s=0.2).state == "failed"
+    assert _submit(tmp_path, env={"MODE": "fail"}).id != failed.id  # a failed run is retried
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda run: (run / "request.json").unlink(),  # deleted
+        lambda run: (run / "request.json").write_text('{"replicas": ['),  # truncated
+        lambda run: (run / "status.json").write_bytes(b"\x00\x00"),  # a torn block
+    ],
+    ids=["request-deleted", "request-truncated", "status-torn"],
+)
+def test_a_running_job_with_damaged_records_is_cancelled_from_its_process_records(
+    tmp_path: Path, home: Path, run_cli: Callable[..., Result], damage: Callable[[Path], object]
+) -> None:
+    # regression: a running job whose request.json was deleted could no longer be cancelled
+    job = _submit(tmp_path, env={"MODE": "hang"})
+    pids = _replica_pids(job, count=2)
+    damage(job.run_dir)
+    result = run_cli("cancel", job.id)
+    assert (result.code, result.err) == (0, f"Cancelled {job.id}.\n")
+    assert not any(is_running(pid) for pid in pids)
+    assert json.loads((job.run_dir / "status.json").read_text())["state"] == "cancelled"
+    assert not (job.run_dir / "hosts").exists()
+
+
+def test_logs_since_starts_at_the_first_line_written_since_then(tmp_path: Path, home: Path) -> None:
+    # regression: `logs --since 1s` printed every line of a local run
+    job = _submit(tmp_path, env={"MODE": "chatty"})
+    _replica_pids(job, count=2)
+    time.sleep(1.0)
+    since = datetime.now(UTC)
+    time.sleep(0.5)
+    job.cancel()
+    everything, recent = list(job.logs()), list(job.logs(since=since))
+    assert "[chief-0] tick" in recent and recent == everything[-len(recent) :]
+    assert not any(" hello from " in line for line in recent)  # printed before `since`
+    assert len(recent) < len(everything) - 10

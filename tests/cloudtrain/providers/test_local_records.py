@@ -258,17 +258,6 @@ CORRUPTIONS = [
     ("status.json", _json(RUNNING, state="exploded"), "status", "'state' must be one of pending"),  # unknown
     ("status.json", b'{"state": "running"}', "status", "'provider_state' must be str"),  # a field lost
     ("status.json", b"[" * 100_000, "status", "maximum recursion depth exceeded"),  # nested too deep to parse
-    # request.json, read by attach
-    ("request.json", b'{"replicas": [', "status", "Expecting value"),  # truncated
-    ("request.json", _json(REQUEST, replicas="chief-0"), "status", "'replicas' must be list"),  # wrong type
-    ("request.json", _json(REQUEST, replicas=[]), "status", "must be a non-empty list"),  # no replica
-    (
-        "request.json",
-        _json(REQUEST, restarts={"host": {"limit": -1, "rule": "r"}}),
-        "status",
-        "'restarts.host' must have a 'limit' >= 0",
-    ),  # negative
-    ("request.json", _json(REQUEST, outputs={"model": 1}), "status", "'outputs' must map model"),  # not paths
     # launcher.pid, read by status while the run is not over
     ("launcher.pid", b"12345", "status", "expected a JSON object, got int"),  # a bare pid proves nothing
     ("launcher.pid", _json(_pid_record(-1)), "status", "'pid' must be a pid from 2 to 4194304"),  # negative
@@ -299,6 +288,45 @@ def test_a_corrupt_record_is_one_error_line_naming_the_file_and_the_way_out(
     assert error.startswith(f"cloudtrain cannot trust {run_dir / file}: ")
     assert problem in error
     assert error.endswith(f"then remove the run folder {run_dir}.")
+
+
+REQUEST_DAMAGE = [
+    (b'{"replicas": [', "Expecting value"),  # truncated
+    (_json(REQUEST, replicas="chief-0"), "'replicas' must be list"),  # wrong type
+    (_json(REQUEST, replicas=[]), "must be a non-empty list"),  # no replica
+    (
+        _json(REQUEST, restarts={"host": {"limit": -1, "rule": "r"}}),
+        "'restarts.host' must have a 'limit' >= 0",
+    ),
+    (_json(REQUEST, outputs={"model": 1}), "'outputs' must map model"),  # not paths
+    (None, "it is missing"),  # deleted
+]
+
+
+@pytest.mark.parametrize(("content", "problem"), REQUEST_DAMAGE)
+def test_a_damaged_request_is_named_where_it_is_needed_and_stops_neither_status_nor_cancel(
+    run_dir: Path,
+    run_cli: Callable[..., Result],
+    bystander: subprocess.Popen[bytes],
+    content: bytes | None,
+    problem: str,
+) -> None:
+    # regression: a running job whose request.json was deleted could no longer be cancelled
+    write_record(run_dir / "replicas.pid", {"chief-0": ProcessRecord.of(bystander.pid).to_json()})
+    if content is None:
+        (run_dir / "request.json").unlink()
+    else:
+        (run_dir / "request.json").write_bytes(content)
+    with pytest.raises(ProviderError) as raised:
+        local.provider.attach(JOB_ID).outputs  # noqa: B018
+    assert str(raised.value).startswith(f"cloudtrain cannot trust {run_dir / 'request.json'}: ")
+    assert problem in str(raised.value)
+    status = run_cli("status", JOB_ID)
+    assert status.code == 0
+    assert status.out.startswith("running (LAUNCHER_GONE): The local launcher died (last seen alive at ")
+    cancelled = run_cli("cancel", JOB_ID)
+    assert (cancelled.code, cancelled.err) == (0, f"Cancelled {JOB_ID}.\n")
+    assert bystander.wait(timeout=10) == -signal.SIGKILL
 
 
 def test_a_launcher_given_a_corrupt_request_records_failed_with_the_reason(run_dir: Path) -> None:
@@ -401,3 +429,42 @@ def test_without_proc_or_ps_nothing_is_signalled_and_the_error_says_why(
     with pytest.raises(ProviderError, match=r"this system has no /proc and `ps` failed .* Stop the run's"):
         record.signal(signal.SIGKILL, group=True, proc=tmp_path / "no-proc")
     assert _still_alive(bystander)
+
+
+# The run folder and the local home, damaged.
+
+
+@pytest.mark.parametrize("make", [Path.mkdir, lambda path: os.mkfifo(path)], ids=["folder", "fifo"])
+def test_a_log_that_is_not_a_file_is_one_error_line(
+    run_dir: Path, run_cli: Callable[..., Result], make: Callable[[Path], object]
+) -> None:
+    # regression: `logs` ended in IsADirectoryError when output.log was a folder (a FIFO would block)
+    write_record(run_dir / "status.json", {"state": "succeeded", "provider_state": "SUCCEEDED", "detail": ""})
+    make(run_dir / "output.log")
+    result = run_cli("logs", JOB_ID)
+    assert (result.code, result.out) == (1, "")
+    assert result.err.count("\n") == 1, result.err
+    assert result.errors[0].startswith(
+        f"cloudtrain cannot trust {run_dir / 'output.log'}: it is not a regular file."
+    )
+
+
+@pytest.mark.parametrize("home", ["a-file", "a-file/below"], ids=["file", "below-a-file"])
+def test_a_local_home_that_cannot_hold_runs_is_one_error_line_naming_it(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    run_cli: Callable[..., Result],
+    example_job: Path,
+    home: str,
+) -> None:
+    # regression: submit ended in FileExistsError when CLOUDTRAIN_LOCAL_HOME was a file
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / home))
+    result = run_cli("submit", str(example_job), "--provider", "local", "--no-wait")
+    assert (result.code, result.out) == (1, "")
+    (error,) = result.errors
+    assert error.startswith(f"Cannot make a local run: {tmp_path / 'a-file'} is a file, not a folder. ")
+    assert error.endswith(
+        f"Set CLOUDTRAIN_LOCAL_HOME to a folder this user can write (it is {str(tmp_path / home)!r}), or unset it."
+    )
+    assert "Traceback" not in result.err

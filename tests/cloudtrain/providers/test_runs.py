@@ -83,7 +83,12 @@ def test_local_the_same_run_id_attaches_until_that_run_fails_or_is_cancelled(
     try:
         monday = submit("monday")
         assert submit("monday") == monday
-        assert len({monday, submit("tuesday"), submit(), submit()}) == 4  # no run id: always a new run
+        assert submit("tuesday") != monday
+        plain = submit()
+        assert plain not in (monday, started[2].id)
+        assert submit() != plain  # no run id: a new run every time, as a script started twice
+        assert started[3].request and started[4].request
+        assert started[3].request["run_id"] != started[4].request["run_id"]
         started[0].cancel()
         assert started[0].wait(poll_s=0.2).state == "cancelled"
         assert submit("monday") != monday  # a cancelled run is not reused

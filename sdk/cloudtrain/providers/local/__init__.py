@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,11 +23,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import planning, runs
-from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require_all
+from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
-from cloudtrain.providers.local import listing, run, setup_checks
 from cloudtrain.providers.local.emulate import emulator
-from cloudtrain.providers.local.job import LocalJob, local_home
 from cloudtrain.providers.local.render import MAX_RESTARTS, render, with_fault
 from cloudtrain_runtime import requirements
 
@@ -36,6 +35,8 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.providers.base import JobSummary, Provider
+    from cloudtrain.providers.local.job import LocalJob
+    from cloudtrain.providers.local.sweep import LocalSweep
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
 
@@ -106,6 +107,8 @@ class Local:
         """
         if request is not None:
             return Outputs(**request["outputs"])
+        from cloudtrain.providers.local.job import local_home
+
         return standard(plan.storage.run, logs=str(local_home() / "runs" / JOB / "output.log"))
 
     def upload(
@@ -130,6 +133,8 @@ class Local:
         progress: OnProgress | None = None,
     ) -> LocalJob:
         """Start the replicas here, once this Python can import what they train with."""
+        from cloudtrain.providers.local import run
+
         require_runtime(plan.spec.training.keras_backend)
         require_requirements(Path(plan.spec.code.source_dir))
         return run.submit(plan, request, bundle, progress)
@@ -141,21 +146,59 @@ class Local:
             require_runtime(spec.training.keras_backend)
             require_requirements(Path(spec.code.source_dir))
 
+        from cloudtrain.providers.local import setup_checks
+
         return setup_checks.check_setup(spec, require=require)
 
-    def attach(self, job_id: str, *, clients: Any = None) -> LocalJob:
-        return run.attach(job_id)
+    def render_sweep(self, plan: Plan) -> dict[str, Any]:
+        """The local search's request (``sweep``): the trials run here, or as the emulated cloud."""
+        from cloudtrain.providers.local import sweep
+
+        return sweep.render(plan, emulate=self.emulate)
+
+    def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        """Trial ``{trial}``'s, under ``<root>/runs/<trial run id>`` (``sweep.template_outputs``)."""
+        from cloudtrain.providers.local import sweep
+
+        return sweep.template_outputs(plan.storage.root)
+
+    def submit_sweep(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> LocalSweep:
+        """Start the sweep's driver here; each trial is a local run (``submit``'s checks first)."""
+        from cloudtrain.providers.local import sweep
+
+        require_runtime(plan.spec.training.keras_backend)
+        require_requirements(Path(plan.spec.code.source_dir))
+        require("optuna", "tuning")
+        return sweep.submit(plan, request)
+
+    def attach(self, job_id: str, *, clients: Any = None) -> LocalJob | LocalSweep:
+        from cloudtrain.providers.local import run, sweep
+
+        return sweep.attach(job_id) if sweep.owns(job_id) else run.attach(job_id)
 
     def owns(self, job_id: str) -> bool:
-        return run.owns(job_id)
+        from cloudtrain.providers.local import run, sweep
+
+        return run.owns(job_id) or sweep.owns(job_id)
 
     def configured(self, settings: JobSpec) -> str | None:
         """Always: the runs are folders on this machine."""
         return None
 
     def list_jobs(self, settings: JobSpec, *, limit: int | None) -> list[JobSummary]:
-        """The run folders under ``runs/``, newest first (``listing``)."""
-        return listing.list_runs(limit=limit)
+        """The run folders under ``runs/`` and the sweeps under ``sweeps/``, newest first."""
+        from cloudtrain.providers.local import listing, sweep
+
+        found = listing.list_runs(limit=limit) + sweep.list_sweeps(limit=limit)
+        return sorted(found, key=lambda job: job.created, reverse=True)[:limit]
 
 
 provider: Provider = Local()
@@ -185,6 +228,13 @@ def require_requirements(source_dir: Path) -> None:
             f"{path}: this Python ({sys.executable}) lacks {', '.join(missing)}, which the replicas "
             f"would import. Run: {sys.executable} -m pip install -r {path}"
         )
+
+
+def __getattr__(name: str) -> Any:
+    """``LocalJob``, from the job room, imported when first asked for: the spec commands never need it."""
+    if name == "LocalJob":
+        return importlib.import_module("cloudtrain.providers.local.job").LocalJob
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_options(name: str, *, emulate: str | None, fault: str | None) -> None:

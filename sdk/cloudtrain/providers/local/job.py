@@ -5,7 +5,8 @@ from ``submit`` and one from ``attach`` in another shell behave the same.
 
 Those files outlive the processes they describe, so they are read through one
 parser that trusts nothing (``records``), and a recorded process is signalled only
-when it provably still is that process (``processes``).
+when it provably still is that process (``processes``). A launcher that died without
+recording an end is handled by ``orphans``.
 """
 
 from __future__ import annotations
@@ -17,23 +18,32 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
 from cloudtrain.providers import JobStatus, poll_until_done
 from cloudtrain.providers.base import TERMINAL_STATES, JobSummary, Stored
 from cloudtrain.providers.follow import read_until_done
-from cloudtrain.providers.local.processes import ProcessRecord, parse_replicas
-from cloudtrain.providers.local.records import parse_request, parse_status, read_record
+from cloudtrain.providers.local import orphans
+from cloudtrain.providers.local.logfile import LOG_FILE, Tail, first_offset_since
+from cloudtrain.providers.local.processes import ProcessRecord
+from cloudtrain.providers.local.records import (
+    LAUNCHER_FILE,
+    REQUEST_FILE,
+    STATUS_FILE,
+    parse_request,
+    parse_status,
+    read_record,
+    untrusted,
+)
 
 HOME_ENV = "CLOUDTRAIN_LOCAL_HOME"
-LAUNCHER_GONE = "LAUNCHER_GONE"
-REQUEST_FILE = "request.json"
-STATUS_FILE = "status.json"
-LAUNCHER_FILE = "launcher.pid"  # the launcher, written by itself once it leads its own session
-REPLICAS_FILE = "replicas.pid"  # the running attempt's replica pids, written by the launcher
 FOLLOW_POLL_S = 0.2
+# How long ``cancel`` waits for the launcher to stop the replicas and record the end: its
+# grace for a runtime that saves on SIGTERM (launcher.CANCEL_GRACE_S), then the host folders' sync.
+CANCEL_WAIT_S = 60.0
+CANCEL_POLL_S = 0.1
 # A run folder's name as ``run.submit`` makes it: ``<job name>-<YYYYmmdd>-<HHMMSS>-<4 hex>``,
 # at most 63 + 21 characters (spec.JobSpec.name). No '/' and no '.', so it stays in runs/.
 # ``<job name>-<YYYYmmdd>-<HHMMSS>-<4 hex>``: the job name is what comes before the stamp.
@@ -76,6 +86,7 @@ class LocalJob:
 
     provider = "local"
     attached = False  # True when submit found this job made by an earlier submit (providers.base.attached)
+    runs_here = True  # base.RunsHere: Ctrl-C on a foreground submit stops it
 
     def __init__(self, job_id: str, *, request: dict[str, Any] | None = None) -> None:
         self.id = job_id
@@ -85,10 +96,19 @@ class LocalJob:
     @property
     def outputs(self) -> Outputs:
         """Where this run's artifacts are on this machine (an emulated cloud's: in the stand-in buckets)."""
-        request = self.request or read_record(self.run_dir / REQUEST_FILE, parse_request)
-        if request is None:
-            raise ProviderError(f"{self.id} has no readable {REQUEST_FILE}; its outputs are unknown.")
-        return Outputs(**request["outputs"])
+        return Outputs(**self._request()["outputs"])
+
+    def _request(self) -> dict[str, Any]:
+        """The run's request, read once.
+
+        Raises:
+            ProviderError: ``request.json`` is missing or cannot be believed.
+        """
+        if self.request is None:
+            self.request = read_record(self.run_dir / REQUEST_FILE, parse_request)
+            if self.request is None:
+                raise untrusted(self.run_dir / REQUEST_FILE, "it is missing")
+        return self.request
 
     def kept_backup(self) -> Stored | None:
         """The run's backup files on this machine (an emulated cloud's: in its stand-in bucket)."""
@@ -99,33 +119,33 @@ class LocalJob:
         return Stored(str(folder), sum(sizes), len(sizes), f"rm -r {folder}") if sizes else None
 
     def status(self) -> JobStatus:
-        """The state the launcher recorded; ``failed`` if the launcher is gone without recording an end.
+        """The state the launcher recorded; if the launcher is gone without recording an end, ``orphans.status``.
 
         The launcher counts as gone when its recorded pid is dead, a zombie, or now
-        names another process (a recycled pid, or a record from before a reboot).
+        names another process (a recycled pid, or a record from before a reboot). The
+        request is not needed: a run whose ``request.json`` was damaged still has a state.
         """
-        current = read_record(self.run_dir / STATUS_FILE, parse_status)
-        current = current or JobStatus("pending", "PENDING", "The launcher is starting.")
+        current = self._recorded()
         if current.done or self._launcher_runs():
             return current
-        return JobStatus(
-            "failed",
-            LAUNCHER_GONE,
-            f"The local launcher ended without a final status; see {self.run_dir / 'launcher.log'}. "
-            f"`cloudtrain cancel {self.id}` stops any replica still running.",
-        )
+        current = self._recorded()  # the launcher can write no more: what it wrote last is final
+        return current if current.done else orphans.status(self.run_dir, self.id)
+
+    def _recorded(self) -> JobStatus:
+        recorded = read_record(self.run_dir / STATUS_FILE, parse_status)
+        return recorded or JobStatus("pending", "PENDING", "The launcher is starting.")
 
     def logs(
         self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
     ) -> Iterator[str]:
         """Every replica's output, prefixed ``[chief-0]``; with ``follow``, until the run ends.
 
-        The lines of ``output.log`` carry no time (they are the replicas' own output, as
-        the clouds show it), so ``since`` goes by the file's last write: a log last written
-        before ``since`` has nothing to show (with ``follow``, only what comes next), and
-        one written since is shown whole. ``tail`` keeps the last lines read.
+        ``since`` starts at the first line written at or after it, by the times the
+        launcher records beside the log (``logfile``); a run folder without them goes by
+        the log's last write. ``tail`` keeps the last lines read.
         """
-        log = _Tail(self.run_dir / "output.log", skip_before=since)
+        start = first_offset_since(self.run_dir, since) if since is not None else 0
+        log = Tail(self.run_dir / LOG_FILE, start=start or 0, skip_before=since if start is None else None)
         try:
             yield from read_until_done(
                 log.new_lines,
@@ -141,22 +161,21 @@ class LocalJob:
             log.close()
 
     def cancel(self) -> None:
-        """Ask the launcher to stop every replica; it records ``cancelled``.
+        """Stop the run, and return once it has recorded its end (at most ``CANCEL_WAIT_S``).
 
-        If the launcher itself was killed, its replicas are stopped directly by the
-        process groups it recorded, so no orphan trains on. Only a process proven to be
-        the recorded one is signalled (see ``ProcessRecord.signal``).
+        A running launcher is asked (SIGTERM): it stops every replica and records
+        ``cancelled``, or the end the run really had if it finished first. If the
+        launcher is gone, ``orphans.stop_and_tidy`` does its part. Only the process
+        records are needed, and only a process proven to be the recorded one is
+        signalled (``ProcessRecord.signal``); cancelling a run that has ended does nothing.
         """
-        current = self.status()
-        if current.provider_state == LAUNCHER_GONE:
-            self._stop_orphans()
-        elif not current.done and (launcher := self._launcher()) is not None:
-            launcher.signal(signal.SIGTERM)
-
-    def _stop_orphans(self) -> None:
-        replicas = read_record(self.run_dir / REPLICAS_FILE, parse_replicas) or {}
-        for record in replicas.values():
-            record.signal(signal.SIGKILL, group=True)
+        launcher = self._launcher()
+        if launcher is not None and launcher.is_alive() and launcher.signal(signal.SIGTERM):
+            deadline = time.monotonic() + CANCEL_WAIT_S
+            while launcher.is_alive() and time.monotonic() < deadline:
+                time.sleep(CANCEL_POLL_S)
+        if launcher is None or not launcher.is_alive():
+            orphans.stop_and_tidy(self.run_dir, self.id)
 
     def _launcher(self) -> ProcessRecord | None:
         return read_record(self.run_dir / LAUNCHER_FILE, ProcessRecord.from_json)
@@ -185,12 +204,14 @@ class LocalJob:
         A run keeps no clock of its own, so its times are those of the records the
         launcher writes once each: ``request.json`` when it was submitted, ``launcher.pid``
         when the launcher took charge (the start), and ``status.json``'s last write for a
-        run that ended (the end). Nothing is billed, so there is no estimate or usage.
+        run that ended (the end); a launcher that died without recording an end ended
+        when it was last seen alive (``orphans.last_seen``). Nothing is billed, so there
+        is no estimate or usage.
         """
         try:
-            state = self.status().state
+            current: JobStatus | None = self.status()
         except ProviderError:
-            state = UNREADABLE
+            current = None
         try:
             request = read_record(self.run_dir / REQUEST_FILE, parse_request)
         except ProviderError:
@@ -200,13 +221,21 @@ class LocalJob:
             id=self.id,
             name=STAMP.sub("", self.run_dir.name),
             provider=self.provider,
-            state=state,
+            state=current.state if current else UNREADABLE,
             created=_modified(self.run_dir / REQUEST_FILE) or _modified(self.run_dir) or datetime.now(UTC),
             started=_modified(self.run_dir / LAUNCHER_FILE),
-            ended=_modified(self.run_dir / STATUS_FILE) if state in TERMINAL_STATES else None,
+            ended=self._ended(current),
             shape=f"{replicas} × process" if replicas else "",
             run=request.get("run_id") if request else None,
         )
+
+    def _ended(self, current: JobStatus | None) -> datetime | None:
+        """When an ended run ended: its final record's write, else (no end recorded) the launcher's last sign of life."""
+        if current is None or current.state not in TERMINAL_STATES:
+            return None
+        if self._recorded().done:
+            return _modified(self.run_dir / STATUS_FILE)
+        return orphans.last_seen(self.run_dir)
 
     def __repr__(self) -> str:
         return f"LocalJob(id={self.id!r}, run_dir={str(self.run_dir)!r})"
@@ -218,42 +247,3 @@ def _modified(path: Path) -> datetime | None:
         return datetime.fromtimestamp(path.stat().st_mtime, UTC)
     except FileNotFoundError:
         return None
-
-
-class _Tail:
-    """The lines of a file as they are written; the file may not exist yet.
-
-    With ``skip_before``, a file last written before that time is read from its end.
-    """
-
-    def __init__(self, path: Path, *, skip_before: datetime | None = None) -> None:
-        self._path = path
-        self._file: IO[str] | None = None
-        self._partial = ""
-        self._skip_before = skip_before
-
-    def new_lines(self) -> Iterator[str]:
-        """The lines completed since the last call (a line is complete at its newline)."""
-        if self._file is None:
-            if not self._path.exists():
-                return
-            self._file = self._path.open(encoding="utf-8", errors="replace")
-            if self._skip_before is not None and self._path.stat().st_mtime < self._skip_before.timestamp():
-                self._file.seek(0, os.SEEK_END)
-        while chunk := self._file.readline():
-            self._partial += chunk
-            if self._partial.endswith("\n"):
-                yield self._partial.rstrip("\n")
-                self._partial = ""
-
-    def rest(self) -> Iterator[str]:
-        """What follows the last newline."""
-        if self._partial:
-            yield self._partial
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-
-    def __repr__(self) -> str:
-        return f"_Tail(path={str(self._path)!r})"

@@ -9,6 +9,8 @@ and buckets filled in); everything it reports goes to files in ``RUN_DIR``:
 - ``replicas.pid``: the running attempt's replicas (process group leaders) as process
   records, so ``cancel`` can still stop them if this launcher was killed; removed at the end.
 - ``status.json``: the run's state, rewritten atomically at every change.
+- ``launcher.alive``: touched every second while this launcher runs, so a killed one is
+  known by when it was last seen alive (``orphans``); removed at the end.
 - ``output.log``: every replica's merged output, each line prefixed ``[chief-0] ``.
   TensorFlow's C++ start-up lines (``START_UP_NOISE``) and the C++ lines known to report
   nothing wrong (``HARMLESS_NOISE``) are left out unless
@@ -16,6 +18,7 @@ and buckets filled in); everything it reports goes to files in ``RUN_DIR``:
   ``TF_CPP_MIN_LOG_LEVEL=1`` where the user set none: INFO hidden, warnings and errors
   kept. This is the local provider's own processes only; a cloud container logs as the
   image does.
+- ``output.times``: when each line of ``output.log`` was written (``logfile``).
 
 A replica that ends with an error makes the launcher SIGKILL the others after a 3 s
 grace for in-flight backup writes (TF would only notice after a ~10 s heartbeat
@@ -46,14 +49,25 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from cloudtrain.container import CONFIG_ENV
+from cloudtrain.errors import ProviderError
 from cloudtrain.providers.emulation import bucket_path
 from cloudtrain.providers.local import hosts
-from cloudtrain.providers.local.job import LAUNCHER_FILE, REPLICAS_FILE, REQUEST_FILE, STATUS_FILE
+from cloudtrain.providers.local.logfile import LogWriter
 from cloudtrain.providers.local.processes import ProcessRecord
-from cloudtrain.providers.local.records import parse_request, read_record, untrusted, write_record
+from cloudtrain.providers.local.records import (
+    HEARTBEAT_FILE,
+    LAUNCHER_FILE,
+    REPLICAS_FILE,
+    REQUEST_FILE,
+    STATUS_FILE,
+    parse_request,
+    read_record,
+    untrusted,
+    write_record,
+)
 
 POLL_S = 0.1
 # Seconds the survivors of a failure get before SIGKILL (see ``stop``); TF itself would
@@ -61,6 +75,8 @@ POLL_S = 0.1
 FAILURE_GRACE_S = 3.0
 # Seconds between SIGTERM and SIGKILL on cancel, for a runtime that saves on SIGTERM.
 CANCEL_GRACE_S = 5.0
+# Seconds between touches of ``launcher.alive``: how stale "last seen alive" may be.
+HEARTBEAT_S = 1.0
 # Set by the launcher (not part of the request): without it Python buffers the
 # replicas' stdout in the pipe and progress lines arrive only at exit.
 STREAMING_ENV = {"PYTHONUNBUFFERED": "1"}
@@ -131,8 +147,9 @@ class RunFiles:
 
     def __init__(self, run_dir: Path) -> None:
         self.dir = run_dir
-        self._lock = threading.Lock()
-        self._log: IO[str] = (run_dir / "output.log").open("a", encoding="utf-8")
+        self._log = LogWriter(run_dir)
+        self._stop_beating = threading.Event()
+        self._heartbeat: threading.Thread | None = None
 
     def request(self) -> dict[str, Any]:
         path = self.dir / REQUEST_FILE
@@ -142,10 +159,8 @@ class RunFiles:
         return request
 
     def say(self, replica: str, line: str) -> None:
-        """Append one line of output, prefixed by the replica that wrote it."""
-        with self._lock:
-            self._log.write(f"[{replica}] {line.rstrip()}\n")
-            self._log.flush()
+        """Append one line of output, prefixed by the replica that wrote it, with the time it was written."""
+        self._log.write(f"[{replica}] {line.rstrip()}")
 
     def set_status(self, state: str, provider_state: str, detail: str = "") -> None:
         """Rewrite status.json atomically, so a reader never sees half a file."""
@@ -158,8 +173,26 @@ class RunFiles:
         records = {name: ProcessRecord.of(pid).to_json() for name, pid in pids.items()}
         write_record(self.dir / REPLICAS_FILE, records)
 
+    def start_heartbeat(self) -> None:
+        """Touch ``launcher.alive`` every ``HEARTBEAT_S`` until ``close``: when this launcher was last seen alive."""
+        path = self.dir / HEARTBEAT_FILE
+
+        def beat() -> None:
+            while True:
+                path.touch()
+                if self._stop_beating.wait(HEARTBEAT_S):
+                    return
+
+        self._heartbeat = threading.Thread(target=beat, name="heartbeat", daemon=True)
+        self._heartbeat.start()
+
     def close(self) -> None:
+        """Stop the heartbeat and remove what only a running launcher needs; the records stay."""
+        self._stop_beating.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join()
         (self.dir / REPLICAS_FILE).unlink(missing_ok=True)
+        (self.dir / HEARTBEAT_FILE).unlink(missing_ok=True)
         self._log.close()
 
 
@@ -205,6 +238,8 @@ class Launcher:
         return True
 
     def _attempt(self, attempt: int) -> Outcome:
+        if self.cancelled.is_set():  # cancelled before any replica started: start none
+            return Outcome(ok=False, detail="Cancelled by the user.", cancelled=True)
         self.files.set_status("running", f"RUNNING (attempt {attempt + 1})")
         replicas = resolve_ports(self.request)
         for replica in replicas:
@@ -255,8 +290,13 @@ class Launcher:
         return thread
 
     def _watch(self, procs: dict[str, subprocess.Popen[bytes]], attempt: int) -> Outcome:
-        """Wait until all replicas succeed, one fails (stop the rest), or the run is cancelled."""
-        while not self.cancelled.is_set():
+        """Wait until all replicas succeed, one fails (stop the rest), or the run is cancelled.
+
+        What happened wins over a cancel that came too late: replicas that had all exited
+        0, or a chief whose verified export of this run was complete (``_export_verified``),
+        make the run succeeded, not cancelled.
+        """
+        while True:
             codes = {name: proc.poll() for name, proc in procs.items()}
             if any(rc not in (None, 0) for rc in codes.values()):
                 # A killed replica's peers can fail within milliseconds of it (connection
@@ -269,32 +309,41 @@ class Launcher:
             if all(rc == 0 for rc in codes.values()):
                 every = f"All {len(procs)} replicas" if len(procs) > 1 else "The replica"
                 return Outcome(ok=True, detail=f"{every} exited 0.")
+            if self.cancelled.is_set():
+                break
             time.sleep(POLL_S)
         stop(procs.values(), grace_s=CANCEL_GRACE_S, first=signal.SIGTERM)
+        if self._export_verified():
+            detail = "The chief's export was complete and verified when the cancel stopped the replicas."
+            return Outcome(ok=True, detail=detail)
         return Outcome(ok=False, detail="Cancelled by the user.", cancelled=True)
 
     def _after_export(self, rc: int, name: str) -> Outcome | None:
-        """Success, if the chief's export of this run is complete and verified: nothing to redo.
-
-        The runtime records ``cloudtrain-complete.json`` beside the export only after the
-        export was written, reloaded and answered; a replica that dies afterwards loses
-        nothing, so the run is not restarted. Only plain local runs: an emulated cloud
-        restarts as that provider would.
-        """
-        if self.request.get("emulates"):
-            return None
-        marker = completion_marker(self.request, self.files.dir)
-        record = read_record(marker, dict) if marker else None
-        export = Path(str((record or {}).get("export", "")))
-        if (
-            not record
-            or record.get("run") != self.request.get("run_id")
-            or not (export / "saved_model.pb").is_file()
-        ):
+        """Success, if the chief's export of this run is complete and verified: nothing to redo."""
+        if not self._export_verified():
             return None
         detail = f"The chief's export is complete and verified; replica {name} died afterwards ({describe_exit(rc)})."
         self.files.say("cloudtrain", f"{detail} Not restarting.")
         return Outcome(ok=True, detail=detail)
+
+    def _export_verified(self) -> bool:
+        """Whether the chief recorded a complete, verified export of this run.
+
+        The runtime records ``cloudtrain-complete.json`` beside the export only after the
+        export was written, reloaded and answered, so a replica that dies (or is
+        cancelled) afterwards loses nothing. Only plain local runs: an emulated cloud ends
+        as that provider would (a restart, or a cancelled job).
+        """
+        if self.request.get("emulates"):
+            return False
+        marker = completion_marker(self.request, self.files.dir)
+        try:
+            record = read_record(marker, dict) if marker else None
+        except ProviderError:  # a marker that cannot be believed proves nothing
+            return False
+        if record is None or record.get("run") != self.request.get("run_id"):
+            return False
+        return (Path(str(record.get("export", ""))) / "saved_model.pb").is_file()
 
     def _failure(self, rc: int, name: str, attempt: int) -> Outcome:
         """A replica killed by a signal is a lost host (or, under a spot fault, reclaimed); one that exits non-zero is a bug."""
@@ -313,10 +362,10 @@ class Launcher:
             hosts.collect(self.request)
         hosts.remove_hosts(self.request["replicas"])
         restarts = f" after {attempt} restart{'s' * (attempt != 1)}" if attempt else ""
-        if self.cancelled.is_set():
-            state, detail = "cancelled", "Cancelled by the user."
-        elif outcome.ok:
+        if outcome.ok:  # a cancel that came after the work was done cancels nothing
             state, detail = "succeeded", outcome.detail
+        elif self.cancelled.is_set():
+            state, detail = "cancelled", "Cancelled by the user."
         else:
             state, detail = "failed", f"{outcome.detail} Gave up{restarts}." if attempt else outcome.detail
         self.files.say("cloudtrain", f"Job {state}{restarts}. {detail}")
@@ -501,12 +550,14 @@ def detach(run_dir: Path) -> None:
 
 def main(argv: list[str]) -> None:
     """Entry point: ``[--detach] RUN_DIR`` (run through ``local.LAUNCHER_PROGRAM``)."""
+    # Before the launcher records itself: a cancel that comes at once must find the handler.
+    cancelled = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: cancelled.set())
     if argv[0] == "--detach":
         argv = argv[1:]
         detach(Path(argv[0]))
     files = RunFiles(Path(argv[0]))
-    cancelled = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: cancelled.set())
+    files.start_heartbeat()
     try:
         Launcher(files, cancelled, verbose=os.environ.get(VERBOSE_ENV) == "1").run()
     except Exception as exc:  # the run must end with a status, whatever went wrong here

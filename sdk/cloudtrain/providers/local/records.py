@@ -21,6 +21,13 @@ from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
 from cloudtrain.providers import TERMINAL_STATES, JobStatus
 
+# The records of a run folder (``launcher`` writes them; ``job`` and ``orphans`` read them).
+REQUEST_FILE = "request.json"  # the rendered request, with the run folder and buckets filled in
+STATUS_FILE = "status.json"  # the state; its last write is when that state began
+LAUNCHER_FILE = "launcher.pid"  # the launcher, written by itself once it leads its own session
+REPLICAS_FILE = "replicas.pid"  # the running attempt's replica pids, written by the launcher
+HEARTBEAT_FILE = "launcher.alive"  # touched by the launcher while it runs: when it was last seen alive
+
 STATES = ("pending", "running", *TERMINAL_STATES)
 # The largest pid Linux hands out (PID_MAX_LIMIT, include/linux/threads.h); macOS stops at 99999.
 PID_MAX = 4 * 1024 * 1024

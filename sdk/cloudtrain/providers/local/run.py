@@ -3,25 +3,30 @@
 ``submit`` copies the code bundle to where the request says, writes the run folder and
 starts the detached launcher (``launcher``), which supervises the replicas and records
 status and logs in the run folder. The run outlives the shell, as a cloud job does:
-Ctrl-C on ``cloudtrain submit`` stops following it, ``cloudtrain cancel local:<id>``
-stops it.
+``cloudtrain cancel local:<id>`` stops it (and Ctrl-C on a foreground ``cloudtrain submit``).
 
 Every request names its run (``cloudtrain.runs``), and submitting is idempotent as on
 the clouds: ``submit`` returns the local job already made from the same request and run
 id unless it failed or was cancelled. A submit without ``--run-id`` gets a new run id
-(``Local.new_run_id``), so it starts a new run, as a script started twice would.
+(``Local.new_run_id``), so it starts a new run, as a script started twice would. One
+submit at a time, per local home, looks for that run and makes a new one
+(``_submit_lock``), so two identical submits of one run id started at the same moment
+make one run, and the second returns it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
+import os
 import secrets
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,9 +34,15 @@ from cloudtrain.errors import ProviderError
 from cloudtrain.providers import transfer
 from cloudtrain.providers.emulation import JOB
 from cloudtrain.providers.local.emulate import take_job_name
-from cloudtrain.providers.local.job import REQUEST_FILE, LocalJob, local_home, run_dir_for
+from cloudtrain.providers.local.job import HOME_ENV, LocalJob, local_home, run_dir_for
 from cloudtrain.providers.local.launcher import substitute
-from cloudtrain.providers.local.records import parse_request, read_record, write_atomically, write_record
+from cloudtrain.providers.local.records import (
+    REQUEST_FILE,
+    parse_request,
+    read_record,
+    write_atomically,
+    write_record,
+)
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
@@ -44,30 +55,78 @@ ID_PREFIX = "local:"
 LAUNCHER_PROGRAM = "import sys; from cloudtrain.providers.local.launcher import main; main(sys.argv[1:])"
 # New run IDs to try when one is taken; the 4 hex digits make even a second one rare.
 ID_ATTEMPTS = 8
-# Where request.json keeps ``request_key``; the states in which a run is reused, not repeated.
+# Where request.json keeps ``request_key``; the states in which a run is reused, not repeated:
+# with a run id, any that did not fail; without one, only a run still under way.
 KEY_FIELD = "request_key"
-REUSABLE_STATES = ("queued", "running", "succeeded")
+REUSABLE_STATES = ("pending", "queued", "running", "succeeded")
+# Held (flock) by the submit that looks for an identical run and makes a new one; beside
+# ``runs/``, not in it, so it is never taken for a run.
+LOCK_FILE = "submit.lock"
 
 
 def submit(
     plan: Plan, request: dict[str, Any], bundle: Bundle, progress: OnProgress | None = None
 ) -> LocalJob:
-    """Upload the bundle (reporting to ``progress``), write the run folder and start the detached launcher."""
+    """Upload the bundle (reporting to ``progress``), write the run folder and start the detached launcher.
+
+    Returns the run already made from the same request instead, when there is one to
+    return (see the module's docstring).
+
+    Raises:
+        ProviderError: the local home cannot hold a run (a file, not a folder; not
+            writable; a full disk), or the launcher did not start.
+    """
     home = local_home()
     key = request_key(request)
-    earlier = find_submitted(key)
-    if earlier is not None:
-        earlier.attached = True
-        return earlier
-    job_id, run_dir = _new_run(plan.name)
-    placeholders = {"<run>": str(run_dir), "<buckets>": str(home / "buckets")}
-    if request.get("emulates"):
-        placeholders[JOB] = take_job_name(request, home / "jobs")
-    resolved = substitute(request, placeholders)
-    _upload(bundle.path, Path(resolved["upload"]["target"]), progress)
-    write_record(run_dir / REQUEST_FILE, {**resolved, KEY_FIELD: key})
-    _start_launcher(run_dir)
+    try:
+        with _submit_lock(home):
+            earlier = find_submitted(key)
+            if earlier is not None:
+                earlier.attached = True
+                return earlier
+            job_id, run_dir = _new_run(plan.name)
+            try:
+                placeholders = {"<run>": str(run_dir), "<buckets>": str(home / "buckets")}
+                if request.get("emulates"):
+                    placeholders[JOB] = take_job_name(request, home / "jobs")
+                resolved = substitute(request, placeholders)
+                _upload(bundle.path, Path(resolved["upload"]["target"]), progress)
+                write_record(run_dir / REQUEST_FILE, {**resolved, KEY_FIELD: key})
+                start_detached(run_dir)
+            except BaseException:
+                shutil.rmtree(run_dir, ignore_errors=True)  # no half-made run is left to be listed
+                raise
+    except OSError as exc:
+        raise _cannot_write(home, exc) from exc
     return LocalJob(job_id, request=resolved)
+
+
+@contextlib.contextmanager
+def _submit_lock(home: Path) -> Iterator[None]:
+    """Hold the local home's submit lock (an exclusive ``flock``) for the block.
+
+    The kernel releases it when the holder exits, so a submit that was killed never
+    leaves the lock held. Each call opens the file anew, so threads exclude each other too.
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    with (home / LOCK_FILE).open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _cannot_write(home: Path, exc: OSError) -> ProviderError:
+    """The error for a local home that cannot hold a run, naming the path and the way out."""
+    if isinstance(exc, FileExistsError | NotADirectoryError):  # mkdir where a file is, or below one
+        path = Path(exc.filename or home)
+        blocking = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), path)
+        problem = f"{blocking} is a file, not a folder"
+    else:
+        problem = f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc.strerror or exc)
+    if os.environ.get(HOME_ENV):
+        fix = f"Set {HOME_ENV} to a folder this user can write (it is {str(home)!r}), or unset it."
+    else:
+        fix = f"Make {home} a folder this user can write, or set {HOME_ENV} to one."
+    return ProviderError(f"Cannot make a local run: {problem}. {fix}")
 
 
 def request_key(request: dict[str, Any]) -> str:
@@ -76,20 +135,23 @@ def request_key(request: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def find_submitted(key: str) -> LocalJob | None:
-    """The newest run made from the request of hash ``key`` that is queued, running or succeeded.
+def find_submitted(key: str, states: tuple[str, ...] = REUSABLE_STATES) -> LocalJob | None:
+    """The newest run made from the request of hash ``key`` whose state is one of ``states``.
 
-    Two submits racing each other can both miss the other's run, as on the clouds: this
-    guards against resubmitting (a retried pipeline step), not against concurrency.
+    A run whose records cannot be believed is passed over, never returned. Callers that
+    make a run when none is found hold ``_submit_lock``, so no other submit makes one meanwhile.
     """
     runs = sorted((local_home() / "runs").glob("*/" + REQUEST_FILE), key=_mtime, reverse=True)
     for path in runs:
-        record = read_record(path, parse_request)
-        if record is None or record.get(KEY_FIELD) != key:
+        try:
+            record = read_record(path, parse_request)
+            if record is None or record.get(KEY_FIELD) != key:
+                continue
+            job = LocalJob(f"{ID_PREFIX}{path.parent.name}", request=record)
+            if job.status().state in states:
+                return job
+        except ProviderError:
             continue
-        job = LocalJob(f"{ID_PREFIX}{path.parent.name}", request=record)
-        if job.status().state in REUSABLE_STATES:
-            return job
     return None
 
 
@@ -140,10 +202,10 @@ def _upload(source: Path, target: Path, progress: OnProgress | None = None) -> N
     )
 
 
-def _start_launcher(run_dir: Path) -> None:
-    """Start the launcher detached: it forks, writes its pid file, and this call returns."""
+def start_detached(run_dir: Path, program: str = LAUNCHER_PROGRAM) -> None:
+    """Start the launcher (or a sweep's driver) detached: it forks, writes its pid file, and this call returns."""
     started = subprocess.run(
-        [sys.executable, "-c", LAUNCHER_PROGRAM, "--detach", str(run_dir)],
+        [sys.executable, "-c", program, "--detach", str(run_dir)],
         stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -159,18 +221,19 @@ def _start_launcher(run_dir: Path) -> None:
 def attach(job_id: str) -> LocalJob:
     """Reconnect to a local run by its ID, from any shell on this machine.
 
+    Only the run folder must exist: each record is read when it is needed, so a run
+    whose ``request.json`` or ``status.json`` is damaged can still be cancelled.
+
     Raises:
-        ProviderError: if ``job_id`` is not a local run ID, no run folder exists for it,
-            or its ``request.json`` is corrupt.
+        ProviderError: if ``job_id`` is not a local run ID, or no run folder exists for it.
     """
     run_dir = run_dir_for(job_id)
-    request = read_record(run_dir / REQUEST_FILE, parse_request)
-    if request is None:
+    if not run_dir.is_dir():
         raise ProviderError(
             f"No local run {job_id!r} under {run_dir.parent}. Check the ID that submit printed, "
             "and that CLOUDTRAIN_LOCAL_HOME is the same as when it was submitted."
         )
-    return LocalJob(job_id, request=request)
+    return LocalJob(job_id)
 
 
 def owns(job_id: str) -> bool:

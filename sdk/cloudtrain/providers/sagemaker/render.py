@@ -48,6 +48,7 @@ from cloudtrain.errors import SpecError
 from cloudtrain.providers.base import ExpectedCost
 from cloudtrain.providers.sagemaker import schema
 from cloudtrain.providers.transfer import bundle_uri
+from cloudtrain.sweep.objective import metric_regex
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -59,8 +60,6 @@ DATA_DIR = "/opt/ml/input/data"
 CHECKPOINT_DIR = "/opt/ml/checkpoints"
 # TensorBoardOutputConfig.LocalPath's default, where the runtime writes on SageMaker.
 TENSORBOARD_DIR = "/opt/ml/output/tensorboard"
-# A float as Python prints it: 0.2500, 1e-05, nan, inf.
-NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 JOB_TAG = "cloudtrain:job"
 RUN_TAG = "cloudtrain:run"
 # The cost expected at submit time, in dollars, and its basis: not part of the job name's hash.
@@ -161,7 +160,7 @@ def metric_definitions(names: list[str]) -> list[dict[str, str]]:
     >>> re.search(definition["Regex"], "epoch 2/3 loss=0.2500 val_loss=0.3000").group(1)
     '0.2500'
     """
-    return [{"Name": name, "Regex": rf"^epoch \d+/\d+ .*(?<![\w.]){name}=({NUMBER})"} for name in names]
+    return [{"Name": name, "Regex": metric_regex(name)} for name in names]
 
 
 def job_name(name: str, request: dict[str, Any]) -> str:

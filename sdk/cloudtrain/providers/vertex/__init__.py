@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -22,27 +23,31 @@ from cloudtrain.errors import SpecError
 from cloudtrain.providers.cloud import CloudProvider, Rooms
 
 # The render room before the function of the same name, which then takes its place here.
-from cloudtrain.providers.vertex import (
-    checks,
-    discover,
-    download,
-    emulate,
-    job,
-    listing,
-    outputs,
-    setup_checks,
-)
+from cloudtrain.providers.vertex import checks, discover, outputs
 from cloudtrain.providers.vertex import render as rendering
-from cloudtrain.providers.vertex.clients import VertexClients
-from cloudtrain.providers.vertex.job import VertexJob, attach, owns, submit
 from cloudtrain.providers.vertex.render import fuse_path, render, request_hash
 
 if TYPE_CHECKING:
+    from cloudtrain.bundle import Bundle
     from cloudtrain.defaults import Sources
+    from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
-    from cloudtrain.providers.base import Discovered, JobSummary, Provider
+    from cloudtrain.progress import OnProgress
+    from cloudtrain.providers.base import Discovered, Job, JobSummary, Provider
+    from cloudtrain.providers.vertex.clients import VertexClients
+    from cloudtrain.providers.vertex.job import VertexJob, attach, owns, submit
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
+
+# The rooms that talk to Vertex, and what this package exports from them: imported on
+# first use, so the spec commands stay fast (DESIGN.md, the import boundary).
+LAZY = {
+    "VertexClients": "cloudtrain.providers.vertex.clients",
+    "VertexJob": "cloudtrain.providers.vertex.job",
+    "attach": "cloudtrain.providers.vertex.job",
+    "owns": "cloudtrain.providers.vertex.job",
+    "submit": "cloudtrain.providers.vertex.job",
+}
 
 __all__ = [
     "Vertex",
@@ -70,21 +75,65 @@ class Vertex(CloudProvider):
     unsupported: Mapping[str, str] = MappingProxyType({})
     color = "#1a73e8"
 
-    rooms = Rooms(checks=checks, render=rendering, outputs=outputs, job=job)
+    rooms = Rooms(checks=checks, render=rendering, outputs=outputs, job="cloudtrain.providers.vertex.job")
+
+    def render_sweep(self, plan: Plan) -> dict[str, Any]:
+        """The HyperparameterTuningJob body (``sweep``)."""
+        from cloudtrain.providers.vertex import sweep
+
+        return sweep.render(plan)
+
+    def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        from cloudtrain.providers.vertex import sweep
+
+        return sweep.outputs(plan, request)
+
+    def submit_sweep(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> Job:
+        from cloudtrain.providers.vertex import sweep_job
+
+        return sweep_job.submit(plan, request, bundle, clients, progress)
+
+    def attach(self, job_id: str, *, clients: Any = None) -> Job:
+        from cloudtrain.providers.vertex import sweep_job
+
+        if sweep_job.owns(job_id):
+            return sweep_job.attach(job_id, clients)
+        return super().attach(job_id, clients=clients)
+
+    def owns(self, job_id: str) -> bool:
+        from cloudtrain.providers.vertex import sweep_job
+
+        return sweep_job.owns(job_id) or super().owns(job_id)
 
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         return discover.discover(environ)
 
     def check_setup(self, spec: JobSpec, sources: Sources) -> list[Check]:
+        from cloudtrain.providers.vertex import setup_checks
+
         return setup_checks.check_setup(spec, sources)
 
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
+        from cloudtrain.providers.vertex import emulate
+
         return emulate.replicas(request)
 
     def job_names(self, first: str) -> Iterator[str]:
+        from cloudtrain.providers.vertex import emulate
+
         return emulate.job_names(first)
 
     def read_output(self, plan: Plan, uri: str, *, clients: Any = None) -> bytes:
+        from cloudtrain.providers.vertex import download
+
         return download.read_output(plan, uri, clients)
 
     def configured(self, settings: JobSpec) -> str | None:
@@ -97,10 +146,23 @@ class Vertex(CloudProvider):
 
     def list_jobs(self, settings: JobSpec, *, limit: int | None, clients: Any = None) -> list[JobSummary]:
         """cloudtrain's custom jobs in the settings' project and region (``listing``)."""
+        from cloudtrain.providers.vertex import listing, sweep_job
+        from cloudtrain.providers.vertex.clients import VertexClients
+
         vertex = settings.vertex
         if not vertex.project:
             raise SpecError(f"vertex.project is required to list jobs: {self.configured(settings)}.")
-        return listing.list_jobs(vertex.project, vertex.region, limit=limit, clients=clients)
+        clients = clients or VertexClients()
+        found = listing.list_jobs(vertex.project, vertex.region, limit=limit, clients=clients)
+        found += sweep_job.list_sweeps(vertex.project, vertex.region, limit=limit, clients=clients)
+        return sorted(found, key=lambda job: job.created, reverse=True)[:limit]
 
 
 provider: Provider = Vertex()
+
+
+def __getattr__(name: str) -> Any:
+    """The exports that live in the rooms that talk to Vertex (``LAZY``), imported when first asked for."""
+    if name in LAZY:
+        return getattr(importlib.import_module(LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,9 +10,17 @@ stamps) and returns the newest one that is queued, running or succeeded instead 
 creating a second. A job that failed, was cancelled or expired does not count, so
 submitting again after a failure retries. Changing the spec or the code changes the
 hash and creates a new job. A create that failed in flight may have created the job
-all the same, so the same lookup runs again before every retry of the create. Two
-submits racing each other can both miss the other's job; the check guards against
-resubmitting, not against concurrency.
+all the same, so the same lookup runs again before every retry of the create.
+
+Two submits racing each other can both miss the other's job and both create one: the
+caller cannot choose a custom job's id, which would make the second create fail
+(``CreateCustomJobRequest`` has only ``parent`` and ``custom_job``, and ``CustomJob.name``
+is output only: google-cloud-aiplatform 2.7.0, ``aiplatform_v1/types/job_service.py`` and
+``types/custom_job.py``; the REST ``projects.locations.customJobs.create`` takes no id
+either). So each submit reconciles after its create (``_keep_earliest``): it lists the
+jobs made from the request again, and all racers agree to keep the earliest one (by
+``create_time``, then name); a racer whose own job is not that one cancels it and
+returns the earliest. The cancelled duplicate stays listed as cancelled; it never ran.
 
 The code bundle is uploaded by ``submit`` to ``storage.root/code/<sha256>.tar.gz``
 (skipped when that object exists: the name is the content hash).
@@ -87,7 +95,8 @@ def submit(
         job.attached = True
         return job
     created = _create(service, parent, request, custom_job, clients.sleep)
-    return VertexJob(created, clients=clients, request=request)
+    kept = _keep_earliest(service, parent, request, created, clients.sleep)
+    return VertexJob(kept, clients=clients, request=request)
 
 
 def upload_bundle(
@@ -125,15 +134,43 @@ def find_submitted(
     service: Any, parent: str, request: dict[str, Any], sleep: Callable[[float], None]
 ) -> str | None:
     """The newest job under ``parent`` created from ``request`` that is not failed or cancelled."""
+    reusable = _reusable(service, parent, request, sleep)
+    newest = max(reusable, key=lambda job: job.create_time, default=None)
+    return newest.name if newest is not None else None
+
+
+def _keep_earliest(
+    service: Any, parent: str, request: dict[str, Any], created: str, sleep: Callable[[float], None]
+) -> str:
+    """The job to keep after creating ``created``: the earliest made from ``request`` (see the module docstring).
+
+    Every racer lists after its own create, so the racer that lists last sees every
+    job; the earliest is the same in every answer that holds it. A later job of ours
+    is cancelled at once, while it still queues.
+    """
+    reusable = _reusable(service, parent, request, sleep)
+    earliest = min(reusable, key=lambda job: (job.create_time, job.name), default=None)
+    if earliest is None or earliest.name == created:
+        return created
+    with_retries(
+        lambda: service.cancel_custom_job(name=created),
+        api_call("CancelCustomJob", f"cancel the duplicate custom job {created}", parent),
+        sleep=sleep,
+    )
+    return str(earliest.name)
+
+
+def _reusable(
+    service: Any, parent: str, request: dict[str, Any], sleep: Callable[[float], None]
+) -> list[Any]:
+    """The jobs under ``parent`` created from ``request`` that are queued, running or succeeded."""
     query = {"parent": parent, "filter": f'labels.{REQUEST_LABEL}="{request["labels"][REQUEST_LABEL]}"'}
     jobs = with_retries(
         lambda: list(service.list_custom_jobs(request=query)),
         api_call("ListCustomJobs", f"list custom jobs in {parent}", parent),
         sleep=sleep,
     )
-    reusable = [job for job in jobs if STATES[job.state.name] in REUSABLE_STATES]
-    newest = max(reusable, key=lambda job: job.create_time, default=None)
-    return newest.name if newest is not None else None
+    return [job for job in jobs if STATES[job.state.name] in REUSABLE_STATES]
 
 
 def _custom_job(request: dict[str, Any]) -> Any:

@@ -16,6 +16,13 @@ the few operations cloudtrain uses, as SageMaker does:
 - Search finds training jobs by one ``Tags.<key>`` Exists filter, newest first, paged;
 - ``fail`` makes the next N calls of an operation fail (throttling, 5xx);
 - ``reset`` empties it, so one server can serve a whole test session.
+
+Hyperparameter tuning jobs: CreateHyperParameterTuningJob (validated by the model, names
+unique), DescribeHyperParameterTuningJob (one step per call: the running training jobs
+end and the next start, ``MaxParallelTrainingJobs`` at a time), ListTrainingJobsFor...,
+StopHyperParameterTuningJob and Search. ``on_trial`` plays a training job's containers
+and returns the log lines they printed; the fake reads the objective from them with the
+objective's MetricDefinitions regex, as SageMaker does, the last match being the final value.
 """
 
 from __future__ import annotations
@@ -107,6 +114,8 @@ class FakeSageMaker:
             self.next_failure_reason = ""
             self._failures: dict[str, list[tuple[str, int]]] = {}
             self.on_create: Callable[[dict[str, Any]], None] | None = None
+            self.tuning_jobs: dict[str, dict[str, Any]] = {}
+            self.on_trial: Callable[[dict[str, Any], dict[str, str]], list[str]] | None = None
 
     # --- test controls -------------------------------------------------------------
 
@@ -200,7 +209,7 @@ class FakeSageMaker:
         expression = params.get("SearchExpression", {})
         filters = expression.get("Filters", [])
         supported = (
-            params["Resource"] == "TrainingJob"
+            params["Resource"] in ("TrainingJob", "HyperParameterTuningJob")
             and set(expression) == {"Filters"}
             and len(filters) == 1
             and filters[0]["Name"].startswith("Tags.")
@@ -210,6 +219,16 @@ class FakeSageMaker:
         if not supported:
             raise ApiError("ValidationException", f"The fake cannot search with {params}")
         key = filters[0]["Name"].removeprefix("Tags.")
+        if params["Resource"] == "HyperParameterTuningJob":
+            tuned = [
+                j for j in self.tuning_jobs.values() if any(tag["Key"] == key for tag in self.tags[j["arn"]])
+            ]
+            tuned.sort(key=lambda j: j["created"], reverse=True)
+            results = [
+                {"HyperParameterTuningJob": self._tuning_described(j) | {"Tags": self.tags[j["arn"]]}}
+                for j in tuned
+            ]
+            return {"Results": results[: params.get("MaxResults", 10)]}
         found = [job for job in self.jobs.values() if any(tag["Key"] == key for tag in self.tags[job.arn])]
         found.sort(key=lambda job: job.created, reverse=params.get("SortOrder") != "Ascending")
         start, size = int(params.get("NextToken") or 0), params.get("MaxResults", 10)
@@ -219,6 +238,136 @@ class FakeSageMaker:
         ]
         more = {"NextToken": str(start + size)} if start + size < len(found) else {}
         return {"Results": page, **more}
+
+    def _create_hyper_parameter_tuning_job(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params["HyperParameterTuningJobName"]
+        arn = f"arn:aws:sagemaker:{self.region}:{ACCOUNT}:hyper-parameter-tuning-job/{name.lower()}"
+        if name in self.tuning_jobs:
+            raise ApiError("ResourceInUse", f"Hyperparameter tuning job {arn} already exists")
+        self.tuning_jobs[name] = {
+            "request": params, "arn": arn, "status": "InProgress", "created": time.time(), "trials": [], "ended": None,
+        }  # fmt: skip
+        self.tags[arn] = list(params.get("Tags", []))
+        return {"HyperParameterTuningJobArn": arn}
+
+    def _describe_hyper_parameter_tuning_job(self, params: dict[str, Any]) -> dict[str, Any]:
+        job = self._tuning(params["HyperParameterTuningJobName"])
+        if job["status"] == "InProgress":
+            self._step_trials(job)
+        elif job["status"] == "Stopping":
+            job["status"], job["ended"] = "Stopped", time.time()
+            for trial in job["trials"]:
+                if trial["TrainingJobStatus"] == "InProgress":
+                    trial |= {"TrainingJobStatus": "Stopped", "TrainingEndTime": time.time()}
+        return self._tuning_described(job)
+
+    def _step_trials(self, job: dict[str, Any]) -> None:
+        request = job["request"]
+        limits = request["HyperParameterTuningJobConfig"]["ResourceLimits"]
+        for trial in job["trials"]:
+            if trial["TrainingJobStatus"] == "InProgress":
+                self._end_trial(request, trial)
+        total, parallel = limits.get("MaxNumberOfTrainingJobs", 1), limits["MaxParallelTrainingJobs"]
+        if len(job["trials"]) >= total:
+            job["status"], job["ended"] = "Completed", time.time()
+            return
+        while (
+            len(job["trials"]) < total
+            and sum(t["TrainingJobStatus"] == "InProgress" for t in job["trials"]) < parallel
+        ):
+            number = len(job["trials"]) + 1
+            name = f"{request['HyperParameterTuningJobName'][:32]}-{number:03d}-{number:08x}"
+            now = time.time()
+            job["trials"].append(
+                {
+                    "TrainingJobName": name,
+                    "TrainingJobArn": f"arn:aws:sagemaker:{self.region}:{ACCOUNT}:training-job/{name}",
+                    "TuningJobName": request["HyperParameterTuningJobName"],
+                    "CreationTime": now + number / 1000,
+                    "TrainingStartTime": now,
+                    "TrainingJobStatus": "InProgress",
+                    "TunedHyperParameters": _first_values(
+                        request["HyperParameterTuningJobConfig"]["ParameterRanges"]
+                    ),
+                }
+            )
+
+    def _end_trial(self, request: dict[str, Any], trial: dict[str, Any]) -> None:
+        objective = request["HyperParameterTuningJobConfig"]["HyperParameterTuningJobObjective"]
+        [definition] = [
+            d for d in request["TrainingJobDefinition"]["AlgorithmSpecification"]["MetricDefinitions"]
+            if d["Name"] == objective["MetricName"]
+        ]  # fmt: skip
+        lines = (
+            self.on_trial(request["TrainingJobDefinition"], trial["TunedHyperParameters"])
+            if self.on_trial
+            else []
+        )
+        values = [float(m.group(1)) for line in lines if (m := re.search(definition["Regex"], line))]
+        trial |= {"TrainingEndTime": time.time(), "TrainingJobStatus": "Completed" if values else "Failed"}
+        if values:
+            trial["FinalHyperParameterTuningJobObjectiveMetric"] = {
+                "MetricName": objective["MetricName"],
+                "Value": values[-1],
+            }
+            trial["ObjectiveStatus"] = "Succeeded"
+        else:
+            trial |= {
+                "ObjectiveStatus": "Failed",
+                "FailureReason": "The objective metric was not found in the logs.",
+            }
+
+    def _tuning_described(self, job: dict[str, Any]) -> dict[str, Any]:
+        request = job["request"]
+        counters = {
+            "Completed": 0,
+            "InProgress": 0,
+            "RetryableError": 0,
+            "NonRetryableError": 0,
+            "Stopped": 0,
+        }
+        for trial in job["trials"]:
+            status = trial["TrainingJobStatus"]
+            counters["NonRetryableError" if status == "Failed" else status] += 1
+        described = {k: v for k, v in request.items() if k != "Tags"} | {
+            "HyperParameterTuningJobArn": job["arn"],
+            "HyperParameterTuningJobStatus": job["status"],
+            "CreationTime": job["created"],
+            "TrainingJobStatusCounters": counters,
+            "ObjectiveStatusCounters": {"Succeeded": 0, "Pending": 0, "Failed": 0},
+        }
+        if job["ended"] is not None:
+            described["HyperParameterTuningEndTime"] = job["ended"]
+        done = [t for t in job["trials"] if "FinalHyperParameterTuningJobObjectiveMetric" in t]
+        if done:
+            pick = (
+                max
+                if request["HyperParameterTuningJobConfig"]["HyperParameterTuningJobObjective"]["Type"]
+                == "Maximize"
+                else min
+            )
+            described["BestTrainingJob"] = pick(
+                done, key=lambda t: t["FinalHyperParameterTuningJobObjectiveMetric"]["Value"]
+            )
+        return described
+
+    def _list_training_jobs_for_hyper_parameter_tuning_job(self, params: dict[str, Any]) -> dict[str, Any]:
+        job = self._tuning(params["HyperParameterTuningJobName"])
+        return {"TrainingJobSummaries": sorted(job["trials"], key=lambda t: t["CreationTime"])}
+
+    def _stop_hyper_parameter_tuning_job(self, params: dict[str, Any]) -> dict[str, Any]:
+        job = self._tuning(params["HyperParameterTuningJobName"])
+        if job["status"] != "InProgress":
+            raise ApiError(
+                "ValidationException", f"The tuning job is in status {job['status']} and cannot be stopped."
+            )
+        job["status"] = "Stopping"
+        return {}
+
+    def _tuning(self, name: str) -> dict[str, Any]:
+        if name not in self.tuning_jobs:
+            raise ApiError("ResourceNotFound", f"Amazon SageMaker can't find a tuning job with name {name}")
+        return self.tuning_jobs[name]
 
     def _add_tags(self, params: dict[str, Any]) -> dict[str, Any]:
         self._arn(params["ResourceArn"])
@@ -268,6 +417,16 @@ def _described(job: FakeJob) -> dict[str, Any]:
     if status == "Failed" and job.failure_reason:
         described["FailureReason"] = job.failure_reason
     return described
+
+
+def _first_values(ranges: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
+    """Each range's lower bound or first value, as the tuner's first suggestion."""
+    values = {
+        r["Name"]: r["MinValue"]
+        for kind in ("IntegerParameterRanges", "ContinuousParameterRanges")
+        for r in ranges.get(kind, [])
+    }
+    return values | {r["Name"]: r["Values"][0] for r in ranges.get("CategoricalParameterRanges", [])}
 
 
 def _snake(name: str) -> str:

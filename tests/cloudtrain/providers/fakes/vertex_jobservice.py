@@ -11,17 +11,27 @@ before doing what was asked (``fail``) or after it (``lose_response``). A failur
 carry Google's message and an ``ErrorInfo`` reason (``SERVICE_DISABLED``), sent as the
 real service sends them: in the rich status the client's api_core reads. ``reset``
 empties it, so one server can serve a whole test session.
+
+Hyperparameter tuning jobs (create, get, list with a label filter, cancel) move through
+the same states. When one starts running, the fake starts ``parallelTrialCount`` trials
+(then the next ones as trials end) whose parameters are each parameter's lower bound or
+first value, each backed by a CustomJob name; ``on_trial`` plays a trial's container and
+returns the ``cloudml-hypertune`` metrics file it wrote, which the fake reads as Vertex
+does: each JSON line's value of the study's metric, at its ``global_step``, becomes a
+measurement, the last one the final measurement once the trial succeeds.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import threading
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -78,6 +88,13 @@ class FakeJobService:
     lost: dict[str, deque[grpc.StatusCode]] = field(default_factory=lambda: defaultdict(deque))
     on_create: Callable[[aiplatform_v1.CustomJob], None] | None = None
     """Called with each created job: a test playing its containers writes its outputs there."""
+    tuning_jobs: dict[str, aiplatform_v1.HyperparameterTuningJob] = field(default_factory=dict)
+    on_trial: Callable[[aiplatform_v1.HyperparameterTuningJob, aiplatform_v1.Trial], Path | None] | None = (
+        None
+    )
+    """Plays a trial's containers; returns the metrics file they wrote (None: they reported nothing)."""
+    create_barrier: threading.Barrier | None = None
+    """Each ``CreateCustomJob`` waits here before it is served: racing submits all looked before any created."""
     _progress: dict[str, deque[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_id: int = 8_000_000_000_000_000_001
@@ -135,6 +152,26 @@ class FakeJobService:
                 aiplatform_v1.ListCustomJobsResponse,
             ),
             "CancelCustomJob": (self._cancel, aiplatform_v1.CancelCustomJobRequest, None),
+            "CreateHyperparameterTuningJob": (
+                self._create_tuning,
+                aiplatform_v1.CreateHyperparameterTuningJobRequest,
+                aiplatform_v1.HyperparameterTuningJob,
+            ),
+            "GetHyperparameterTuningJob": (
+                self._get_tuning,
+                aiplatform_v1.GetHyperparameterTuningJobRequest,
+                aiplatform_v1.HyperparameterTuningJob,
+            ),
+            "ListHyperparameterTuningJobs": (
+                self._list_tuning,
+                aiplatform_v1.ListHyperparameterTuningJobsRequest,
+                aiplatform_v1.ListHyperparameterTuningJobsResponse,
+            ),
+            "CancelHyperparameterTuningJob": (
+                self._cancel_tuning,
+                aiplatform_v1.CancelHyperparameterTuningJobRequest,
+                None,
+            ),
         }
         return grpc.method_handlers_generic_handler(
             SERVICE, {name: self._rpc(name, *parts) for name, parts in methods.items()}
@@ -142,6 +179,8 @@ class FakeJobService:
 
     def _rpc(self, name: str, behaviour: Any, request_type: Any, response_type: Any) -> Any:
         def handle(request: Any, context: grpc.ServicerContext) -> Any:
+            if name == "CreateCustomJob" and self.create_barrier is not None:
+                self.create_barrier.wait(timeout=30)
             with self._lock:
                 self.requests.append((name, request))
                 if self.failures[name]:
@@ -204,12 +243,122 @@ class FakeJobService:
         self._progress[job.name] = deque(["JOB_STATE_CANCELLED"])
         return empty_pb2.Empty()
 
+    def _create_tuning(
+        self, request: Any, context: grpc.ServicerContext
+    ) -> aiplatform_v1.HyperparameterTuningJob:
+        job = aiplatform_v1.HyperparameterTuningJob(request.hyperparameter_tuning_job)
+        study, pools = job.study_spec, job.trial_job_spec.worker_pool_specs
+        if (
+            not job.display_name
+            or not study.metrics
+            or not study.parameters
+            or not pools
+            or job.max_trial_count < 1
+        ):
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "display_name, study_spec.metrics, study_spec.parameters, trial_job_spec and max_trial_count are required",
+            )
+        job.name = f"{request.parent}/hyperparameterTuningJobs/{self._next_id}"
+        self._next_id += 1
+        job.create_time = self._now()
+        job.state = aiplatform_v1.JobState[self.states[0]]
+        self._progress[job.name] = deque(self.states[1:])
+        self.tuning_jobs[job.name] = job
+        return job
+
+    def _get_tuning(
+        self, request: Any, context: grpc.ServicerContext
+    ) -> aiplatform_v1.HyperparameterTuningJob:
+        """One step: a running job ends its active trials and starts the next; else its next state."""
+        job = self._find_tuning(request.name, context)
+        if job.state.name == "JOB_STATE_RUNNING":
+            for trial in job.trials:
+                if trial.state.name == "ACTIVE":
+                    self._finish_trial(job, trial)
+            if len(job.trials) < job.max_trial_count:
+                self._start_trials(job)
+                return job
+        if self._progress[job.name]:
+            self._enter(job, self._progress[job.name].popleft())
+            if job.state.name == "JOB_STATE_RUNNING":
+                self._start_trials(job)
+        return job
+
+    def _start_trials(self, job: aiplatform_v1.HyperparameterTuningJob) -> None:
+        """New trials, up to ``parallel_trial_count`` at once and ``max_trial_count`` in all."""
+        parallel = max(job.parallel_trial_count, 1)
+        while (
+            len(job.trials) < job.max_trial_count
+            and sum(t.state.name == "ACTIVE" for t in job.trials) < parallel
+        ):
+            parent = job.name.split("/hyperparameterTuningJobs/")[0]
+            job.trials.append(
+                aiplatform_v1.Trial(
+                    id=str(len(job.trials) + 1),
+                    state=aiplatform_v1.Trial.State.ACTIVE,
+                    parameters=[_first_value(spec) for spec in job.study_spec.parameters],
+                    start_time=self._now(),
+                    custom_job=f"{parent}/customJobs/{self._next_id}",
+                )
+            )
+            self._next_id += 1
+
+    def _finish_trial(self, job: aiplatform_v1.HyperparameterTuningJob, trial: aiplatform_v1.Trial) -> None:
+        metric = job.study_spec.metrics[0].metric_id
+        path = self.on_trial(job, trial) if self.on_trial is not None else None
+        lines = [json.loads(line) for line in path.read_text().splitlines()] if path else []
+        for line in lines:
+            if metric in line:
+                trial.measurements.append(
+                    {
+                        "step_count": int(line["global_step"]),
+                        "metrics": [{"metric_id": metric, "value": float(line[metric])}],
+                    }
+                )
+        trial.end_time = self._now()
+        if trial.measurements:
+            trial.final_measurement = trial.measurements[-1]
+            trial.state = aiplatform_v1.Trial.State.SUCCEEDED
+        else:
+            trial.state = aiplatform_v1.Trial.State.INFEASIBLE
+            trial.infeasible_reason = f"The trial reported no {metric}."
+
+    def _list_tuning(
+        self, request: Any, context: grpc.ServicerContext
+    ) -> aiplatform_v1.ListHyperparameterTuningJobsResponse:
+        match = LABEL_FILTER.match(request.filter)
+        if request.filter and not match:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Unsupported filter: {request.filter}")
+        jobs = [
+            job
+            for name, job in self.tuning_jobs.items()
+            if name.startswith(f"{request.parent}/") and (not match or _matches(job, *match.groups()))
+        ]
+        return aiplatform_v1.ListHyperparameterTuningJobsResponse(hyperparameter_tuning_jobs=jobs)
+
+    def _cancel_tuning(self, request: Any, context: grpc.ServicerContext) -> empty_pb2.Empty:
+        job = self._find_tuning(request.name, context)
+        if job.state.name in ENDED_STATES:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"Job {job.name} is already done")
+        self._enter(job, "JOB_STATE_CANCELLING")
+        for trial in job.trials:
+            if trial.state.name == "ACTIVE":
+                trial.state = aiplatform_v1.Trial.State.STOPPING
+        self._progress[job.name] = deque(["JOB_STATE_CANCELLED"])
+        return empty_pb2.Empty()
+
+    def _find_tuning(self, name: str, context: grpc.ServicerContext) -> aiplatform_v1.HyperparameterTuningJob:
+        if name not in self.tuning_jobs:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"HyperparameterTuningJob {name} not found")
+        return self.tuning_jobs[name]
+
     def _find(self, name: str, context: grpc.ServicerContext) -> aiplatform_v1.CustomJob:
         if name not in self.jobs:
             context.abort(grpc.StatusCode.NOT_FOUND, f"CustomJob {name} not found")
         return self.jobs[name]
 
-    def _enter(self, job: aiplatform_v1.CustomJob, state: str) -> None:
+    def _enter(self, job: Any, state: str) -> None:
         """Move ``job`` to ``state``: the first running state sets start_time, an ended one end_time."""
         job.state = aiplatform_v1.JobState[state]
         if state == "JOB_STATE_RUNNING" and "start_time" not in job:
@@ -222,6 +371,19 @@ class FakeJobService:
         return timestamp_pb2.Timestamp(seconds=self._clock)
 
 
-def _matches(job: aiplatform_v1.CustomJob, key: str, value: str | None, exists: str | None) -> bool:
+def _first_value(spec: aiplatform_v1.StudySpec.ParameterSpec) -> aiplatform_v1.Trial.Parameter:
+    """A parameter's lower bound, or its first value, as the service would suggest one."""
+    if "double_value_spec" in spec:
+        value: Any = spec.double_value_spec.min_value
+    elif "integer_value_spec" in spec:
+        value = float(spec.integer_value_spec.min_value)
+    elif "discrete_value_spec" in spec:
+        value = spec.discrete_value_spec.values[0]
+    else:
+        value = spec.categorical_value_spec.values[0]
+    return aiplatform_v1.Trial.Parameter(parameter_id=spec.parameter_id, value=value)
+
+
+def _matches(job: Any, key: str, value: str | None, exists: str | None) -> bool:
     """Whether ``job`` passes ``labels.KEY="VALUE"`` or ``labels.KEY:*``."""
     return key in job.labels if exists else job.labels.get(key) == value

@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.cloudtrain.providers.fakes import sagemaker_model
 from tests.cloudtrain.providers.fakes.sagemaker_aws import BUCKET, LoopbackAws
 from tests.conftest import Result
@@ -49,6 +51,7 @@ def test_submit_status_logs_cancel(aws: LoopbackAws, run_cli: Callable[..., Resu
     aws.put_logs(f"{name}/algo-1-1700000000", [(0, "epoch 1/3")])
     assert run_cli("logs", job_id).out == "[algo-1] epoch 1/3\n"
 
+    aws.sagemaker.jobs[name].position = 1  # cancel looks first, which moves it on to Training
     code, _, err = run_cli("cancel", job_id)
     assert (code, err) == (0, f"Cancellation requested for {job_id}\n")
     code, out, _ = run_cli("status", job_id, "--json")
@@ -56,15 +59,16 @@ def test_submit_status_logs_cancel(aws: LoopbackAws, run_cli: Callable[..., Resu
     assert json.loads(run_cli("status", job_id, "--json").out)["state"] == "cancelled"
 
 
-def test_cancel_of_an_ended_job_is_one_error_line(aws: LoopbackAws, run_cli: Callable[..., Result]) -> None:
+def test_cancel_of_an_ended_job_says_so_and_stops_nothing(
+    aws: LoopbackAws, run_cli: Callable[..., Result]
+) -> None:
     job_id = run_cli("submit", str(EXAMPLE), "--provider", "sagemaker").out.strip()
-    aws.sagemaker.jobs[job_id.rsplit("/", 1)[1]].position = 3  # Completed
+    job = aws.sagemaker.jobs[job_id.rsplit("/", 1)[1]]
+    job.position = 3  # Completed
     code, _, err = run_cli("cancel", job_id)
-    assert code == 1
-    assert err == (
-        "Error: AWS stop_training_job failed: ValidationException: "
-        "The training job is in status Completed and cannot be stopped.\n"
-    )
+    assert code == 0
+    assert err.startswith(f"{job_id} already finished: succeeded (Completed")
+    assert err.endswith(". Nothing to cancel.\n")
 
 
 def test_missing_credentials_show_the_command(aws: LoopbackAws, monkeypatch, run_cli) -> None:
@@ -74,3 +78,16 @@ def test_missing_credentials_show_the_command(aws: LoopbackAws, monkeypatch, run
     assert code == 1
     assert "Error: No usable AWS credentials. Run:\n  $ aws configure\n" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("reference", ["", "   "])
+def test_an_empty_reference_stops_no_job(
+    aws: LoopbackAws, run_cli: Callable[..., Result], reference: str
+) -> None:
+    # regression: with one job present, `cloudtrain cancel ""` exited 0 and stopped it
+    job_id = run_cli("submit", str(EXAMPLE), "--provider", "sagemaker").out.strip()
+    for command in ("cancel", "status"):
+        result = run_cli(command, reference)
+        assert result.code == 2
+        assert result.errors[0].startswith(f"No job given: the job reference {reference!r} is empty.")
+    assert aws.sagemaker.jobs[job_id.rsplit("/", 1)[1]].step[0] == "InProgress"  # never stopped

@@ -4,8 +4,12 @@ against the fake JobService, the fake Cloud Logging and gcp-storage-emulator on 
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -59,6 +63,7 @@ def test_submit_status_cancel_and_resubmit(run: Callable[..., Result], fake_vert
     assert blob is not None
 
     assert run("status", job_id).out.splitlines()[0] == "queued (JOB_STATE_PENDING)"
+    fake_vertex.set_state(job_id, "JOB_STATE_RUNNING")  # cancel looks first: it is not done
     assert run("cancel", job_id).err.strip() == f"Cancellation requested for {job_id}"
     shown = json.loads(run("status", job_id, "--json").out)
     assert {key: shown[key] for key in ("id", "state", "provider_state", "detail", "done")} == {
@@ -98,18 +103,43 @@ def test_wait_exits_zero_when_the_job_succeeds(
 
 
 @pytest.mark.usefixtures("fake_gcs")
-def test_cancel_of_an_ended_job_says_so_in_one_line_and_fails(
+def test_ctrl_c_on_wait_leaves_the_cloud_job_running_and_says_how_to_cancel_it(
+    run: Callable[..., Result], fake_vertex: FakeJobService
+) -> None:
+    # regression: a bare "Aborted." (the real command in a subprocess, sent SIGINT)
+    job_id = run("submit", EXAMPLE, "--provider", "vertex").out.strip()
+    fake_vertex.set_state(job_id, "JOB_STATE_RUNNING")
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "wait", job_id, "--poll", "1"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert waiting.stderr is not None
+    assert waiting.stderr.readline() == "running (JOB_STATE_RUNNING)\n"  # it is following
+    waiting.send_signal(signal.SIGINT)
+    _, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 130
+    assert err.splitlines() == [
+        f"Stopped following {job_id}; it still runs on Vertex AI. Stop it with: cloudtrain cancel {job_id}"
+    ]
+    assert fake_vertex.calls("CancelCustomJob") == []
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_cancel_of_an_ended_job_says_so_in_one_line_and_sends_nothing(
     run: Callable[..., Result], run_cli: Callable[..., Result], fake_vertex: FakeJobService
 ) -> None:
     # regression: cancelling a finished job advised enabling the Vertex AI API
     job_id = run("submit", EXAMPLE, "--provider", "vertex").out.strip()
     fake_vertex.set_state(job_id, "JOB_STATE_SUCCEEDED")
     result = run_cli("cancel", job_id)
-    assert result.code == 1
+    assert (result.code, result.out) == (0, "")
     assert result.err.splitlines() == [
-        f"Error: Could not cancel {job_id}: it already ended, succeeded (JOB_STATE_SUCCEEDED). "
-        "There is nothing to cancel."
+        f"{job_id} already finished: succeeded (JOB_STATE_SUCCEEDED). Nothing to cancel."
     ]
+    assert fake_vertex.calls("CancelCustomJob") == []
 
 
 @pytest.mark.usefixtures("fake_gcs")

@@ -4,6 +4,7 @@ loopback, and real uploads to gcp-storage-emulator."""
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -94,8 +95,10 @@ def test_submitting_the_same_spec_twice_returns_the_first_job(
     second = submit(clients)
     assert second.id == first.id
     assert len(fake_vertex.calls("CreateCustomJob")) == 1
-    (list_call, _) = fake_vertex.calls("ListCustomJobs")
-    assert list_call.filter == f'labels.cloudtrain_request="{first.request["labels"]["cloudtrain_request"]}"'
+    label = f'labels.cloudtrain_request="{first.request["labels"]["cloudtrain_request"]}"'
+    assert [call.filter for call in fake_vertex.calls("ListCustomJobs")] == [
+        label
+    ] * 3  # look, reconcile, look
     assert storage.Client().bucket(BUCKET).get_blob(bundle_name(first)).generation == generation
 
 
@@ -104,6 +107,37 @@ def bundle_name(job: vertex.VertexJob) -> str:
     return next(item["value"] for item in env if item["name"] == "CLOUDTRAIN_BUNDLE").removeprefix(
         f"/gcs/{BUCKET}/"
     )
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_two_identical_submits_at_the_same_moment_make_one_job_and_both_return_it(
+    fake_vertex: FakeJobService,
+) -> None:
+    # regression: both looked, found nothing, and both created a CustomJob
+    fake_vertex.create_barrier = threading.Barrier(2)  # both looks are done before either create
+    spec = api.as_spec(EXAMPLE)
+    start = threading.Barrier(2)
+    jobs: list[vertex.VertexJob] = []
+
+    def racer() -> None:
+        start.wait()
+        jobs.append(
+            cloudtrain.submit(spec, provider="vertex", clients=vertex.VertexClients(sleep=lambda _: None))
+        )
+
+    threads = [threading.Thread(target=racer) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(fake_vertex.calls("CreateCustomJob")) == 2  # the race happened
+    assert len(jobs) == 2 and jobs[0].id == jobs[1].id
+    earliest = min(fake_vertex.jobs.values(), key=lambda job: (job.create_time, job.name))
+    assert jobs[0].id == earliest.name
+    (duplicate,) = [job for name, job in fake_vertex.jobs.items() if name != earliest.name]
+    assert [call.name for call in fake_vertex.calls("CancelCustomJob")] == [duplicate.name]
+    assert duplicate.state.name == "JOB_STATE_CANCELLING"
+    assert earliest.state.name == "JOB_STATE_QUEUED"
 
 
 @pytest.mark.usefixtures("fake_gcs")

@@ -1,0 +1,1 @@
+"""The tuning example's training code (see task.py)."""

@@ -1,0 +1,123 @@
+"""What a sweep handle reports: its trials, each with its values and objective, and the best one.
+
+Every provider's sweep handle (a ``Job`` that is also ``HasTrials``) describes its trials
+in these words, whatever the service calls them, so ``status`` prints one table and
+``cloudtrain.submit`` returns the same handle everywhere.
+
+Example:
+>>> trials = [Trial(1, "s-t1", "succeeded", {"units": 8}, 0.3), Trial(2, "s-t2", "succeeded", {"units": 16}, 0.2)]
+>>> best_of(trials, "minimize").number
+2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+# Neutral trial states: a job's (providers.base.TERMINAL_STATES and the rest), and ``stopped``:
+# ended early by the search's early stopping (Optuna: pruned; Vertex AI: the stopping rule).
+STOPPED = "stopped"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial of a sweep.
+
+    Attributes:
+        number: 1, 2, ... in the order the trials started.
+        id: the trial's run id (``<sweep run id>-t<N>``) or the service's trial id.
+        state: queued, running, succeeded, failed, cancelled or stopped.
+        values: the hyperparameters it ran with.
+        objective: its objective (the last value reported), None before any.
+        epochs: how many epochs it reported.
+        job: the id of the job that ran it (a local run, a Vertex CustomJob, a SageMaker
+            training job), where known.
+        model: where its exported model is, where known.
+    """
+
+    number: int
+    id: str
+    state: str
+    values: Mapping[str, int | float | str]
+    objective: float | None = None
+    epochs: int = 0
+    job: str | None = None
+    model: str | None = None
+    detail: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (``status --json``)."""
+        found = asdict(self)
+        found["values"] = dict(self.values)
+        found.pop("extra")
+        return found
+
+
+@runtime_checkable
+class HasTrials(Protocol):
+    """A sweep: ``cloudtrain.submit`` of a spec with ``tuning:`` returns a ``Job`` that is also this."""
+
+    @property
+    def goal(self) -> str:
+        """``maximize`` or ``minimize``."""
+        ...
+
+    @property
+    def metric(self) -> str:
+        """The objective's metric, as the epoch lines name it."""
+        ...
+
+    def trials(self) -> list[Trial]:
+        """Every trial so far, by number."""
+        ...
+
+    def best(self) -> Trial | None:
+        """The succeeded trial with the best objective so far; None before one has ended."""
+        ...
+
+
+def best_of(trials: Sequence[Trial], goal: str) -> Trial | None:
+    """The succeeded trial whose objective is best for ``goal``; the first of equals."""
+    done = [trial for trial in trials if trial.state == "succeeded" and trial.objective is not None]
+    if not done:
+        return None
+    pick = max if goal == "maximize" else min
+    return pick(done, key=lambda trial: trial.objective or 0.0)
+
+
+def describe_values(values: Mapping[str, int | float | str]) -> str:
+    """``learning_rate=0.0123 width=32``: numbers to 4 significant digits.
+
+    >>> describe_values({"learning_rate": 0.012345, "width": 32, "optimizer": "adam"})
+    'learning_rate=0.01235 width=32 optimizer=adam'
+    """
+    return " ".join(
+        f"{name}={value:.4g}" if isinstance(value, float) else f"{name}={value}"
+        for name, value in values.items()
+    )
+
+
+def events(before: Sequence[Trial], now: Sequence[Trial], metric: str) -> list[str]:
+    """The lines that tell what changed between two readings of a sweep's trials.
+
+    >>> first = [Trial(1, "1", "running", {"units": 8})]
+    >>> events([], first, "val_loss")
+    ['trial 1 running: units=8']
+    >>> events(first, [Trial(1, "1", "succeeded", {"units": 8}, 0.25, 2)], "val_loss")
+    ['trial 1 epoch 2 val_loss=0.2500', 'trial 1 succeeded val_loss=0.2500']
+    """
+    known = {trial.number: trial for trial in before}
+    lines: list[str] = []
+    for trial in now:
+        old = known.get(trial.number)
+        if old is None:
+            lines.append(f"trial {trial.number} {trial.state}: {describe_values(trial.values)}")
+        if trial.objective is not None and (old is None or trial.epochs != old.epochs):
+            lines.append(f"trial {trial.number} epoch {trial.epochs} {metric}={trial.objective:.4f}")
+        if old is not None and old.state != trial.state:
+            shown = "" if trial.objective is None else f" {metric}={trial.objective:.4f}"
+            lines.append(f"trial {trial.number} {trial.state}{shown}")
+    return lines

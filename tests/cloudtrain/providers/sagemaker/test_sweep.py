@@ -1,0 +1,169 @@
+"""A sweep on SageMaker: CreateHyperParameterTuningJob checked by botocore's model, and its life
+through the real boto3 client against the loopback SageMaker, objective read off the runtime's lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import cloudtrain
+from cloudtrain import api
+from cloudtrain.errors import SpecError
+from cloudtrain.providers import sagemaker
+from cloudtrain.sweep.trials import HasTrials
+from cloudtrain_runtime.callbacks import Progress
+from cloudtrain_runtime.config import join_pieces
+from tests.cloudtrain.providers.fakes import sagemaker_model
+from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
+
+EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "tuning" / "job.yaml"
+IMAGE = "image=123456789012.dkr.ecr.us-east-1.amazonaws.com/cloudtrain-cpu:1"
+
+
+RUN = "r1"  # one run id for every render compared, so the run's prefix is the same
+
+
+def rendered(*overrides: str) -> dict[str, Any]:
+    return api.prepare(api.as_spec(EXAMPLE, (IMAGE, *overrides)), "sagemaker", run_id=RUN).request
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        (),  # the example: a log-scale float and discrete widths
+        ("tuning.algorithm=random", "tuning.early_stopping=true", "resources.spot=true"),
+        (
+            "tuning.parameters={units: {type: int, min: 2, max: 5}, act: {type: categorical, values: [relu, tanh]}}",
+            "tuning.algorithm=grid",
+        ),
+    ],
+)
+def test_the_render_passes_botocores_model(overrides: tuple[str, ...]) -> None:
+    body = rendered(*overrides)
+    assert sagemaker_model.problems("CreateHyperParameterTuningJob", body) == []
+    assert len(body["HyperParameterTuningJobName"]) <= 32
+
+
+def test_the_trials_run_the_jobs_own_training_request() -> None:
+    body = rendered("resources.spot=true")
+    job = api.prepare(
+        api.as_spec(EXAMPLE, (IMAGE, "resources.spot=true", "tuning=null")), "sagemaker", run_id=RUN
+    ).request
+    definition = body["TrainingJobDefinition"]
+    for field in (
+        "RoleArn",
+        "ResourceConfig",
+        "StoppingCondition",
+        "EnableManagedSpotTraining",
+        "CheckpointConfig",
+        "OutputDataConfig",
+        "InputDataConfig",
+        "Environment",
+    ):
+        assert definition[field] == job[field], field
+    # The runtime configuration travels as the static hyperparameters, with the sweep's own keys.
+    config = json.loads(join_pieces(definition["StaticHyperParameters"]))
+    assert config["tuned"] == {"learning_rate": "float", "width": "int"} and "hparams" not in config
+    assert config == {
+        **json.loads(join_pieces(job["HyperParameters"])),
+        "tuned": config["tuned"],
+        "objective": "val_binary_accuracy",
+    }
+    config = body["HyperParameterTuningJobConfig"]
+    assert config["Strategy"] == "Bayesian"
+    assert config["HyperParameterTuningJobObjective"] == {
+        "Type": "Maximize",
+        "MetricName": "val_binary_accuracy",
+    }
+    assert config["ParameterRanges"] == {
+        "ContinuousParameterRanges": [
+            {"Name": "learning_rate", "MinValue": "0.001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}
+        ],
+        "CategoricalParameterRanges": [{"Name": "width", "Values": ["4", "16", "64"]}],
+    }
+    names = [d["Name"] for d in definition["AlgorithmSpecification"]["MetricDefinitions"]]
+    assert "val_binary_accuracy" in names  # the objective is read off the logs
+
+
+def test_plan_shows_where_the_best_trial_writes() -> None:
+    outputs = api.plan(api.as_spec(EXAMPLE, (IMAGE,)), "sagemaker").with_run(RUN).outputs
+    assert outputs.model == "s3://my-bucket/tuning-example/runs/r1/output/{trial}/output/model.tar.gz"
+    assert outputs.tensorboard == ""  # a trial definition has no TensorBoardOutputConfig
+
+
+def test_a_grid_lists_integer_ranges_as_values() -> None:
+    config = rendered("tuning.parameters={units: {type: int, min: 2, max: 4}}", "tuning.algorithm=grid")[
+        "HyperParameterTuningJobConfig"
+    ]
+    assert config["ParameterRanges"] == {
+        "CategoricalParameterRanges": [{"Name": "units", "Values": ["2", "3", "4"]}]
+    }
+    assert config["ResourceLimits"]["MaxNumberOfTrainingJobs"] == 3
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (("image=auto",), "image: a SageMaker tuning job starts each trial with the image's own ENTRYPOINT"),
+        (
+            (
+                "tuning.parameters={x: {type: categorical, values: ["
+                + ", ".join(f"v{i}" for i in range(31))
+                + "]}}",
+            ),
+            "31 values; a SageMaker categorical range takes at most 30",
+        ),
+    ],
+)
+def test_what_sagemaker_cannot_run_is_refused_with_the_fix(overrides: tuple[str, ...], message: str) -> None:
+    with pytest.raises(SpecError, match=message.replace("(", r"\(")):
+        api.render(api.as_spec(EXAMPLE, (IMAGE, *overrides)), "sagemaker")
+
+
+def play_trial(definition: dict[str, Any], tuned: dict[str, str]) -> list[str]:
+    """The trial's container, as far as its log goes: the runtime's epoch lines (chief)."""
+    lines: list[str] = []
+    progress = Progress(2, lines.append)
+    for epoch in range(2):
+        progress.on_epoch_end(
+            epoch, {"loss": 0.5, "val_binary_accuracy": 0.8 + 0.05 * epoch + float(tuned["learning_rate"])}
+        )
+    return lines
+
+
+def test_submit_status_trials_best_stop_and_list(aws: LoopbackAws) -> None:
+    aws.sagemaker.on_trial = play_trial
+    clients = aws.clients()
+    handle = cloudtrain.submit(api.as_spec(EXAMPLE, (IMAGE,)), provider="sagemaker", clients=clients)
+    assert isinstance(handle, HasTrials) and sagemaker.provider.owns(handle.id)
+    assert handle.wait(poll_s=0).state == "succeeded"
+    trials = handle.trials()
+    assert [t.state for t in trials] == ["succeeded"] * 3
+    # SageMaker's regex over the runtime's own epoch line found the last epoch's value.
+    assert [t.objective for t in trials] == pytest.approx([0.851] * 3)
+    assert trials[0].values == {"learning_rate": 0.001, "width": 4}
+    best = handle.best()
+    assert best is not None
+    output = handle.request["TrainingJobDefinition"]["OutputDataConfig"]["S3OutputPath"]
+    assert output.startswith("s3://my-bucket/tuning-example/runs/")  # the sweep's run prefix
+    assert handle.outputs.model == f"{output}/{best.id}/output/model.tar.gz"
+
+    again = cloudtrain.submit(api.as_spec(EXAMPLE, (IMAGE,)), provider="sagemaker", clients=clients)
+    assert again.id == handle.id and len(aws.sagemaker.tuning_jobs) == 1
+
+    [listed] = sagemaker.provider.list_jobs(api.as_spec(EXAMPLE), limit=None, clients=clients)
+    assert (listed.id, listed.state, listed.name) == (handle.id, "succeeded", "tuning-example")
+    assert listed.estimate is not None
+    assert listed.usage is not None and listed.usage.machine_type == "ml.g4dn.xlarge"  # what the trials cost
+
+
+def test_stop_ends_the_sweep_stopped(aws: LoopbackAws) -> None:
+    aws.sagemaker.on_trial = play_trial
+    handle = cloudtrain.submit(api.as_spec(EXAMPLE, (IMAGE,)), provider="sagemaker", clients=aws.clients())
+    handle.status()  # the first trials start
+    handle.cancel()
+    assert handle.wait(poll_s=0).state == "cancelled"
+    assert {t.state for t in handle.trials()} == {"stopped"}
