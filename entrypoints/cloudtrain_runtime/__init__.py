@@ -24,7 +24,7 @@ Environment it reads:
 - ``CLOUDTRAIN_FAULT=<task_type>:<index>@epoch:<n>`` or ``@step:<n>``: that task SIGKILLs
   itself at the end of epoch n (after its backup) or after global step n; ``spot@...``:
   every task does, as when a spot interruption reclaims the machines.
-- ``CLOUDTRAIN_PROFILE=EPOCH:FIRST-LAST``: the chief traces those steps with the TensorFlow
+- ``CLOUDTRAIN_TRACE_STEPS=EPOCH:FIRST-LAST``: the chief traces those steps with the TensorFlow
   Profiler into the TensorBoard folder (``training.profile``, see ``profiling``).
 - ``TF_USE_LEGACY_KERAS=1``: run the user's code on tf_keras (Keras 2).
 - ``CLOUDTRAIN_DEBUG=1``: print tracebacks with errors.

@@ -19,7 +19,7 @@ times pipeline and ceiling in turn ``ROUNDS`` times, keeping the median (``alter
 Nothing is exported, backed up or logged to TensorBoard. The chief writes the results to
 ``cloudtrain-bench.json`` beside the result file (``Locations.results``).
 
-With ``CLOUDTRAIN_PROFILE=EPOCH:FIRST-LAST`` (``cloudtrain bench --profile-steps``) two
+With ``CLOUDTRAIN_TRACE_STEPS=EPOCH:FIRST-LAST`` (``cloudtrain bench --profile-steps``) two
 more untimed epochs of LAST steps run on the real pipeline once the timings are done, the
 chief tracing steps FIRST to LAST of the second into its TensorBoard folder
 (``cloudtrain_runtime.profiling``): the profile that shows where the input time goes. The
@@ -135,7 +135,7 @@ def measure(session: Session, model: Any, dataset: Any, steps: int) -> dict[str,
 
 
 def profile_steps(session: Session, model: Any, dataset: Any) -> dict[str, Any] | None:
-    """With ``CLOUDTRAIN_PROFILE``, two untimed epochs of the real pipeline, the chief tracing the window of the second.
+    """With ``CLOUDTRAIN_TRACE_STEPS``, two untimed epochs of the real pipeline, the chief tracing the window of the second.
 
     The first shows the profiler how many steps one call runs (``steps_per_execution``),
     so the trace starts with the call that runs the window's first step. Every host runs

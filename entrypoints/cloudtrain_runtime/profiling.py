@@ -1,7 +1,7 @@
 """A TensorFlow Profiler trace of chosen training steps, where TensorBoard's profile plugin finds it.
 
 ``training.profile: {epoch: 2, steps: "10-20"}`` in the spec (``cloudtrain bench
---profile`` for a bench) reaches every replica as ``CLOUDTRAIN_PROFILE=2:10-20``: the
+--profile`` for a bench) reaches every replica as ``CLOUDTRAIN_TRACE_STEPS=2:10-20``: the
 chief traces steps 10 to 20 (1-based, within that epoch) and writes the trace to its
 TensorBoard folder, as ``<logdir>/plugins/profile/<run>/<host>.xplane.pb``, the layout
 the profile plugin reads (``tf.profiler.experimental.start(logdir)``; on JAX
@@ -37,7 +37,7 @@ from typing import Any
 from cloudtrain_runtime.config import COUNT_MAX
 from cloudtrain_runtime.errors import ConfigError
 
-PROFILE_ENV = "CLOUDTRAIN_PROFILE"
+PROFILE_ENV = "CLOUDTRAIN_TRACE_STEPS"
 PLUGIN_DIR = ("plugins", "profile")
 _WINDOW = re.compile(r"([0-9]{1,10}):([0-9]{1,10})-([0-9]{1,10})")
 _STEPS = re.compile(r"([0-9]{1,10})-([0-9]{1,10})")
@@ -90,7 +90,7 @@ def parse(text: str) -> Window:
 
 
 def requested(env: Mapping[str, str]) -> Window | None:
-    """The window ``CLOUDTRAIN_PROFILE`` asks for, or None: no profile."""
+    """The window ``CLOUDTRAIN_TRACE_STEPS`` asks for, or None: no profile."""
     value = env.get(PROFILE_ENV, "")
     return parse(value) if value else None
 

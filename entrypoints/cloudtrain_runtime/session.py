@@ -176,7 +176,7 @@ class Session:
         return found
 
     def profiler(self, window: profiling.Window | None = None) -> profiling.StepProfiler | None:
-        """The chief's profiler of ``window``, by default the steps ``CLOUDTRAIN_PROFILE`` asks for; None: off."""
+        """The chief's profiler of ``window``, by default the steps ``CLOUDTRAIN_TRACE_STEPS`` asks for; None: off."""
         window = window or profiling.requested(os.environ)
         if window is None or not self.is_chief:
             return None

@@ -113,7 +113,7 @@ def sourcing(script: str, command: list[str]) -> list[str]:
 def environment(plan: Plan, bundle_path: str, *, include_config: bool = True) -> dict[str, str]:
     """Environment variables for every replica: the user's ``env`` plus the runtime contract.
 
-    ``training.profile`` travels as ``CLOUDTRAIN_PROFILE`` (``cloudtrain_runtime.profiling``),
+    ``training.profile`` travels as ``CLOUDTRAIN_TRACE_STEPS`` (``cloudtrain_runtime.profiling``),
     only when set: a job that profiles nothing carries nothing for it.
     """
     env = dict(plan.spec.env)

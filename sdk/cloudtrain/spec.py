@@ -466,7 +466,7 @@ class Profile(_Section):
 
     @property
     def window(self) -> str:
-        """The runtime's ``CLOUDTRAIN_PROFILE`` value: ``EPOCH:FIRST-LAST``."""
+        """The runtime's ``CLOUDTRAIN_TRACE_STEPS`` value: ``EPOCH:FIRST-LAST``."""
         return f"{self.epoch}:{self.steps}"
 
 

@@ -38,10 +38,10 @@ def test_every_container_gets_the_window_when_asked_and_nothing_otherwise(
 ) -> None:
     profiled = api.render(api.as_spec(example_job, (PROFILE,)), provider)
     plain = api.render(api.as_spec(example_job), provider)
-    assert [env.get("CLOUDTRAIN_PROFILE") for env in variables(profiled)] == ["2:10-20"] * len(
+    assert [env.get("CLOUDTRAIN_TRACE_STEPS") for env in variables(profiled)] == ["2:10-20"] * len(
         variables(profiled)
     )
-    assert all("CLOUDTRAIN_PROFILE" not in env for env in variables(plain))
+    assert all("CLOUDTRAIN_TRACE_STEPS" not in env for env in variables(plain))
 
 
 @pytest.mark.parametrize(
@@ -67,13 +67,13 @@ def test_bench_profile_steps_reach_every_run_which_then_writes_under_the_storage
 ) -> None:
     spec = load_spec(example_job, ())
     runs = bench.bench_plans(spec, registry.get("local"), 40, tmp_path, profile_steps="2-4")
-    assert [run.env["CLOUDTRAIN_PROFILE"] for run in runs] == ["1:2-4", "1:2-4"]
+    assert [run.env["CLOUDTRAIN_TRACE_STEPS"] for run in runs] == ["1:2-4", "1:2-4"]
     assert [run.storage.root for run in runs] == [
         f"{spec.storage.root}/bench/1",
         f"{spec.storage.root}/bench/2",
     ]
     unprofiled = bench.bench_plans(spec, registry.get("local"), 40, tmp_path)
-    assert all("CLOUDTRAIN_PROFILE" not in run.env for run in unprofiled)
+    assert all("CLOUDTRAIN_TRACE_STEPS" not in run.env for run in unprofiled)
     assert all(Path(run.storage.root).is_relative_to(tmp_path) for run in unprofiled)
 
 

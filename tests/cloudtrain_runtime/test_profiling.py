@@ -81,10 +81,18 @@ def test_an_epoch_outside_the_run_traces_nothing(tmp_path: Path) -> None:
     ["", "2", "2:10", "2:20-10", "0:1-2", "2:0-3", "a:1-2", "2:1-2:3", "2:1-99999999999", "2:1-2\x00"],
 )
 def test_a_bad_window_names_the_variable_and_the_form(text: str) -> None:
-    with pytest.raises(ConfigError, match=r'CLOUDTRAIN_PROFILE must be EPOCH:FIRST-LAST, e\.g\. "2:10-20"'):
+    with pytest.raises(
+        ConfigError, match=r'CLOUDTRAIN_TRACE_STEPS must be EPOCH:FIRST-LAST, e\.g\. "2:10-20"'
+    ):
         profiling.parse(text)
 
 
 def test_no_variable_no_profile() -> None:
     assert profiling.requested({}) is None
-    assert profiling.requested({"CLOUDTRAIN_PROFILE": " 2:10-20 "}) == profiling.Window(2, 10, 20)
+    assert profiling.requested({"CLOUDTRAIN_TRACE_STEPS": " 2:10-20 "}) == profiling.Window(2, 10, 20)
+
+
+def test_the_settings_profile_variable_is_no_trace_request() -> None:
+    # regression: the trace window travelled as CLOUDTRAIN_PROFILE, the variable that names the
+    # settings profile (--profile), so a shell with CLOUDTRAIN_PROFILE=research broke local replicas
+    assert profiling.requested({"CLOUDTRAIN_PROFILE": "research"}) is None
