@@ -182,22 +182,29 @@ def merged_throughput(history: Mapping[str, Any], *, global_batch: int) -> dict[
     """One examples/s over every attempt that measured one, and each attempt's own.
 
     The measured steps and seconds of those attempts add up; an attempt too short to
-    measure (its first epoch only, or fewer than the warm-up steps) counts for nothing.
+    measure (its first epoch only) counts for nothing. ``steady`` holds when every
+    counted attempt was timed after its full warm-up (``callbacks.Throughput``), and the
+    note says why not, in the attempt's own words.
     """
     measured = [(a["attempt"], a["throughput"]) for a in history["attempts"] if a["throughput"]]
     counted = [result for _, result in measured if result.get("examples_per_sec")]
     steps = sum(int(result["measured_steps"]) for result in counted)
     seconds = sum(float(result["measured_seconds"]) for result in counted)
     rate = steps * global_batch / seconds if steps and seconds else None
+    steady = bool(counted) and all(result.get("steady", True) for result in counted)
+    notes = [str(result["note"]) for _, result in measured if result.get("note")]
+    missing = "no attempt had an epoch after its first one"
     return {
         "examples_per_sec": rate,
         "measured_steps": steps,
         "measured_examples": steps * global_batch,
         "measured_seconds": seconds,
+        "warmup_steps": sum(int(result.get("warmup_steps", 0)) for result in counted),
         "global_batch": global_batch,
+        "steady": steady,
         "attempts_measured": [attempt for attempt, result in measured if result.get("examples_per_sec")],
         "by_attempt": {str(attempt): result.get("examples_per_sec") for attempt, result in measured},
-        "note": None if rate else "no attempt had an epoch after its first one and the warm-up steps",
+        "note": None if rate and steady else (notes[0] if notes else missing),
     }
 
 
