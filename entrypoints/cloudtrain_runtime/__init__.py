@@ -24,6 +24,8 @@ Environment it reads:
 - ``CLOUDTRAIN_FAULT=<task_type>:<index>@epoch:<n>`` or ``@step:<n>``: that task SIGKILLs
   itself at the end of epoch n (after its backup) or after global step n; ``spot@...``:
   every task does, as when a spot interruption reclaims the machines.
+- ``CLOUDTRAIN_TRACE_STEPS=EPOCH:FIRST-LAST``: the chief traces those steps with the TensorFlow
+  Profiler into the TensorBoard folder (``training.profile``, see ``profiling``).
 - ``TF_USE_LEGACY_KERAS=1``: run the user's code on tf_keras (Keras 2).
 - ``CLOUDTRAIN_DEBUG=1``: print tracebacks with errors.
 
@@ -31,9 +33,10 @@ Output: the chief logs the strategy and its reason, one line per epoch
 (``epoch 2/3 loss=0.1509 binary_accuracy=0.9570 val_loss=...``), then ``replicas=N``,
 ``global_batch=N``, ``final_val_<metric>=...``, ``export=<path>`` and the answer of the
 exported model's ``serving_default``. It writes ``cloudtrain-result.json`` (replicas,
-global batch, history, export path, resumed_from_epoch, throughput, weights_l1) and
-``cloudtrain-throughput.json`` in the export's parent folder, or on SageMaker in
-``/opt/ml/output/data/`` (under the root).
+global batch, the history and throughput of every attempt, which attempt did what, export
+path, resumed_from_epoch, weights_l1), ``cloudtrain-throughput.json`` and, after every
+epoch, ``cloudtrain-history.json`` (``history``) in the export's parent folder, or on
+SageMaker in ``/opt/ml/output/data/`` (under the root); the history also in the backup folder.
 
 User code: a managed module (``build_model``/``make_dataset``, see ``managed``) or a
 script calling ``setup()`` (see ``script``).

@@ -16,8 +16,12 @@ files and reaches the same verdict; only the chief writes:
   code changed under the same run id): one error naming the folder and the fix.
 - ``foreign``: another run's backup, or one cloudtrain did not stamp: one error.
 
+Beside the stamp the chief keeps the run's history (``cloudtrain-history.json``, see
+``cloudtrain_runtime.history``): a folder holding only these two holds no backup.
+
 Nothing is moved or deleted there but this run's own backup, after its verified export
-(``complete``), and not even that where the export is not yet durable when the runtime
+(``complete``; the history with it, its copy beside the result being complete by then),
+and not even that where the export is not yet durable when the runtime
 ends (SageMaker uploads ``/opt/ml/model`` only when the job ends, and a deletion under the
 synced checkpoint folder is a deletion in S3: reference/sagemaker.md §9).
 
@@ -50,8 +54,11 @@ from typing import Any
 
 from cloudtrain_runtime.config import RuntimeConfig
 from cloudtrain_runtime.errors import ConfigError
+from cloudtrain_runtime.replica import HISTORY_FILE
 
 STAMP_FILE = "cloudtrain-backup.json"
+# Beside Keras's files, never part of them: the stamp, and the run's history (cloudtrain_runtime.history).
+OWN_FILES = (STAMP_FILE, HISTORY_FILE)
 RUN_ID_ENV = "CLOUDTRAIN_RUN_ID"
 # The fields that decide what is trained; paths, code bundle and machines do not.
 TRAINING_FIELDS = (
@@ -196,7 +203,7 @@ class Backups:
         return True
 
     def _holds_backup(self) -> bool:
-        return self.folder.is_dir() and any(p.name != STAMP_FILE for p in self.folder.iterdir())
+        return self.folder.is_dir() and any(p.name not in OWN_FILES for p in self.folder.iterdir())
 
     def _start(self, mine: Stamp) -> None:
         self.mine = dataclasses.replace(mine, run=mine.run or uuid.uuid4().hex)

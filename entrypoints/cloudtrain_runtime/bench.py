@@ -18,17 +18,24 @@ process alone repeats the timed epoch until ``MIN_SECONDS`` have passed (``measu
 times pipeline and ceiling in turn ``ROUNDS`` times, keeping the median (``alternate``).
 Nothing is exported, backed up or logged to TensorBoard. The chief writes the results to
 ``cloudtrain-bench.json`` beside the result file (``Locations.results``).
+
+With ``CLOUDTRAIN_TRACE_STEPS=EPOCH:FIRST-LAST`` (``cloudtrain bench --profile-steps``) two
+more untimed epochs of LAST steps run on the real pipeline once the timings are done, the
+chief tracing steps FIRST to LAST of the second into its TensorBoard folder
+(``cloudtrain_runtime.profiling``): the profile that shows where the input time goes. The
+results name it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain_runtime import callbacks, data, tuning
+from cloudtrain_runtime import callbacks, data, profiling, tuning
 from cloudtrain_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -95,12 +102,14 @@ def run(session: Session, directory: Path, steps: int) -> dict[str, Any]:
     with managed.failures(session, "model.fit()", directory):
         pipeline, ceiling = alternate(session, model, prepared.examples, steps, rounds)
         precision = compare_precision(session, prepared, steps, ceiling)
+        profile = profile_steps(session, model, prepared.examples)
     result = {
         **_job(session, steps),
         "reads_files": data.reads_files(session.tf, prepared.examples),
         "pipeline": pipeline,
         "ceiling": ceiling,
         "precision": precision,
+        "profile": profile,
     }
     if session.is_chief:
         _write(session, result)
@@ -123,6 +132,30 @@ def measure(session: Session, model: Any, dataset: Any, steps: int) -> dict[str,
         dataset.repeat(), epochs=epochs, steps_per_epoch=steps, callbacks=hooks, shuffle=False, verbose=0
     )
     return dict(meter.result())
+
+
+def profile_steps(session: Session, model: Any, dataset: Any) -> dict[str, Any] | None:
+    """With ``CLOUDTRAIN_TRACE_STEPS``, two untimed epochs of the real pipeline, the chief tracing the window of the second.
+
+    The first shows the profiler how many steps one call runs (``steps_per_execution``),
+    so the trace starts with the call that runs the window's first step. Every host runs
+    the epochs (they step together). Returns where the trace is; None: no profile asked for.
+    """
+    window = profiling.requested(os.environ)
+    if window is None:
+        return None
+    window = profiling.Window(2, window.first, window.last)
+    profiler = session.profiler(window)
+    hooks = [callbacks.keras_callback(session.keras, profiling.ProfileSteps, profiler)] if profiler else []
+    model.fit(
+        dataset.repeat(), epochs=2, steps_per_epoch=window.last, callbacks=hooks, shuffle=False, verbose=0
+    )
+    found = profiling.traces(session.locations.tensorboard)
+    return {
+        "steps": f"{window.first}-{window.last}",
+        "logdir": str(session.locations.tensorboard),
+        "trace": str(found[-1]) if found else None,
+    }
 
 
 class _Enough:

@@ -29,6 +29,7 @@ from cloudtrain_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     from cloudtrain_runtime.backups import Backups
+    from cloudtrain_runtime.history import Recorder
 
     # The mixins below meet their Keras base class (Callback, BackupAndRestore) only at run
     # time, in ``keras_callback`` and ``chief_writes_backup``; checked here against Any.
@@ -110,14 +111,15 @@ class FaultInjector(_KerasBase):
 
 
 class Progress:
-    """Records the history and the resumed epoch; prints one line per epoch when ``say`` is given."""
+    """Records the epoch this attempt resumed from; prints one line per epoch when ``say`` is given.
+
+    The run's history, over every attempt, is ``EpochHistory``'s.
+    """
 
     def __init__(self, epochs: int, say: Callable[[str], None] | None) -> None:
         super().__init__()
         self.epochs, self.say = epochs, say
         self.resumed_from_epoch: int | None = None
-        self.history: dict[str, list[float]] = {}
-        self.epochs_run: list[int] = []
 
     def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
         if self.resumed_from_epoch is None:
@@ -128,11 +130,8 @@ class Progress:
             self.resumed_from_epoch = self.epochs
 
     def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-        values = {name: float(value) for name, value in (logs or {}).items() if _is_number(value)}
-        self.epochs_run.append(epoch + 1)
-        for name, value in values.items():
-            self.history.setdefault(name, []).append(value)
         if self.say:
+            values = {name: float(value) for name, value in (logs or {}).items() if _is_number(value)}
             metrics = " ".join(f"{name}={value:.4f}" for name, value in values.items())
             self.say(f"epoch {epoch + 1}/{self.epochs} {metrics}")
 
@@ -241,6 +240,43 @@ class _Timed:
     def add(self, steps: int, seconds: float) -> None:
         self.steps += steps
         self.seconds += seconds
+
+
+class EpochHistory(_KerasBase):
+    """The chief's side of the run's history (``cloudtrain_runtime.history``): one record per epoch.
+
+    It comes before the backup callback, so an epoch's record is written before its backup
+    (a kill between the two makes the restart train that epoch again, and replace its
+    record). The attempt joins the history at its first epoch, once the backup callback has
+    restored what it resumes from, or when training ends with nothing left to train.
+
+    ``run`` gives the run the backup verdict settled on and ``job`` the provider's job;
+    ``meter`` is the attempt's ``Throughput``, whose measurement is kept with each record.
+    """
+
+    def __init__(
+        self, recorder: Recorder, run: Callable[[], str], job: str | None, meter: Throughput
+    ) -> None:
+        super().__init__()
+        self.recorder, self.run, self.job, self.meter = recorder, run, job, meter
+        self._epoch: tuple[int, float] | None = None  # optimizer step and time at its start
+
+    def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        if self.recorder.history is None:
+            self.recorder.begin(self.run(), self.job, resumed_from=epoch)
+        self._epoch = (int(self.model.optimizer.iterations.numpy()), time.perf_counter())
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        assert self._epoch is not None, "Keras begins every epoch it ends"
+        steps, started = self._epoch
+        ran = int(self.model.optimizer.iterations.numpy()) - steps
+        self.recorder.throughput(self.meter.result())
+        metrics = {name: float(value) for name, value in (logs or {}).items() if _is_number(value)}
+        self.recorder.epoch(epoch + 1, metrics, epoch_s=time.perf_counter() - started, steps=ran)
+
+    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        if self.recorder.history is None:  # restored after the last epoch: nothing left to train
+            self.recorder.begin(self.run(), self.job, resumed_from=self.recorder.epochs_planned)
 
 
 class EpochSummaries(_KerasBase):

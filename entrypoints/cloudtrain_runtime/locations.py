@@ -12,9 +12,11 @@ paths this replica can open, with the provider's own overrides taking precedence
 - Elsewhere: the config's URIs, each scheme opened where its environment mounts it
   (``gs://`` → ``<root>/gcs``, ``s3://`` → ``<root>/s3``: ``environments.mounts``).
 
-The result JSON (``cloudtrain-result.json``) and the throughput JSON
-(``cloudtrain-throughput.json``) go next to the export, in its parent folder, except
-on SageMaker where they go to ``/opt/ml/output/data``.
+The result JSON (``cloudtrain-result.json``), the throughput JSON
+(``cloudtrain-throughput.json``) and the per-epoch history (``cloudtrain-history.json``)
+go next to the export, in its parent folder, except on SageMaker where they go to
+``/opt/ml/output/data``. The history has a second copy in the backup folder, where a
+restarted attempt finds it (``cloudtrain_runtime.history``).
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from collections.abc import Mapping
 
 from cloudtrain_runtime import environments
 from cloudtrain_runtime.config import RuntimeConfig
-from cloudtrain_runtime.replica import RESULT_FILE, THROUGHPUT_FILE, ClusterInfo, Locations
+from cloudtrain_runtime.replica import HISTORY_FILE, RESULT_FILE, THROUGHPUT_FILE, ClusterInfo, Locations
 
-__all__ = ["RESULT_FILE", "THROUGHPUT_FILE", "Locations", "resolve"]
+__all__ = ["HISTORY_FILE", "RESULT_FILE", "THROUGHPUT_FILE", "Locations", "resolve"]
 
 
 def resolve(config: RuntimeConfig, cluster: ClusterInfo, env: Mapping[str, str], root: str) -> Locations:

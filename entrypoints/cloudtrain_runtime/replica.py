@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 RESULT_FILE = "cloudtrain-result.json"
 THROUGHPUT_FILE = "cloudtrain-throughput.json"
+HISTORY_FILE = "cloudtrain-history.json"
 COMPLETE_FILE = "cloudtrain-complete.json"
 
 
@@ -109,6 +110,16 @@ class Locations:
     @property
     def throughput_file(self) -> Path:
         return self.results / THROUGHPUT_FILE
+
+    @property
+    def history_file(self) -> Path:
+        """The run's per-epoch history beside the result (``cloudtrain_runtime.history``)."""
+        return self.results / HISTORY_FILE
+
+    @property
+    def durable_history_file(self) -> Path:
+        """The history's copy a restarted attempt reads: in the backup folder, beside the stamp."""
+        return self.backup / HISTORY_FILE
 
     @property
     def completion_file(self) -> Path:

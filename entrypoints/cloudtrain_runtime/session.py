@@ -13,6 +13,8 @@ import functools
 import importlib.util
 import json
 import os
+import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +32,12 @@ from cloudtrain_runtime import (
     hparams,
     keras_compat,
     latest,
+    profiling,
     schedule,
     strategy,
     tuning,
 )
+from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import AUTO, RuntimeConfig
 from cloudtrain_runtime.errors import UserCodeError
@@ -62,6 +66,8 @@ class Session:
         say: prints one line, on the chief only.
         fixes: multi-worker fit fixes applied to this Keras.
         speed: the speed switches as resolved so far, by name (``cloudtrain_runtime.tuning``).
+        started: when this process's session started (Unix seconds): the attempt's start in
+            the run's history (``cloudtrain_runtime.history``).
     """
 
     config: RuntimeConfig
@@ -77,6 +83,7 @@ class Session:
     result: dict[str, Any] | None = None
     final_scores: dict[str, float] = field(default_factory=dict)
     speed: dict[str, tuning.Setting] = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
 
     def __repr__(self) -> str:
         return (
@@ -128,19 +135,65 @@ class Session:
         return cb.keras_callback(self.keras, cb.Throughput, self.global_batch)
 
     @functools.cached_property
-    def callbacks(self) -> list[Any]:
-        """Backup, progress, throughput, TensorBoard (chief) and a planned fault, in that order.
+    def history(self) -> history_lib.Recorder:
+        """The run's per-epoch history, over every attempt (``cloudtrain_runtime.history``); the chief writes it."""
+        return history_lib.Recorder(
+            durable=self.locations.durable_history_file,
+            published=self.locations.history_file,
+            started_at=self.started,
+            epochs_planned=self.config.epochs,
+            replicas=self.replicas,
+            global_batch=self.global_batch,
+            clock=time.time,
+        )
 
-        The fault comes last so the epoch's backup is on disk before the task dies.
+    @functools.cached_property
+    def callbacks(self) -> list[Any]:
+        """Throughput, the history, backup, progress, a sweep's objective, TensorBoard, the profiler, a fault.
+
+        The history, the objective, TensorBoard and the profiler are the chief's.
+
+        Throughput ends its epoch before the history records it; the history is written
+        before the backup (``callbacks.EpochHistory``); the fault comes last so the epoch's
+        backup is on disk before the task dies.
         """
-        found = [self.backup_callback(), self.progress, self.throughput]
+        found = [self.throughput]
+        if self.is_chief:
+            job = history_lib.identity(self.config, os.environ).job
+            found.append(
+                cb.keras_callback(self.keras, cb.EpochHistory, self.history, self._run, job, self.throughput)
+            )
+        found += [self.backup_callback(), self.progress]
         if self.is_chief and self.config.objective:
             found.append(self._objective_report(self.config.objective))
         if self.is_chief and self._tensorboard_installed():
             found.append(cb.tensorboard(self.keras, str(self.locations.tensorboard)))
+        profiler = self.profiler()
+        if profiler is not None:
+            found.append(cb.keras_callback(self.keras, profiling.ProfileSteps, profiler))
         if self.fault and self.fault.unit != "export":
             found.append(cb.keras_callback(self.keras, cb.FaultInjector, self.fault))
         return found
+
+    def profiler(self, window: profiling.Window | None = None) -> profiling.StepProfiler | None:
+        """The chief's profiler of ``window``, by default the steps ``CLOUDTRAIN_TRACE_STEPS`` asks for; None: off."""
+        window = window or profiling.requested(os.environ)
+        if window is None or not self.is_chief:
+            return None
+        start, stop = profiling.tracer(self.tf, self.config.keras_backend)
+        return profiling.StepProfiler(window, self.locations.tensorboard, start, stop, self.say)
+
+    def _run(self) -> str:
+        """The run the backup verdict settled on: the environment's, the stamp's, or a new one.
+
+        A ``fit`` without the backup callback (a script's own list) never asks the backup:
+        then the history is this process's alone.
+        """
+        return self.backups.mine.run or self._unstamped_run
+
+    @functools.cached_property
+    def _unstamped_run(self) -> str:
+        return f"unstamped-{uuid.uuid4().hex}"
 
     @functools.cached_property
     def fault(self) -> cb.Fault | None:
@@ -152,7 +205,7 @@ class Session:
     def backups(self) -> backups_lib.Backups:
         """This run's backup folder: whose backup it holds, and the completion marker."""
         mine = backups_lib.Stamp(
-            run=backups_lib.run_id(self.config, os.environ),
+            run=history_lib.identity(self.config, os.environ).run,
             config=backups_lib.config_fingerprint(self.config),
             model="",
         )
@@ -328,24 +381,33 @@ class Session:
         return path
 
     def _results(self, model: Any, path: Path, serving: Mapping[str, Any]) -> dict[str, Any]:
-        progress = self.progress
+        """The result file: this attempt's settings and check, and every attempt's history and throughput."""
+        run = self._run_history()
+        curves = history_lib.curves(run)
         return {
             "name": self.config.name,
+            "run": run["run"],
             "replicas": self.replicas,
             "global_batch": self.global_batch,
             "per_replica_batch": self.per_replica_batch,
+            "learning_rate": self.config.learning_rate,
+            "accelerator": self.config.accelerator,
+            "hosts": self.cluster.num_hosts,
+            "devices_per_host": self.cluster.devices_per_host,
             "strategy": self.choice.name,
             "strategy_reason": self.choice.reason,
             "keras": "tf_keras" if self.legacy else f"keras {self.keras.__version__}",
             "precision_policy": self.keras.mixed_precision.global_policy().name,
             "multi_worker_fixes": self.fixes,
             "speed": tuning.as_json(self.speed),
-            "history": progress.history,
-            "final_validation": self.final_scores or _last_validation(progress.history),
-            "epochs_run": progress.epochs_run,
-            "resumed_from_epoch": progress.resumed_from_epoch,
+            "history": curves,
+            "final_validation": self.final_scores or _last_validation(curves),
+            "epochs_run": history_lib.epochs(run),
+            "resumed_from_epoch": self.progress.resumed_from_epoch,
+            "attempts": [_attempt_summary(attempt) for attempt in run["attempts"]],
+            "time_lost_s": history_lib.lost_seconds(run),
             "throughput": {
-                **self.throughput.result(),
+                **history_lib.merged_throughput(run, global_batch=self.global_batch),
                 "replicas": self.replicas,
                 "accelerator": self._measured_on(),
             },
@@ -353,6 +415,20 @@ class Session:
             "export": str(path),
             "serving_default": serving,
         }
+
+    def _run_history(self) -> dict[str, Any]:
+        """The run's history with this attempt's last throughput; an empty one where ``fit`` had no callbacks.
+
+        A script that trains without ``session.callbacks`` leaves no history: its result says so.
+        """
+        recorder = self.history
+        if recorder.history is None:
+            return history_lib.new(
+                self.backups.mine.run or "", started_at=self.started, epochs=self.config.epochs
+            )
+        recorder.throughput(self.throughput.result())
+        recorder.save()
+        return recorder.history
 
     @property
     def measured_on(self) -> str:
@@ -379,8 +455,18 @@ class Session:
         self.say(f"result={self.locations.result_file}")
 
 
-def _last_validation(history: Mapping[str, list[float]]) -> dict[str, float]:
-    return {name: values[-1] for name, values in history.items() if name.startswith("val_") and values}
+def _last_validation(curves: Mapping[str, list[float | None]]) -> dict[str, float]:
+    last = {name: [value for value in values if value is not None] for name, values in curves.items()}
+    return {name: values[-1] for name, values in last.items() if name.startswith("val_") and values}
+
+
+def _attempt_summary(attempt: Mapping[str, Any]) -> dict[str, Any]:
+    """What one attempt did, for the result file: its job, where it resumed, what it trained and lost."""
+    measured = attempt["throughput"] or {}
+    return {
+        **{key: value for key, value in attempt.items() if key != "throughput"},
+        "examples_per_sec": measured.get("examples_per_sec"),
+    }
 
 
 def _shapes(serving: Mapping[str, Any]) -> str:

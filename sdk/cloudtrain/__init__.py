@@ -34,6 +34,7 @@ _EXPORTS = {
     "ProviderError": "cloudtrain.errors",
     "SpecError": "cloudtrain.errors",
     "attach": "cloudtrain.api",
+    "compare": "cloudtrain.scaling",
     "estimate": "cloudtrain.api",
     "list_jobs": "cloudtrain.api",
     "load_spec": "cloudtrain.specfile",
@@ -63,6 +64,7 @@ __all__ = [
     "SpecError",
     "Submission",
     "attach",
+    "compare",
     "estimate",
     "list_jobs",
     "load_spec",
@@ -89,6 +91,7 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import Progress
     from cloudtrain.providers.jobs import Job, JobStatus, JobSummary
+    from cloudtrain.scaling import compare
     from cloudtrain.spec import JobSpec
     from cloudtrain.specfile import load_spec, with_defaults
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import BudgetError, ProviderError, SpecError, require
 from cloudtrain.progress import OnProgress, Progress
+from cloudtrain_runtime import profiling
 from cloudtrain_runtime.bench import BENCH_ENV, BENCH_FILE
 
 if TYPE_CHECKING:
@@ -116,6 +117,8 @@ class Measurement:
         reads_files: whether the input reads files (so it can be sharded by FILE).
         switches: the speed switches in force, by name (``training.prefetch``, ...).
         precision: the runtime's mixed-precision comparison (``cloudtrain_runtime.bench``).
+        profile: where the chief's profiler trace is (``steps``, ``logs``: the TensorBoard
+            folder to open, ``trace``: the file), with ``--profile-steps``; else None.
     """
 
     replicas: int
@@ -129,6 +132,7 @@ class Measurement:
     reads_files: bool
     switches: Mapping[str, Any]
     precision: Mapping[str, Any]
+    profile: Mapping[str, Any] | None = None
 
     @classmethod
     def from_runtime(cls, data: Mapping[str, Any]) -> Measurement:
@@ -145,6 +149,7 @@ class Measurement:
             reads_files=bool(data["reads_files"]),
             switches={name: setting["value"] for name, setting in data["speed"].items()},
             precision=data["precision"],
+            profile=data.get("profile"),
         )
 
     @property
@@ -162,6 +167,7 @@ class Measurement:
             "ceiling_examples_per_sec": self.ceiling,
             "input_wait": self.input_wait,
             "steps_per_execution": self.switches.get("steps_per_execution"),
+            "profile": self.profile,
         }
 
 
@@ -172,15 +178,30 @@ def input_verdict(run: Measurement) -> Verdict:
         f"input pipeline {run.pipeline:,.0f} examples/s, compute ceiling {run.ceiling:,.0f} "
         f"(×{run.ceiling / run.pipeline:.2f}): the device waits for input {wait:.0%} of each step"
     )
+    profile = _profile_note(run)
     if wait >= INPUT_BOUND:
         return Verdict(
             "input-bound",
-            f"{measured}. Fix the input before adding hardware: more replicas would wait too.",
+            f"{measured}. Fix the input before adding hardware: more replicas would wait too.{profile}",
             input_fixes(run),
         )
     if wait >= PARTLY_INPUT_BOUND:
-        return Verdict("partly input-bound", f"{measured}.", input_fixes(run))
-    return Verdict("compute-bound", f"{measured}; the device is busy, so more or faster devices help.")
+        return Verdict("partly input-bound", f"{measured}.{profile}", input_fixes(run))
+    return Verdict(
+        "compute-bound", f"{measured}; the device is busy, so more or faster devices help.{profile}"
+    )
+
+
+def _profile_note(run: Measurement) -> str:
+    """Where this run's profile is, and how to open it; empty without one."""
+    if not run.profile:
+        return ""
+    if not run.profile.get("trace"):
+        return f" No profile of steps {run.profile['steps']} reached the job's outputs (its TensorBoard folder is not delivered)."
+    return (
+        f" Profile of steps {run.profile['steps']}: {run.profile['trace']} "
+        f"(tensorboard --logdir {run.profile['logs']}, Profile tab: where each step's time goes)."
+    )
 
 
 def input_fixes(run: Measurement) -> tuple[str, ...]:
@@ -353,6 +374,7 @@ def bench(
     progress: OnProgress | None = None,
     force: bool = False,
     poll_s: float = 30.0,
+    profile_steps: str | None = None,
 ) -> BenchResult:
     """Run the job's bench with 1 replica and with its own N, and judge them.
 
@@ -371,6 +393,9 @@ def bench(
             as a run's job changes state, and once more when all have.
         force: run even when a run's worst case exceeds ``limits.max_cost_usd``.
         poll_s: seconds between status polls of a run's job.
+        profile_steps: ``"FIRST-LAST"``: after its timings each run's chief traces these steps of
+            one more epoch with the TensorFlow Profiler, and the input verdict names the trace.
+            The runs then write under the storage root's ``bench/<N>`` here too, so the trace stays.
 
     Raises:
         SpecError: the job is in script mode (bench times a managed module), or the provider
@@ -390,7 +415,7 @@ def bench(
     report = progress or _silent
     found = []
     with tempfile.TemporaryDirectory(prefix="cloudtrain-bench-") as scratch:
-        runs = bench_plans(spec, target, steps, Path(scratch))
+        runs = bench_plans(spec, target, steps, Path(scratch), profile_steps=profile_steps)
         for plan_ in runs if target.billed and not force else ():
             _within_budget(plan_)
         for done, plan_ in enumerate(runs):
@@ -419,27 +444,52 @@ def _within_budget(planned: Plan) -> None:
         )
 
 
-def bench_plans(spec: JobSpec, target: Provider, steps: int, scratch: Path) -> list[Plan]:
+def bench_plans(
+    spec: JobSpec, target: Provider, steps: int, scratch: Path, *, profile_steps: str | None = None
+) -> list[Plan]:
     """The plans of ``spec``'s bench runs on ``target``: 1 replica, then its own N if more.
 
-    Each has the bench variable and ``BENCH_MAX_RUNTIME``. An unbilled provider writes
-    under ``scratch``, a billed one under its storage root's ``bench/<N>``.
+    Each has the bench variable and ``BENCH_MAX_RUNTIME``, and with ``profile_steps`` the
+    profile variable (``cloudtrain_runtime.profiling``). An unbilled provider writes under
+    ``scratch`` unless a profile must stay; a billed one, or one that profiles, under the
+    storage root's ``bench/<N>``.
 
     Raises:
-        SpecError: the job is in script mode (bench times a managed module).
+        SpecError: the job is in script mode (bench times a managed module), or
+            ``profile_steps`` is not FIRST-LAST.
     """
     if spec.code.module is None:
         raise SpecError(
             "code: cloudtrain bench times a managed module (code.module with build_model and make_dataset); "
             "a script runs its own loop, which it cannot time."
         )
+    env = {BENCH_ENV: str(steps), **profile_env(profile_steps)}
     planned = target.plan(spec)
-    root = f"{planned.storage.root.rstrip('/')}/bench" if target.billed else str(scratch)
+    kept = target.billed or profile_steps is not None
+    root = f"{planned.storage.root.rstrip('/')}/bench" if kept else str(scratch)
     counts = [1] if planned.replicas == 1 else [1, planned.replicas]
     return [
-        target.plan(shape(spec, planned, replicas, f"{root}/{replicas}")).with_env({BENCH_ENV: str(steps)})
-        for replicas in counts
+        target.plan(shape(spec, planned, replicas, f"{root}/{replicas}")).with_env(env) for replicas in counts
     ]
+
+
+def profile_env(steps: str | None) -> dict[str, str]:
+    """The profile variable for a bench's extra epoch (its first and only one), or nothing.
+
+    Raises:
+        SpecError: ``steps`` is not FIRST-LAST.
+    """
+    if steps is None:
+        return {}
+    found = profiling.parse_steps(steps)
+    problem = (
+        "write FIRST-LAST"
+        if found is None
+        else profiling.window_problem(epoch=1, first=found[0], last=found[1])
+    )
+    if problem or found is None:
+        raise SpecError(f'--profile-steps must be FIRST-LAST, e.g. "10-20" ({problem}). Received: {steps!r}')
+    return {profiling.PROFILE_ENV: str(profiling.Window(1, *found))}
 
 
 def worst_cost(spec: JobSpec, provider: str | Provider | None = None) -> float | None:
@@ -517,7 +567,31 @@ def _run(
         raise
     if status.state != "succeeded":
         raise ProviderError(_failure(job, planned.spec, status.detail))
-    return dict(json.loads(target.read_output(planned, sibling(job.outputs.result, BENCH_FILE))))
+    found = dict(json.loads(target.read_output(planned, sibling(job.outputs.result, BENCH_FILE))))
+    return {**found, "profile": delivered(found.get("profile"), job.outputs.tensorboard)}
+
+
+def delivered(profile: Mapping[str, Any] | None, tensorboard: str) -> dict[str, Any] | None:
+    """The runtime's profile, its paths as the job's outputs name them (the container's are gone).
+
+    ``tensorboard`` is ``Job.outputs.tensorboard``; ``""`` where the request delivers no
+    TensorBoard files (a SageMaker request without ``TensorBoardOutputConfig``): no trace.
+
+    Example:
+    >>> delivered({"steps": "2-4", "logdir": "/opt/ml/output/tensorboard",
+    ...            "trace": "/opt/ml/output/tensorboard/plugins/profile/r/algo-1.xplane.pb"}, "s3://b/logs")
+    {'steps': '2-4', 'logs': 's3://b/logs', 'trace': 's3://b/logs/plugins/profile/r/algo-1.xplane.pb'}
+    """
+    if not profile:
+        return None
+    trace, logdir = profile.get("trace"), str(profile["logdir"]).rstrip("/")
+    relative = str(trace)[len(logdir) + 1 :] if trace and str(trace).startswith(logdir + "/") else None
+    base = tensorboard.rstrip("/")
+    return {
+        "steps": profile["steps"],
+        "logs": base or None,
+        "trace": f"{base}/{relative}" if base and relative else None,
+    }
 
 
 def sibling(uri: str, name: str) -> str:

@@ -29,6 +29,7 @@ import json
 
 from cloudtrain.planning import Plan
 from cloudtrain_runtime import config as runtime_config
+from cloudtrain_runtime.profiling import PROFILE_ENV
 
 CONFIG_ENV = "CLOUDTRAIN_CONFIG"
 BUNDLE_ENV = "CLOUDTRAIN_BUNDLE"
@@ -110,9 +111,15 @@ def sourcing(script: str, command: list[str]) -> list[str]:
 
 
 def environment(plan: Plan, bundle_path: str, *, include_config: bool = True) -> dict[str, str]:
-    """Environment variables for every replica: the user's ``env`` plus the runtime contract."""
+    """Environment variables for every replica: the user's ``env`` plus the runtime contract.
+
+    ``training.profile`` travels as ``CLOUDTRAIN_TRACE_STEPS`` (``cloudtrain_runtime.profiling``),
+    only when set: a job that profiles nothing carries nothing for it.
+    """
     env = dict(plan.spec.env)
     env[BUNDLE_ENV] = bundle_path
+    if plan.spec.training.profile is not None:
+        env[PROFILE_ENV] = plan.spec.training.profile.window
     if include_config:
         env[CONFIG_ENV] = runtime_config_json(plan)
     return env

@@ -17,9 +17,9 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 
-from cloudtrain_runtime.replica import RESULT_FILE, THROUGHPUT_FILE
+from cloudtrain_runtime.replica import HISTORY_FILE, RESULT_FILE, THROUGHPUT_FILE
 
 JOB = "{job}"
 
@@ -35,6 +35,9 @@ class Outputs:
         logs: the job's log lines (a console URL on a cloud, a file here).
         result: ``cloudtrain-result.json`` (history, epochs run, the export's check).
         throughput: ``cloudtrain-throughput.json`` (examples/s, for ``cloudtrain cost``).
+        history: ``cloudtrain-history.json``, the run's per-epoch history over every attempt
+            (``cloudtrain_runtime.history``; ``cloudtrain compare`` reads it). ``""`` in the
+            records of runs made before it existed.
     """
 
     model: str
@@ -43,6 +46,7 @@ class Outputs:
     logs: str
     result: str
     throughput: str
+    history: str = ""
 
     def for_job(self, job: str) -> Outputs:
         """These outputs with the job's name or ID in place of ``{job}``."""
@@ -56,12 +60,17 @@ class Outputs:
     def names(cls) -> tuple[str, ...]:
         return tuple(field.name for field in fields(cls))
 
+    @classmethod
+    def required(cls) -> tuple[str, ...]:
+        """The artifacts every record names; the others came later and default to ``""``."""
+        return tuple(field.name for field in fields(cls) if field.default is MISSING)
+
 
 def standard(run: str, *, logs: str) -> Outputs:
     """The layout the runtime writes under one run's prefix (``planning.storage_paths``).
 
-    The result and throughput files sit beside the model folder, in its parent, which is
-    where the runtime writes them (``cloudtrain_runtime.locations``).
+    The result, throughput and history files sit beside the model folder, in its parent,
+    which is where the runtime writes them (``cloudtrain_runtime.locations``).
     """
     base = run.rstrip("/")
     return Outputs(
@@ -71,4 +80,5 @@ def standard(run: str, *, logs: str) -> Outputs:
         logs=logs,
         result=f"{base}/{RESULT_FILE}",
         throughput=f"{base}/{THROUGHPUT_FILE}",
+        history=f"{base}/{HISTORY_FILE}",
     )

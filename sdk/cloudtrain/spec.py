@@ -54,7 +54,7 @@ from cloudtrain.sections import (
 )
 from cloudtrain.uris import check_location, check_storage_root
 from cloudtrain_runtime import config as runtime_config
-from cloudtrain_runtime import hparams, rules
+from cloudtrain_runtime import hparams, profiling, rules
 
 __all__ = [
     "MAX_DURATION_S",
@@ -265,6 +265,43 @@ class LearningRate(Section):
     )
 
 
+class Profile(Section):
+    """Training steps the TensorFlow Profiler traces on the chief, into the run's TensorBoard folder.
+
+    The runtime writes ``<logs>/plugins/profile/<run>/*.xplane.pb``, where TensorBoard's
+    profile plugin reads it (``cloudtrain_runtime.profiling``).
+    """
+
+    epoch: Whole = Field(
+        ..., gt=0, le=1_000_000, description="The epoch (1-based) whose steps are traced.", examples=[2]
+    )
+    steps: str = Field(
+        ...,
+        description='Steps FIRST-LAST of that epoch (1-based), e.g. "10-20": a few, after the first ones.',
+        examples=["10-20"],
+    )
+
+    @field_validator("steps")
+    @classmethod
+    def _window(cls, value: str) -> str:
+        steps = profiling.parse_steps(value)
+        problem = (
+            "write FIRST-LAST"
+            if steps is None
+            else profiling.window_problem(epoch=1, first=steps[0], last=steps[1])
+        )
+        if problem:
+            raise PydanticCustomError(
+                "profile_steps", 'must be FIRST-LAST, e.g. "10-20" ({problem})', {"problem": problem}
+            )
+        return value.strip()
+
+    @property
+    def window(self) -> str:
+        """The runtime's ``CLOUDTRAIN_TRACE_STEPS`` value: ``EPOCH:FIRST-LAST``."""
+        return f"{self.epoch}:{self.steps}"
+
+
 def _speed_switch(name: str) -> BeforeValidator:
     """The runtime's own check of the speed switch ``name`` (``config.switch_problem``)."""
 
@@ -356,6 +393,11 @@ class Training(Section):
     parallel_map: Annotated[bool, _speed_switch("parallel_map")] = _speed_field(
         "parallel_map", examples=[False]
     )
+    profile: Profile | None = Field(
+        None,
+        description="Trace these steps with the TensorFlow Profiler (chief only); off by default.",
+        examples=[{"epoch": 2, "steps": "10-20"}],
+    )
 
     @field_validator("layout_map")
     @classmethod
@@ -399,6 +441,16 @@ class Training(Section):
         if problem:
             raise PydanticCustomError("steps_per_execution", problem)
         return value
+
+    @model_validator(mode="after")
+    def _profile_within_training(self) -> Training:
+        if self.profile is not None and self.profile.epoch > self.epochs:
+            raise PydanticCustomError(
+                "profile",
+                "profile.epoch={epoch} is after the last epoch ({epochs}); set training.profile.epoch to {epochs} or less",
+                {"epoch": self.profile.epoch, "epochs": self.epochs},
+            )
+        return self
 
     @model_validator(mode="after")
     def _warmup_within_training(self) -> Training:

@@ -15,7 +15,7 @@ import pytest
 
 from cloudtrain import bench
 from cloudtrain.cli.bench_command import table
-from cloudtrain.cost.throughput import parse_throughput
+from cloudtrain.cost.throughput import MeasuredScaling, parse_throughput
 
 
 def runtime_result(
@@ -181,8 +181,10 @@ def test_the_json_is_a_throughput_file_cost_reads(tmp_path: Path) -> None:
 
     throughput = parse_throughput(str(path))
 
-    # The 2-replica rate, per device: its scaling loss stays in the figure.
-    assert (throughput.examples_per_sec, throughput.accelerator) == (750.0, "cpu")
+    # The 1-replica rate per device, and the 2-replica scaling measured beside it (not folded in):
+    # the cost table applies it to the layout bench ran and carries it to the others.
+    assert (throughput.examples_per_sec, throughput.accelerator) == (1000.0, "cpu")
+    assert throughput.scaling == MeasuredScaling(replicas=2, hosts=2, efficiency=0.75)
     assert result.to_json()["scaling_efficiency"] == 0.75
 
 

@@ -57,6 +57,14 @@ def test_bench_runs_one_and_two_replicas_and_its_json_feeds_cost(
     code, out, err = run_cli("cost", str(example_job), "--throughput", str(saved), "--json")
 
     assert code == 0, err
-    throughput = json.loads(out)["throughput"]
-    assert throughput["examples_per_sec"] == pytest.approx(two / 2)  # per device
-    assert throughput["accelerator"] == "cpu"
+    priced = json.loads(out)
+    assert priced["throughput"]["examples_per_sec"] == pytest.approx(one)  # the 1-replica run, per device
+    assert priced["throughput"]["accelerator"] == "cpu"
+    # bench's own options are the same ranking, with the measured efficiency on the layout it ran
+    recommended = [
+        {k: v for k, v in o.items() if "epoch" not in k} for o in found["recommendation"]["options"]
+    ]
+    assert recommended == priced["options"] and recommended
+    ran = [o for o in recommended if (o["hosts"], o["devices_per_host"], o["accelerator"]) == (2, 1, "cpu")]
+    assert ran and all(o["scaling_kind"] == "measured" for o in ran)
+    assert all(o["scaling_efficiency"] == pytest.approx(found["scaling_efficiency"]) for o in ran)

@@ -25,7 +25,10 @@ def test_chief_killed_during_export_restarts_at_the_export(tmp_path: Path) -> No
     assert "epoch 2/2" in killed.outputs[0]
     assert "training_metadata.json" in kept  # the backup outlived fit
     assert resumed.ok, resumed.explain()
-    assert resumed.result["epochs_run"] == [] and resumed.result["resumed_from_epoch"] == 2
+    # regression: a restart after the last epoch left "history": {} and "epochs_run": []
+    assert resumed.result["epochs_run"] == [1, 2] and resumed.result["resumed_from_epoch"] == 2
+    assert len(resumed.result["history"]["loss"]) == 2
+    assert [a["epochs"] for a in resumed.result["attempts"]] == [[1, 2], []]
     assert "final_val_mae=" in resumed.outputs[0]
     marker = json.loads((tmp_path / "out" / "cloudtrain-complete.json").read_text())
     assert (marker["export"], marker["run"]) == (resumed.result["export"], "r1")

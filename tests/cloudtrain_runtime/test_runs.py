@@ -29,7 +29,8 @@ def test_attempts_of_one_run_resume_and_another_run_leaves_the_backup_alone(tmp_
     assert not other.ok and "belongs to run 'r1', not to run 'r2', so it was left as it is" in other.explain()
     assert after_other == kept  # not a byte moved or deleted
     assert resumed.ok, resumed.explain()
-    assert resumed.result["epochs_run"] == [2]
+    assert resumed.result["epochs_run"] == [1, 2]  # the run's epochs, over both its attempts
+    assert [a["epochs"] for a in resumed.result["attempts"]] == [[1], [2]]
     assert "resuming from the backup" in resumed.outputs[0]
 
 

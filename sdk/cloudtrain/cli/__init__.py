@@ -35,6 +35,7 @@ COMMANDS = {
     "prices": "cloudtrain.cli.cost_commands:prices_group",
     "doctor": "cloudtrain.cli.doctor_command:doctor_command",
     "bench": "cloudtrain.cli.bench_command:bench_command",
+    "compare": "cloudtrain.cli.compare_command:compare_command",
     "cache": "cloudtrain.cli.cache_command:cache_group",
 }
 

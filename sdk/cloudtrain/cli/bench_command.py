@@ -15,11 +15,17 @@ import click
 from cloudtrain.bench import BENCH_MAX_RUNTIME, DEFAULT_STEPS, scaling_efficiency
 from cloudtrain.cli import tables
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
+from cloudtrain.cost.notes import KIND_MARKS
+from cloudtrain.cost.units import dollars, duration
+from cloudtrain.errors import SpecError
 from cloudtrain_runtime.bench import MAX_STEPS
 
 if TYPE_CHECKING:
     from cloudtrain.bench import BenchResult, Measurement, Verdict
+    from cloudtrain.cost.option import CostOption
     from cloudtrain.progress import Progress
+    from cloudtrain.recommend import Recommendation, Target
+    from cloudtrain.spec import JobSpec
 
 # What stays on a narrow terminal: how many replicas, how fast, how much waiting, how well it scales.
 COLUMNS = (
@@ -60,6 +66,18 @@ FINDINGS = (tables.Column(""), tables.Column("", wrap=True))
     "--plot", "plot_path", type=click.Path(dir_okay=False), help="Also draw the results to this PNG."
 )
 @click.option(
+    "--target-from",
+    type=click.Path(dir_okay=False),
+    help="A cloudtrain compare --json file: also price each option to its target, in the epochs "
+    "its run of the spec's replica count needed.",
+)
+@click.option(
+    "--profile-steps",
+    metavar="FIRST-LAST",
+    help="Also trace these steps of one more epoch with the TensorFlow Profiler, e.g. 10-20; the input "
+    "verdict names the trace. Runs then write under the storage root's bench/ folder, here too.",
+)
+@click.option(
     "--set",
     "overrides",
     multiple=True,
@@ -74,6 +92,8 @@ def bench_command(
     force: bool,
     steps: int,
     plot_path: str | None,
+    target_from: str | None,
+    profile_steps: str | None,
     overrides: tuple[str, ...],
     profile: str | None,
     as_json: bool,
@@ -102,22 +122,44 @@ def bench_command(
       cloudtrain bench job.yaml
       cloudtrain bench job.yaml --json > bench.json && cloudtrain cost job.yaml --throughput bench.json
       cloudtrain bench job.yaml --steps 100 --plot bench.png
+      cloudtrain bench job.yaml --profile-steps 10-20
       cloudtrain bench job.yaml --provider sagemaker --json > bench-t4.json
     """
     from cloudtrain.bench import bench, plot, worst_cost
+    from cloudtrain.recommend import load_target
     from cloudtrain.specfile import load_spec
 
     spec = load_spec(job, overrides, profile=profile)
+    target = load_target(target_from, spec) if target_from else None  # a bad file fails before any run
     usd = worst_cost(spec, provider)
     if usd is not None:
         click.echo(
             f"bench: the runs can cost at most ${usd:,.2f} (every host billed for {BENCH_MAX_RUNTIME})",
             err=True,
         )
-    result = bench(spec, provider=provider, steps=steps, progress=_progress, force=force)
+    result = bench(
+        spec, provider=provider, steps=steps, progress=_progress, force=force, profile_steps=profile_steps
+    )
     if plot_path:
         click.echo(f"Plot written to {plot(result, plot_path)}", err=True)
-    click.echo(json.dumps(result.to_json(), indent=2) if as_json else table(result))
+    advice, why = _recommend(result, spec, target)
+    if as_json:
+        options = {"recommendation": advice.to_json() if advice else {"skipped": why}}
+        click.echo(json.dumps({**result.to_json(), **options}, indent=2))
+    else:
+        click.echo("\n\n".join([table(result), options_table(advice) if advice else f"options: {why}"]))
+
+
+def _recommend(
+    result: BenchResult, spec: JobSpec, target: Target | None
+) -> tuple[Recommendation | None, str]:
+    """The priced options, or why there are none (the spec gives no size of an epoch)."""
+    from cloudtrain.recommend import recommend
+
+    try:
+        return recommend(result, spec, target=target), ""
+    except SpecError as error:
+        return None, str(error)
 
 
 def _progress(event: Progress) -> None:
@@ -148,6 +190,65 @@ def _row(run: Measurement, result: BenchResult) -> tuple[str, ...]:
         f"{run.input_wait:.0%}",
         f"{efficiency:.2f}",
     )
+
+
+SHOWN_OPTIONS = 12
+
+
+def options_table(advice: Recommendation) -> str:
+    """The cheapest options per epoch (and to the target), marked measured (m) or extrapolated (x)."""
+    shown = advice.estimate.options[:SHOWN_OPTIONS]
+    reach = advice.target is not None
+    columns = [
+        tables.Column("#", justify="right"),
+        tables.Column("provider"),
+        tables.Column("shape"),
+        tables.Column("accel", priority=4),
+        tables.Column("capacity"),
+        tables.Column("examples/s", justify="right"),
+        tables.Column("eff", justify="right"),
+        tables.Column("time/epoch", justify="right"),
+        tables.Column("USD/epoch", justify="right"),
+        *(
+            [tables.Column("to target", justify="right"), tables.Column("USD to target", justify="right")]
+            if reach
+            else []
+        ),
+        tables.Column("marks", priority=2),
+    ]
+    rows = [_option_row(rank, option, advice) for rank, option in enumerate(shown, 1)]
+    more = len(advice.estimate.options) - len(shown)
+    lines = [
+        f"options for {advice.epochs} epochs, cheapest first (m measured by this bench, x extrapolated from it, "
+        "else assumed; cost --throughput with this bench's --json ranks them the same):",
+        tables.render(columns, rows),
+    ]
+    if more > 0:
+        lines.append(f"... and {more} more: cloudtrain cost JOB --throughput bench.json lists them all.")
+    if advice.target is not None:
+        lines.append(f"to target: {advice.target.source}.")
+    lines += [f"note: {note}" for note in advice.estimate.notes]
+    return "\n".join(lines)
+
+
+def _option_row(rank: int, option: CostOption, advice: Recommendation) -> list[str]:
+    hours, usd = advice.per_epoch(option)
+    reach = advice.to_target(option)
+    speed_mark = " m" if option.speed_kind == "measured" else " x"
+    row = [
+        str(rank),
+        option.provider,
+        option.label,
+        option.accelerator,
+        option.capacity,
+        f"{option.examples_per_sec:,.0f}{speed_mark}",
+        f"{option.efficiency.value:.2f}{KIND_MARKS.get(option.efficiency.kind, '')}",
+        duration(hours * 3600),
+        "price unknown" if usd is None else f"{'≤ ' if option.upper_bound else ''}{dollars(usd)}",
+    ]
+    if reach is not None:
+        row += [duration(reach[0] * 3600), "-" if reach[1] is None else dollars(reach[1])]
+    return [*row, ", ".join(option.marks)]
 
 
 def _verdict(name: str, verdict: Verdict) -> list[tuple[str, str]]:

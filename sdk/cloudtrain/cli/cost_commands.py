@@ -180,7 +180,7 @@ def _row(rank: int, o: cost.CostOption) -> tuple[str, ...]:
         o.accelerator,
         str(o.hosts * o.devices_per_host),
         o.capacity,
-        f"{o.efficiency.value:.2f}",
+        f"{o.efficiency.value:.2f}{notes.KIND_MARKS.get(o.efficiency.kind, '')}",
         cost.duration(o.hours * 3600),
         "price unknown" if o.usd is None else f"{'≤ ' if o.upper_bound else ''}{cost.dollars(o.usd)}",
         "-" if o.usd_per_hour is None else cost.dollars(o.usd_per_hour),

@@ -188,13 +188,24 @@ def _positive(text: str, path: str | Path) -> float:
     return value
 
 
+# Where a scaling efficiency comes from (``Efficiency.kind``).
+ASSUMED = "assumed"
+MEASURED = "measured"
+EXTRAPOLATED = "extrapolated"
+
+
 @dataclass(frozen=True)
 class Efficiency:
-    """Fraction of linear speed-up kept on a link, the assumption behind it, and the link's name."""
+    """Fraction of linear speed-up kept on a link, the assumption behind it, and the link's name.
+
+    ``kind``: ``assumed`` (a ``scaling.csv`` row), ``measured`` (by ``bench``, on this very
+    layout) or ``extrapolated`` (a measurement carried to another layout).
+    """
 
     value: float
     basis: str
     label: str = ""
+    kind: str = ASSUMED
 
 
 @catalog.cached

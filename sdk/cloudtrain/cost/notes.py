@@ -41,6 +41,10 @@ class Priced(Protocol):
     def price(self) -> Price | None: ...
 
 
+# How a table marks an efficiency that is not the catalog's assumption.
+KIND_MARKS = {inputs.MEASURED: " m", inputs.EXTRAPOLATED: " x"}
+
+
 def footer(found: Estimate) -> list[str]:
     """The inputs and assumptions a reader needs to trust (or redo) the numbers."""
     measured, options = found.throughput, found.options
@@ -51,6 +55,7 @@ def footer(found: Estimate) -> list[str]:
         f"Speed: {measured.examples_per_sec:g} examples/s on 1 × {measured.accelerator} ({measured.source}), "
         f"scaled by relative speed (catalog/speeds.csv: {speeds}) × devices × eff.",
         scaling(),
+        *measured_scaling(found),
         spot(found),
         estimates(options),
         billing(options),
@@ -72,6 +77,17 @@ def scaling() -> str:
         f"eff = assumed scaling efficiency: {_links(within)} within a host; "
         f"across hosts the slower of that and {_links(across)} (catalog/scaling.csv)."
     )
+
+
+def measured_scaling(found: Estimate) -> list[str]:
+    """The legend of the measured (m) and extrapolated (x) efficiencies, when the throughput carries one."""
+    scaling = found.throughput.scaling
+    if scaling is None:
+        return []
+    return [
+        f"eff m = measured by bench ({scaling.efficiency:.2f} on {scaling.replicas} replicas, {scaling.hosts} host(s)); "
+        "x = extrapolated from it: the assumption for that layout × measured / assumed for the measured one."
+    ]
 
 
 def _links(efficiencies: list[Efficiency]) -> str:

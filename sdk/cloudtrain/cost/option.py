@@ -1,7 +1,9 @@
 """One priced option: a shape in a region, on-demand or spot, with its hours and dollars.
 
 - speed = the measured single-device throughput, scaled to the shape's accelerator by
-  the relative-speed table, times devices, times the layout's scaling efficiency;
+  the relative-speed table, times devices, times the layout's scaling efficiency
+  (``efficiency_for``: measured by ``bench`` where the throughput carries a measurement,
+  else assumed);
 - dollars = billed time (rounded up to the price row's billing increment) × the per-host
   price × hosts. Spot runs take longer by the assumed interruption overhead; where a
   provider's catalog rows publish no spot price, its spot rate is the on-demand rate as
@@ -13,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cloudtrain import catalog
 from cloudtrain.cost import inputs
-from cloudtrain.cost.inputs import CostSettings, Efficiency, Price
+from cloudtrain.cost.inputs import EXTRAPOLATED, MEASURED, CostSettings, Efficiency, Price
 from cloudtrain.cost.shapes import Shape
 from cloudtrain.cost.throughput import Throughput
 from cloudtrain.cost.units import billed_seconds, charge, run_seconds
@@ -43,6 +46,8 @@ class CostOption:
     rate_basis: str
     price: Price | None
     marks: tuple[str, ...] = ()
+    speed_kind: str = MEASURED
+    """``measured`` (the throughput's own accelerator) or ``relative speed`` (``catalog/speeds.csv``)."""
 
     @property
     def label(self) -> str:
@@ -75,6 +80,8 @@ class CostOption:
             "capacity": self.capacity,
             "scaling_efficiency": self.efficiency.value,
             "scaling_basis": self.efficiency.basis,
+            "scaling_kind": self.efficiency.kind,
+            "speed_kind": self.speed_kind,
             "examples_per_sec": round(self.examples_per_sec, 3),
             "hours": self.hours,
             "billed_hours": self.billed_hours,
@@ -118,7 +125,7 @@ def price_option(shape: Shape, region: str, spot: bool, job: Workload) -> CostOp
     per_device = device_speed(shape.machine.accelerator, job.throughput, job.settings.speeds)
     if per_device is None:
         return None
-    efficiency = inputs.scaling_efficiency(shape.machine, shape.hosts)
+    efficiency = efficiency_for(shape, job.throughput)
     speed = per_device * shape.devices * efficiency.value
     seconds = run_seconds(job.work, speed, job.settings.spot_overhead if spot else 0.0)
     price = job.settings.prices.lookup(
@@ -142,7 +149,39 @@ def price_option(shape: Shape, region: str, spot: bool, job: Workload) -> CostOp
         usd=None if rate is None else charge(billed, rate, shape.hosts),
         rate_basis=basis,
         price=price,
+        speed_kind=MEASURED if shape.machine.accelerator == job.throughput.accelerator else "relative speed",
     )
+
+
+def efficiency_for(shape: Shape, measured: Throughput) -> Efficiency:
+    """The scaling efficiency of ``shape``: measured where ``bench`` measured this layout, else derived.
+
+    - one device: 1.0, nothing to synchronise;
+    - the layout ``bench`` ran (its hosts and devices per host, on its accelerator): the
+      measured efficiency;
+    - another layout: the catalog's assumption for it, times the measured efficiency over
+      the catalog's assumption for the measured layout (on the shape's provider): the
+      measurement's gain or loss against the catalog, carried over; at most 1;
+    - without a measurement, or where the measured layout has no machine: the assumption.
+    """
+    assumed = inputs.scaling_efficiency(shape.machine, shape.hosts)
+    scaling = measured.scaling
+    if scaling is None or shape.devices == 1:
+        return assumed
+    layout = f"{scaling.replicas} replicas on {scaling.hosts} host(s) of {measured.accelerator}"
+    same = (shape.hosts, shape.machine.devices, shape.machine.accelerator)
+    if same == (scaling.hosts, scaling.per_host, measured.accelerator):
+        return Efficiency(scaling.efficiency, f"measured by bench: {layout}", assumed.label, MEASURED)
+    reference = catalog.machine_for(shape.provider, measured.accelerator, scaling.per_host)
+    if reference is None:
+        return assumed
+    base = inputs.scaling_efficiency(reference, scaling.hosts).value
+    value = min(1.0, assumed.value * scaling.efficiency / base)
+    basis = (
+        f"extrapolated: {scaling.efficiency:.2f} measured on {layout} × {assumed.value:.2f} assumed here "
+        f"/ {base:.2f} assumed there"
+    )
+    return Efficiency(value, basis, assumed.label, EXTRAPOLATED)
 
 
 def host_rate(price: Price | None, spot: bool, settings: CostSettings) -> tuple[float | None, str]:

@@ -10,6 +10,13 @@ is divided by the devices it ran on (``devices`` or ``replicas`` in the JSON, el
 ``replicas`` of the result file beside it, else 1), so the run's own scaling loss
 stays folded into the per-device figure.
 
+``cloudtrain bench --json`` output is a throughput JSON with more in it: ``runs`` holds
+the 1-replica run and the spec's N-replica run. Then the per-device rate is the 1-replica
+run's (measured, with no scaling loss in it), and the scaling efficiency of N replicas on
+H hosts is measured too (``MeasuredScaling``): the cost table uses it for that layout and
+extrapolates it to the others (``cost.option.efficiency_for``), so ``cost --throughput
+bench.json`` ranks the options as ``bench`` itself does.
+
 Example:
 >>> parse_throughput("1200@a100-40gb")
 Throughput(1200 examples/s on 1 × a100-40gb, from --throughput)
@@ -42,12 +49,29 @@ SHORT_WARMUP = "timed after a short warm-up"
 
 
 @dataclass(frozen=True)
+class MeasuredScaling:
+    """A scaling efficiency ``bench`` measured: ``replicas`` replicas on ``hosts`` hosts."""
+
+    replicas: int
+    hosts: int
+    efficiency: float
+
+    @property
+    def per_host(self) -> int:
+        return max(self.replicas // self.hosts, 1)
+
+
+@dataclass(frozen=True)
 class Throughput:
-    """Measured training speed of ONE device of ``accelerator``, in examples per second."""
+    """Measured training speed of ONE device of ``accelerator``, in examples per second.
+
+    ``scaling``: the scaling efficiency measured with it (a bench's), or None: assumed.
+    """
 
     examples_per_sec: float
     accelerator: str
     source: str
+    scaling: MeasuredScaling | None = None
 
     def __repr__(self) -> str:
         return (
@@ -112,6 +136,8 @@ def _run_file(path: Path) -> Path:
 
 def _throughput_file(path: Path, accelerator: str | None) -> Throughput:
     data = _json(path)
+    if isinstance(data.get("runs"), list) and data["runs"]:
+        return from_bench(data, str(path), accelerator)
     rate = data.get("examples_per_sec", data.get("examples_per_second"))
     if rate is None:
         note = str(data.get("note") or "no examples_per_sec (or examples_per_second) key").rstrip(".")
@@ -126,6 +152,41 @@ def _throughput_file(path: Path, accelerator: str | None) -> Throughput:
     per_device = _rate(rate, str(path)) / devices
     short = f", {SHORT_WARMUP}" if data.get("steady") is False else ""
     return Throughput(per_device, _accelerator(accelerator), f"{path}, ÷ {devices} device(s){short}")
+
+
+def from_bench(data: dict[str, Any], source: str, accelerator: str | None = None) -> Throughput:
+    """The 1-replica rate and the measured scaling of a ``cloudtrain bench --json`` result.
+
+    Raises:
+        SpecError: a run lacks its rate, replicas or hosts.
+    """
+    runs = data["runs"]
+    counts = [_counts(run) for run in runs]
+    if None in counts:
+        raise SpecError(
+            f"{source}: not a bench result (each run needs pipeline_examples_per_sec, replicas, hosts)."
+        )
+    rates = [_rate(run.get("pipeline_examples_per_sec"), source) for run in runs]
+    (replicas, _), (n, hosts) = counts[0] or (0, 0), counts[-1] or (0, 0)
+    one, many = rates[0], rates[-1]
+    if replicas != 1:
+        raise SpecError(
+            f"{source}: a bench result's first run is on 1 replica. Received: {replicas} replicas."
+        )
+    scaling = MeasuredScaling(n, hosts, many / (n * one)) if n > 1 else None
+    measured = accelerator or data.get("accelerator") or runs[0].get("accelerator")
+    how = f"{source}: bench, 1 replica" + (
+        f"; scaling measured on {n} replicas, {hosts} host(s)" if scaling else ""
+    )
+    return Throughput(one, _accelerator(measured), how, scaling)
+
+
+def _counts(run: Any) -> tuple[int, int] | None:
+    """A bench run's replicas and hosts, whole numbers from 1 (never booleans); None if it has none."""
+    replicas, hosts = (run.get("replicas"), run.get("hosts")) if isinstance(run, dict) else (None, None)
+    if type(replicas) is int and type(hosts) is int and replicas >= 1 and hosts >= 1:
+        return replicas, hosts
+    return None
 
 
 def _json(path: Path) -> dict[str, Any]:

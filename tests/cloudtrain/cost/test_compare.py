@@ -331,7 +331,9 @@ def test_every_machine_has_a_price_row_in_each_covered_region() -> None:
     gce_types = {m.machine_type for m in catalog.machines("vertex")}
     for machine in catalog.machines():
         # a Kubernetes node type is a GCE machine (GKE) or an EC2 instance (EKS)
-        covered = (gce if machine.machine_type in gce_types else ec2) if machine.provider == "kubernetes" else None
+        covered = (
+            (gce if machine.machine_type in gce_types else ec2) if machine.provider == "kubernetes" else None
+        )
         for region in covered or regions[machine.provider]:
             row = prices.lookup(machine.provider, region, machine.machine_type, machine.accelerator)
             assert row is not None, (machine.machine_type, machine.accelerator, region)

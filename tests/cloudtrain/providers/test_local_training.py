@@ -86,7 +86,8 @@ def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(p
     result = json.loads((base / "cloudtrain-result.json").read_text())
     assert result["replicas"] == 3
     assert result["resumed_from_epoch"] == 1  # the backup of epoch 1, written before the kill
-    assert result["epochs_run"] == [2, 3]
+    assert result["epochs_run"] == [1, 2, 3]  # every attempt's epochs, each once
+    assert [attempt["epochs"] for attempt in result["attempts"]] == [[1], [2, 3]]
     assert result["history"]["val_binary_accuracy"][-1] >= MIN_VAL_ACCURACY
     assert _saved_models(base) == [base / "model"]  # AIP_MODEL_DIR
     assert (bucket / "code").is_dir()  # the bundle was "uploaded" to the stand-in bucket
@@ -120,7 +121,12 @@ def test_sagemaker_emulation_restores_checkpoints_from_the_bucket_after_a_spot_i
     output = _sagemaker_output(project.parent / "home", job.request)
     result = json.loads(_read_member(output / "output.tar.gz", "cloudtrain-result.json"))
     assert result["resumed_from_epoch"] == 2  # restored into a fresh /opt/ml/checkpoints
-    assert result["epochs_run"] == [3]
+    # the history came back with the checkpoints: the fresh /opt/ml/output/data had none
+    assert result["epochs_run"] == [1, 2, 3]
+    assert [attempt["epochs"] for attempt in result["attempts"]] == [[1, 2], [3]]
+    name = output.parent.name  # <S3OutputPath>/<TrainingJobName>/output
+    assert [attempt["job"] for attempt in result["attempts"]] == [name, name]  # TRAINING_JOB_NAME
+    assert [attempt["restart"] for attempt in result["attempts"]] == [0, 1]
     assert result["history"]["val_binary_accuracy"][-1] >= MIN_VAL_ACCURACY
     with tarfile.open(output / "model.tar.gz") as tar:
         models = [m.name for m in tar.getmembers() if m.name.endswith("saved_model.pb")]

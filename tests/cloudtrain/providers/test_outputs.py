@@ -143,3 +143,25 @@ def test_a_spot_fault_on_a_job_without_spot_is_refused_with_the_rule(example_job
         match=r"would not resume this job after a spot interruption: the request does not set EnableManagedSpotTraining",
     ):
         local.Local(emulate="sagemaker", fault="spot@epoch:1").render(planned)
+
+
+def test_a_local_record_from_before_the_history_is_still_read_and_names_no_history() -> None:
+    from cloudtrain.providers.local.records import parse_request
+
+    older = {name: "/nowhere" for name in Outputs.required()}
+    request = {"replicas": [{"name": "chief-0"}], "outputs": older, "restarts": {}}
+    assert Outputs(**parse_request(request)["outputs"]).history == ""
+    with pytest.raises(ValueError, match="'outputs' must map model"):
+        parse_request({**request, "outputs": {**older, "weights": "/nowhere"}})  # unknown artifact
+    with pytest.raises(ValueError, match="'outputs' must map model"):
+        parse_request({**request, "outputs": {"history": "/nowhere"}})  # the required ones missing
+
+
+@pytest.mark.parametrize("provider", ["local", "vertex", "sagemaker"])
+def test_the_history_is_beside_the_result(example_job: Path, provider: str) -> None:
+    outputs = api.prepare(example_job, provider).outputs
+    assert outputs.history.endswith("cloudtrain-history.json")
+    assert (
+        outputs.history.rsplit("cloudtrain-history.json", 1)[0]
+        == outputs.result.rsplit("cloudtrain-result.json", 1)[0]
+    )

@@ -90,7 +90,9 @@ def test_two_runs_keep_their_own_artifacts_and_a_failed_run_retried_resumes(
     assert Path(mine.model.partition("#")[0]).exists() and Path(theirs.model.partition("#")[0]).exists()
     # the retry resumed after the failed job's last backup, in the same run
     result = _result(retried)
-    assert (result["resumed_from_epoch"], result["epochs_run"]) == (1, [2])
+    assert (result["resumed_from_epoch"], result["epochs_run"]) == (1, [1, 2])  # the run's, both attempts
+    assert [attempt["epochs"] for attempt in result["attempts"]] == [[1], [2]]
+    assert len({attempt["job"] for attempt in result["attempts"]}) == 2  # the failed job, then the retry
     assert _run_folder(failed) == _run_folder(retried)
     # a new job, never a reused name or ID
     assert failed.request["replicas"][0]["env"] != retried.request["replicas"][0]["env"]

@@ -88,6 +88,7 @@ SCRUBBED_ENV = (
     "CLOUDTRAIN_HOSTS",
     "CLOUDTRAIN_ROOT",
     "CLOUDTRAIN_RUN_ID",
+    "CLOUDTRAIN_TRACE_STEPS",
 )
 FAULT_ENV = "CLOUDTRAIN_FAULT"
 # What the chief's runtime writes beside a verified export (cloudtrain_runtime.replica).

@@ -8,7 +8,7 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-training-algo-ou
   the runtime exports to ``<name>/1/`` in it, the layout SageMaker's TensorFlow Serving
   container serves;
 - ``/opt/ml/output/data`` as ``<S3OutputPath>/<job>/output/output.tar.gz``, which holds
-  the result and throughput files;
+  the result, throughput and history files;
 - ``CheckpointConfig.LocalPath`` synced to ``CheckpointConfig.S3Uri``: the backups;
 - ``TensorBoardOutputConfig.LocalPath`` to ``TensorBoardOutputConfig.S3OutputPath``,
   only when the request has that field (API_TensorBoardOutputConfig);
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.outputs import JOB, Outputs
 from cloudtrain.providers.sagemaker.render import delivery
-from cloudtrain_runtime.replica import RESULT_FILE, THROUGHPUT_FILE
+from cloudtrain_runtime.replica import HISTORY_FILE, RESULT_FILE, THROUGHPUT_FILE
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -58,4 +58,5 @@ def of_request(request: dict[str, Any], *, region: str) -> Outputs:
         logs=LOGS_URL.format(region=region, job=job),
         result=f"{output}/output.tar.gz#{RESULT_FILE}",
         throughput=f"{output}/output.tar.gz#{THROUGHPUT_FILE}",
+        history=f"{output}/output.tar.gz#{HISTORY_FILE}",
     )

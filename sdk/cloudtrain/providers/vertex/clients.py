@@ -275,7 +275,10 @@ def cloud_storage_client(project: str | None) -> Any:
     """
     require_google()
     from google.auth import exceptions as auth_exceptions
-    from google.cloud import storage  # type: ignore[attr-defined]
+
+    # Whether mypy sees `storage` on the `google.cloud` namespace depends on which
+    # google-cloud-* releases the resolver picked, so the ignore may go unused.
+    from google.cloud import storage  # type: ignore[attr-defined, unused-ignore]
 
     try:
         return storage.Client(project=project)

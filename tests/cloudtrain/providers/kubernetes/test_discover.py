@@ -11,8 +11,8 @@ from kubernetes.config import kube_config
 
 from cloudtrain import api
 from cloudtrain.providers.base import Discovered
-from cloudtrain.providers.kubernetes.settings import KubernetesSettings
 from cloudtrain.providers.kubernetes.discover import discover
+from cloudtrain.providers.kubernetes.settings import KubernetesSettings
 
 
 def _kubeconfig(path: Path, current: str | None, contexts: dict[str, str | None]) -> Path:
