@@ -107,7 +107,8 @@ def toycloud(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     A ``.dist-info`` folder on ``sys.path`` (and ``PYTHONPATH``, for subprocesses) declares
     the provider (``cloudtrain.providers``), its spec section (``cloudtrain.spec_sections``)
     and its runtime environment (``cloudtrain.runtime_environments``), exactly as ``pip
-    install`` of a plugin package would. Yields ``$TOYCLOUD_HOME``, where its jobs live.
+    install`` of a plugin package would. The user's profile gives its section a storage
+    root, as a plugin's user would. Yields ``$TOYCLOUD_HOME``, where its jobs live.
     """
     from cloudtrain.providers import registry
     from cloudtrain_runtime import environments
@@ -128,6 +129,9 @@ def toycloud(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
         "PYTHONPATH", os.pathsep.join([str(PLUGIN), str(site), os.environ.get("PYTHONPATH", "")])
     )
     monkeypatch.setenv("TOYCLOUD_HOME", str(home))
+    profile = Path(os.environ["XDG_CONFIG_HOME"]) / "cloudtrain" / "config.yaml"
+    profile.parent.mkdir(parents=True, exist_ok=True)
+    profile.write_text("profiles:\n  default:\n    toycloud:\n      storage_root: toy://lake\n")
     registry.forget_entry_points()
     environments.forget_entry_points()
     yield home

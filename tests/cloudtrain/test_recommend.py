@@ -81,7 +81,11 @@ def test_the_table_marks_what_was_measured(example_job: Path, monkeypatch: pytes
         "options for 3 epochs, cheapest first (m measured by this bench, x extrapolated"
     )
     option = by_layout(advice)["vertex", "2 × n1-standard-8", "t4", "spot"]
-    row = next(line for line in lines if "2 × n1-standard-8" in line and " t4 " in line and " spot " in line)
+    row = next(
+        line
+        for line in lines
+        if " vertex " in line and "2 × n1-standard-8" in line and " spot " in line and " t4 " in line
+    )
     hours, usd = advice.per_epoch(option)
     assert usd is not None
     expected = ["150 m", "0.75 m", duration(hours * 3600), dollars(usd), duration(hours * 6 * 3600)]

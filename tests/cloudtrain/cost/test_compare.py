@@ -247,7 +247,7 @@ def test_the_work_uses_the_plans_global_batch() -> None:
 
 
 TRIED = (
-    "No provider could plan the job (local, vertex, sagemaker), so it cannot be priced. "
+    "No provider could plan the job (local, vertex, sagemaker, kubernetes), so it cannot be priced. "
     "Fix the problems above for provider 'local', or pick another with --set provider=NAME."
 )
 

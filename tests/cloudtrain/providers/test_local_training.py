@@ -5,8 +5,9 @@ TensorFlow): the README's main job through the CLI (2 hosts, plain); 2 hosts × 
 devices (4 worker processes, 4 replicas); Vertex emulation
 with 3 hosts and a worker killed after epoch 1; SageMaker emulation of a spot job with
 2 hosts, interrupted after epoch 2 (the restarted hosts get a fresh /opt/ml and their
-checkpoints back from the stand-in bucket). Both emulations end with every artifact of
-the plan's ``outputs`` at its stand-in place.
+checkpoints back from the stand-in bucket); Kubernetes emulation of the JobSet's two
+pods, one of them killed after epoch 1 (JobSet recreates the gang). Every emulation
+ends with every artifact of the plan's ``outputs`` at its stand-in place.
 """
 
 from __future__ import annotations
@@ -131,6 +132,36 @@ def test_sagemaker_emulation_restores_checkpoints_from_the_bucket_after_a_spot_i
     with tarfile.open(output / "model.tar.gz") as tar:
         models = [m.name for m in tar.getmembers() if m.name.endswith("saved_model.pb")]
     assert models == ["binary-classifier/1/saved_model.pb"]  # numeric version folder, for TF Serving
+    _assert_every_output_arrived(job, spec)
+    _assert_nothing_left_behind(project.parent, job)
+
+
+def test_kubernetes_emulation_runs_the_jobsets_pods_restarts_the_gang_and_exports_once(project: Path) -> None:
+    spec = api.as_spec(project / "job.yaml")
+    job = api.submit(spec, local.Local(emulate="kubernetes", fault="worker:0@epoch:1"))
+    final = job.wait(poll_s=1.0)
+    lines = list(job.logs())
+    assert final.state == "succeeded", "\n".join(lines[-40:])
+    assert "[cloudtrain] Replica host-1 died (killed by SIGKILL). Stopping the other replicas." in lines
+    assert any(line.startswith("[cloudtrain] Restarting all replicas (host restart 1 of 3") for line in lines)
+    assert (
+        "[host-0] replicas=2" in lines
+    )  # pod 0 is the chief, pod 1 worker 0 (TF_CONFIG from JobSet's names)
+    base = (
+        project.parent
+        / "home"
+        / "buckets"
+        / "gcs"
+        / "my-bucket"
+        / "binary-classifier"
+        / "runs"
+        / job.request["run_id"]
+    )
+    result = json.loads((base / "cloudtrain-result.json").read_text())
+    assert result["resumed_from_epoch"] == 1
+    assert [attempt["epochs"] for attempt in result["attempts"]] == [[1], [2, 3]]
+    assert result["history"]["val_binary_accuracy"][-1] >= MIN_VAL_ACCURACY
+    assert _saved_models(base) == [base / "model"]  # the chief's export, once
     _assert_every_output_arrived(job, spec)
     _assert_nothing_left_behind(project.parent, job)
 
