@@ -10,8 +10,9 @@ Vertex would start, run by the local provider).
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from cloudtrain import lazy
 
 # public name -> the module that defines it, imported on first use: importing one room
 # (``vertex.settings``, read whenever a spec is built) loads no other.
@@ -30,8 +31,4 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
+    return lazy.attribute(__name__, _EXPORTS, name)
