@@ -12,9 +12,14 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from cloudtrain.providers.follow import read_until_done
+
+if TYPE_CHECKING:
+    from cloudtrain.providers.jobs import JobStatus
 
 # Neutral trial states: a job's (providers.base.TERMINAL_STATES and the rest), and ``stopped``:
 # ended early by the search's early stopping (Optuna: pruned; Vertex AI: the stopping rule).
@@ -121,3 +126,43 @@ def events(before: Sequence[Trial], now: Sequence[Trial], metric: str) -> list[s
             shown = "" if trial.objective is None else f" {metric}={trial.objective:.4f}"
             lines.append(f"trial {trial.number} {trial.state}{shown}")
     return lines
+
+
+class FollowedSweep(HasTrials, Protocol):
+    """A sweep whose ``logs`` are its trials' events: one that also says whether it has ended."""
+
+    def status(self) -> JobStatus: ...
+
+
+def trial_events(
+    sweep: FollowedSweep, *, follow: bool, tail: int | None, sleep: Callable[[float], None], poll_s: float
+) -> Iterator[str]:
+    """A cloud sweep's ``logs``: the ``events`` between successive readings of its trials.
+
+    A tuning job on a cloud service writes no log of its own (each trial's job does), so
+    what ``cloudtrain logs`` shows of it is made here, from its trials, read again every
+    ``poll_s`` while following (``cloudtrain.providers.follow.read_until_done``). The
+    objective's name is read once: a sweep's objective never changes.
+
+    Example:
+    >>> import types
+    >>> running, ended = Trial(1, "1", "running", {"units": 8}), Trial(1, "1", "succeeded", {"units": 8}, 0.5, 1)
+    >>> readings, states = iter([[running], [ended]]), iter([False, True])
+    >>> sweep = types.SimpleNamespace(
+    ...     metric="loss", trials=lambda: next(readings), status=lambda: types.SimpleNamespace(done=next(states))
+    ... )
+    >>> list(trial_events(sweep, follow=True, tail=None, sleep=lambda s: None, poll_s=1.0))
+    ['trial 1 running: units=8', 'trial 1 epoch 1 loss=0.5000', 'trial 1 succeeded loss=0.5000']
+    """
+    seen: Sequence[Trial] = []
+    metric = sweep.metric
+
+    def read_new() -> list[str]:
+        nonlocal seen
+        now = sweep.trials()
+        lines, seen = events(seen, now, metric), now
+        return lines
+
+    return read_until_done(
+        read_new, follow=follow, is_done=lambda: sweep.status().done, sleep=sleep, poll_s=poll_s, tail=tail
+    )

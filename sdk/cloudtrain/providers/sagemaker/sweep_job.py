@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
 from cloudtrain.providers.base import JobStatus, JobSummary, Usage, poll_until_done
-from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.sagemaker import sweep
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.job import upload_bundle
 from cloudtrain.providers.sagemaker.listing import accelerator_of
 from cloudtrain.providers.sagemaker.render import JOB_TAG, estimate_from_tags
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
-from cloudtrain.sweep.trials import STOPPED, Trial, best_of, events
+from cloudtrain.sweep.trials import STOPPED, Trial, best_of, trial_events
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -198,23 +197,7 @@ class SageMakerSweep:
         self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
     ) -> Iterator[str]:
         """The trials' events: started, each objective read, ended (each trial's own logs: its training job)."""
-        seen: list[Trial] = []
-        metric = self.metric
-
-        def read_new() -> list[str]:
-            nonlocal seen
-            now = self.trials()
-            lines, seen = events(seen, now, metric), now
-            return lines
-
-        return read_until_done(
-            read_new,
-            follow=follow,
-            is_done=lambda: self.status().done,
-            sleep=self._aws.sleep,
-            poll_s=POLL_S,
-            tail=tail,
-        )
+        return trial_events(self, follow=follow, tail=tail, sleep=self._aws.sleep, poll_s=POLL_S)
 
     def wait(
         self,

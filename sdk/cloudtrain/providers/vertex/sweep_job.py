@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
 from cloudtrain.providers.base import JobStatus, JobSummary, Usage, poll_until_done
-from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.vertex import sweep
 from cloudtrain.providers.vertex.clients import VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.job import upload_bundle
@@ -28,7 +27,7 @@ from cloudtrain.providers.vertex.listing import MEASURE, accelerator_of
 from cloudtrain.providers.vertex.names import PARENT, REUSABLE_STATES, STATES, api_call
 from cloudtrain.providers.vertex.render import JOB_LABEL, REQUEST_LABEL, estimate_from_labels
 from cloudtrain.providers.vertex.settings import VertexSettings
-from cloudtrain.sweep.trials import STOPPED, Trial, best_of, events
+from cloudtrain.sweep.trials import STOPPED, Trial, best_of, trial_events
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -200,22 +199,7 @@ class VertexSweep:
         self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
     ) -> Iterator[str]:
         """The trials' events: started, each new measurement, ended (each trial's own logs: its CustomJob)."""
-        seen: list[Trial] = []
-
-        def read_new() -> list[str]:
-            nonlocal seen
-            now = self.trials()
-            lines, seen = events(seen, now, self.metric), now
-            return lines
-
-        return read_until_done(
-            read_new,
-            follow=follow,
-            is_done=lambda: self.status().done,
-            sleep=self._clients.sleep,
-            poll_s=POLL_S,
-            tail=tail,
-        )
+        return trial_events(self, follow=follow, tail=tail, sleep=self._clients.sleep, poll_s=POLL_S)
 
     def wait(
         self,
