@@ -26,14 +26,14 @@ from cloudtrain.cost import inputs
 from cloudtrain.cost.compare import billed, plan_of, region_notes, regions_for
 from cloudtrain.cost.inputs import CostSettings, Price
 from cloudtrain.cost.option import host_rate
-from cloudtrain.cost.shapes import Shape, enumerate_shapes
+from cloudtrain.cost.shapes import PlacedShape, Shape, enumerate_shapes
 
 if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
 
 
 @dataclass(frozen=True)
-class HourlyPrice:
+class HourlyPrice(PlacedShape):
     """One shape in one region: what its hosts cost together per hour, on-demand and spot.
 
     ``rate_basis`` says where the on-demand figure comes from (``list``, ``est.``, or
@@ -41,21 +41,11 @@ class HourlyPrice:
     discount where the provider publishes no spot price).
     """
 
-    provider: str
-    region: str
-    machine_type: str
-    accelerator: str
-    hosts: int
-    devices_per_host: int
     on_demand: float | None
     spot: float | None
     rate_basis: str
     spot_basis: str
     price: Price | None
-
-    @property
-    def label(self) -> str:
-        return f"{self.hosts} × {self.machine_type}"
 
     @property
     def devices(self) -> int:
@@ -64,17 +54,12 @@ class HourlyPrice:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields; an unknown price is null, never a number."""
         return {
-            "provider": self.provider,
-            "region": self.region,
-            "machine_type": self.machine_type,
-            "accelerator": self.accelerator,
-            "hosts": self.hosts,
-            "devices_per_host": self.devices_per_host,
+            **self.placement(),
             "on_demand_usd_per_hour": self.on_demand,
             "spot_usd_per_hour": self.spot,
             "rate_basis": self.rate_basis,
             "spot_basis": self.spot_basis,
-            "price": inputs.price_summary(self.price) if self.price and self.price.known else None,
+            "price": inputs.price_summary(self.price),
         }
 
     def __repr__(self) -> str:
@@ -140,12 +125,7 @@ def hourly(shape: Shape, region: str, settings: CostSettings) -> HourlyPrice:
     on_demand, basis = host_rate(price, False, settings)
     spot, spot_basis = host_rate(price, True, settings)
     return HourlyPrice(
-        provider=shape.provider,
-        region=region,
-        machine_type=machine.machine_type,
-        accelerator=machine.accelerator,
-        hosts=shape.hosts,
-        devices_per_host=machine.devices,
+        **shape.placed(region),
         on_demand=None if on_demand is None else on_demand * shape.hosts,
         spot=None if spot is None else spot * shape.hosts,
         rate_basis=basis,

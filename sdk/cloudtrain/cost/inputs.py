@@ -294,8 +294,10 @@ class CostSettings:
         )
 
 
-def price_summary(price: Price) -> dict[str, Any]:
-    """The fields of a price that a table or JSON shows beside an estimate."""
+def price_summary(price: Price | None) -> dict[str, Any] | None:
+    """The fields of a known price that a table or JSON shows beside an estimate; None for an unknown one."""
+    if price is None or not price.known:
+        return None
     return {
         "as_of": price.as_of,
         "is_estimate": price.is_estimate,

@@ -18,7 +18,7 @@ from typing import Any
 from cloudtrain import catalog
 from cloudtrain.cost import inputs
 from cloudtrain.cost.inputs import EXTRAPOLATED, MEASURED, CostSettings, Efficiency, Price
-from cloudtrain.cost.shapes import Shape
+from cloudtrain.cost.shapes import PlacedShape, Shape
 from cloudtrain.cost.throughput import Throughput
 from cloudtrain.cost.units import billed_seconds, charge, run_seconds
 
@@ -27,15 +27,9 @@ SPOT_UPPER_BOUND = "spot ≤ on-demand, exact price unknown"
 
 
 @dataclass(frozen=True)
-class CostOption:
+class CostOption(PlacedShape):
     """One way to run the job, with its time and (when the price is known) its cost."""
 
-    provider: str
-    region: str
-    machine_type: str
-    accelerator: str
-    hosts: int
-    devices_per_host: int
     spot: bool
     efficiency: Efficiency
     examples_per_sec: float
@@ -48,10 +42,6 @@ class CostOption:
     marks: tuple[str, ...] = ()
     speed_kind: str = MEASURED
     """``measured`` (the throughput's own accelerator) or ``relative speed`` (``catalog/speeds.csv``)."""
-
-    @property
-    def label(self) -> str:
-        return f"{self.hosts} × {self.machine_type}"
 
     @property
     def capacity(self) -> str:
@@ -69,14 +59,8 @@ class CostOption:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields; unknown prices are null, never a number."""
-        price = inputs.price_summary(self.price) if self.price and self.price.known else None
         return {
-            "provider": self.provider,
-            "region": self.region,
-            "machine_type": self.machine_type,
-            "accelerator": self.accelerator,
-            "hosts": self.hosts,
-            "devices_per_host": self.devices_per_host,
+            **self.placement(),
             "capacity": self.capacity,
             "scaling_efficiency": self.efficiency.value,
             "scaling_basis": self.efficiency.basis,
@@ -89,7 +73,7 @@ class CostOption:
             "usd": self.usd,
             "usd_is_upper_bound": self.upper_bound,
             "rate_basis": self.rate_basis,
-            "price": price,
+            "price": inputs.price_summary(self.price),
             "marks": list(self.marks),
         }
 
@@ -134,12 +118,7 @@ def price_option(shape: Shape, region: str, spot: bool, job: Workload) -> CostOp
     rate, basis = host_rate(price, spot, job.settings)
     billed = billed_seconds(seconds, price.billing_increment_s if price else 1)
     return CostOption(
-        provider=shape.provider,
-        region=region,
-        machine_type=shape.machine.machine_type,
-        accelerator=shape.machine.accelerator,
-        hosts=shape.hosts,
-        devices_per_host=shape.machine.devices,
+        **shape.placed(region),
         spot=spot,
         efficiency=efficiency,
         examples_per_sec=speed,

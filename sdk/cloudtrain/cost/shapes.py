@@ -7,8 +7,8 @@ with the reason as a note.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog
 from cloudtrain.errors import SpecError
@@ -32,6 +32,41 @@ class Shape:
     @property
     def devices(self) -> int:
         return self.machine.devices * self.hosts
+
+    def placed(self, region: str) -> dict[str, Any]:
+        """The ``PlacedShape`` fields of this shape in ``region``: what a priced row is built from."""
+        return {
+            "provider": self.provider,
+            "region": region,
+            "machine_type": self.machine.machine_type,
+            "accelerator": self.machine.accelerator,
+            "hosts": self.hosts,
+            "devices_per_host": self.machine.devices,
+        }
+
+
+@dataclass(frozen=True)
+class PlacedShape:
+    """A shape in one region, by name: the fields every priced row starts with.
+
+    ``CostOption`` (time and dollars) and ``HourlyPrice`` (dollars per hour) both say
+    where they run with these, so the tables, the plot and ``--json`` read them alike.
+    """
+
+    provider: str
+    region: str
+    machine_type: str
+    accelerator: str
+    hosts: int
+    devices_per_host: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.hosts} × {self.machine_type}"
+
+    def placement(self) -> dict[str, Any]:
+        """The fields above, in their order, JSON-ready: the first keys of a priced row's ``to_dict``."""
+        return {field.name: getattr(self, field.name) for field in fields(PlacedShape)}
 
 
 def enumerate_shapes(planned: Plan, providers: tuple[str, ...]) -> tuple[list[Shape], list[str]]:
