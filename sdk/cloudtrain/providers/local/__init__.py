@@ -135,20 +135,15 @@ class Local:
         """Start the replicas here, once this Python can import what they train with."""
         from cloudtrain.providers.local import run
 
-        require_runtime(plan.spec.training.keras_backend)
-        require_requirements(Path(plan.spec.code.source_dir))
+        require_runnable(plan.spec)
         return run.submit(plan, request, bundle, progress)
 
     def check_setup(self, spec: JobSpec, sources: Sources) -> list[Check]:
         """Python, the runtime and the job's requirements (as ``submit`` checks them), free disk."""
 
-        def require() -> None:
-            require_runtime(spec.training.keras_backend)
-            require_requirements(Path(spec.code.source_dir))
-
         from cloudtrain.providers.local import setup_checks
 
-        return setup_checks.check_setup(spec, require=require)
+        return setup_checks.check_setup(spec, require=lambda: require_runnable(spec))
 
     def render_sweep(self, plan: Plan) -> dict[str, Any]:
         """The local search's request (``sweep``): the trials run here, or as the emulated cloud."""
@@ -174,8 +169,7 @@ class Local:
         """Start the sweep's driver here; each trial is a local run (``submit``'s checks first)."""
         from cloudtrain.providers.local import sweep
 
-        require_runtime(plan.spec.training.keras_backend)
-        require_requirements(Path(plan.spec.code.source_dir))
+        require_runnable(plan.spec)
         require("optuna", "tuning")
         return sweep.submit(plan, request)
 
@@ -202,6 +196,17 @@ class Local:
 
 
 provider: Provider = Local()
+
+
+def require_runnable(spec: JobSpec) -> None:
+    """Raise MissingDependencyError when this Python could not run ``spec``'s replicas.
+
+    What a job, a sweep's trials and ``cloudtrain check`` all ask first: the runtime's
+    stack for the spec's Keras backend (``require_runtime``) and the code's requirements
+    (``require_requirements``).
+    """
+    require_runtime(spec.training.keras_backend)
+    require_requirements(Path(spec.code.source_dir))
 
 
 def require_runtime(keras_backend: str) -> None:

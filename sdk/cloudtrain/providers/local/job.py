@@ -24,7 +24,6 @@ from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
 from cloudtrain.providers import JobStatus, poll_until_done
 from cloudtrain.providers.base import TERMINAL_STATES, JobSummary, Stored
-from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.local import orphans
 from cloudtrain.providers.local.logfile import LOG_FILE, Tail, first_offset_since
 from cloudtrain.providers.local.processes import ProcessRecord
@@ -39,7 +38,6 @@ from cloudtrain.providers.local.records import (
 )
 
 HOME_ENV = "CLOUDTRAIN_LOCAL_HOME"
-FOLLOW_POLL_S = 0.2
 # How long ``cancel`` waits for the launcher to stop the replicas and record the end: its
 # grace for a runtime that saves on SIGTERM (launcher.CANCEL_GRACE_S), then the host folders' sync.
 CANCEL_WAIT_S = 60.0
@@ -146,19 +144,7 @@ class LocalJob:
         """
         start = first_offset_since(self.run_dir, since) if since is not None else 0
         log = Tail(self.run_dir / LOG_FILE, start=start or 0, skip_before=since if start is None else None)
-        try:
-            yield from read_until_done(
-                log.new_lines,
-                follow=follow,
-                is_done=lambda: self.status().done,
-                sleep=time.sleep,
-                poll_s=FOLLOW_POLL_S,
-                tail=tail,
-            )
-            if follow:  # the run has ended, so a last line without a newline is complete
-                yield from log.rest()
-        finally:
-            log.close()
+        return log.lines(follow=follow, is_done=lambda: self.status().done, tail=tail)
 
     def cancel(self) -> None:
         """Stop the run, and return once it has recorded its end (at most ``CANCEL_WAIT_S``).

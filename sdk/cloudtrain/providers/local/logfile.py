@@ -17,15 +17,18 @@ import bisect
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import IO
 
+from cloudtrain.providers.follow import read_until_done
 from cloudtrain.providers.local.records import untrusted
 
 LOG_FILE = "output.log"
 TIMES_FILE = "output.times"
+# Seconds between reads of a followed log: the file is on this machine, so reading is cheap.
+FOLLOW_POLL_S = 0.2
 
 
 class LogWriter:
@@ -145,6 +148,26 @@ class Tail:
         """What follows the last newline."""
         if self._partial:
             yield self._partial.decode("utf-8", errors="replace")
+
+    def lines(self, *, follow: bool, is_done: Callable[[], bool], tail: int | None) -> Iterator[str]:
+        """The log's lines, read once, or with ``follow`` until ``is_done()``; the file is closed after.
+
+        A local job's ``logs`` and a local sweep's both read their file this way. Once the
+        run has ended, a last line without a newline is complete, so following ends with it.
+        """
+        try:
+            yield from read_until_done(
+                self.new_lines,
+                follow=follow,
+                is_done=is_done,
+                sleep=time.sleep,
+                poll_s=FOLLOW_POLL_S,
+                tail=tail,
+            )
+            if follow:
+                yield from self.rest()
+        finally:
+            self.close()
 
     def close(self) -> None:
         if self._file is not None:

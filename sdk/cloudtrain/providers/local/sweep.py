@@ -32,8 +32,7 @@ from cloudtrain import planning
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
 from cloudtrain.providers.base import TERMINAL_STATES, JobStatus, JobSummary, poll_until_done
-from cloudtrain.providers.follow import read_until_done
-from cloudtrain.providers.local.job import FOLLOW_POLL_S, LAUNCHER_FILE, RUN_NAME, LocalJob, local_home
+from cloudtrain.providers.local.job import LAUNCHER_FILE, RUN_NAME, LocalJob, local_home
 from cloudtrain.providers.local.logfile import Tail
 from cloudtrain.providers.local.processes import ProcessRecord
 from cloudtrain.providers.local.records import read_record, write_record
@@ -204,17 +203,7 @@ class LocalSweep:
     ) -> Iterator[str]:
         """The sweep's events, one line per trial started, epoch reported and trial ended."""
         log = Tail(self.folder / EVENTS_FILE, skip_before=since)
-        try:
-            yield from read_until_done(
-                log.new_lines,
-                follow=follow,
-                is_done=lambda: self.status().done,
-                sleep=time.sleep,
-                poll_s=FOLLOW_POLL_S,
-                tail=tail,
-            )
-        finally:
-            log.close()
+        return log.lines(follow=follow, is_done=lambda: self.status().done, tail=tail)
 
     def cancel(self) -> None:
         """Ask the driver to stop: it cancels the running trials and records ``cancelled``."""
