@@ -13,11 +13,18 @@ it; the fixture points cloudtrain at it through the variable a user would set:
   retries are recorded in ``aws.sleeps`` instead of slept;
 - ``fake_cluster``: a fake Kubernetes API server with the JobSet CRD, reached through a
   kubeconfig (``$KUBECONFIG``) whose current context ``fake`` has the namespace ``training``.
+
+And for the tests that train on this machine:
+
+- ``project``: a copy of the example project, with a private local provider home
+  (``CLOUDTRAIN_LOCAL_HOME``) whose runs are stopped when the test ends;
+- ``private_tmpdir``: a ``TMPDIR`` of the test's own, for what the replicas write there.
 """
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +37,7 @@ from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 from tests.cloudtrain.providers.fakes.vertex_logging import FakeLogging
 from tests.cloudtrain.providers.fakes.vertex_storage import FakeStorage
+from tests.cloudtrain.providers.test_local_launcher import stop_runs
 
 VERTEX_ENDPOINTS = (
     "CLOUDTRAIN_VERTEX_ENDPOINT",
@@ -136,3 +144,23 @@ def fake_cluster(
     monkeypatch.setenv("KUBECONFIG", str(path))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     return fake
+
+
+@pytest.fixture
+def project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A copy of the example (outputs land next to its job.yaml) and a private local home.
+
+    Whatever a failing test left running there is cancelled, so no replica outlives its test.
+    """
+    shutil.copytree(example_job.parent, tmp_path / "project", ignore=shutil.ignore_patterns("outputs"))
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+    yield tmp_path / "project"
+    stop_runs(tmp_path / "home")
+
+
+@pytest.fixture
+def private_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``TMPDIR``, for the test and the processes it starts, in the test's own folder."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    return tmp_path / "tmp"

@@ -12,8 +12,7 @@ JSON and a PNG. No timing is asserted: only how the numbers relate.
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,21 +20,9 @@ import pytest
 from cloudtrain import api
 from cloudtrain.providers import local
 from cloudtrain.scaling import analysis, compare
-from tests.cloudtrain.providers.test_local_launcher import stop_runs
 from tests.conftest import Result
 
-pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(900)]
-
-
-@pytest.fixture
-def project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A copy of the example and private local folders."""
-    shutil.copytree(example_job.parent, tmp_path / "project", ignore=shutil.ignore_patterns("outputs"))
-    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    yield tmp_path / "project"
-    stop_runs(tmp_path / "home")
+pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(900), pytest.mark.usefixtures("private_tmpdir")]
 
 
 def test_one_replica_two_hosts_and_a_restarted_vertex_run_compare(

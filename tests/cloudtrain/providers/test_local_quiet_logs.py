@@ -7,7 +7,6 @@ through the CLI each way (marked multiprocess: each imports TensorFlow).
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -106,13 +105,11 @@ def test_the_users_own_level_wins(tmp_path: Path, home: Path, monkeypatch: pytes
 
 
 @pytest.fixture
-def project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    shutil.copytree(example_job.parent, tmp_path / "project", ignore=shutil.ignore_patterns("outputs"))
-    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+def project(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The providers' ``project`` (conftest), with neither log-level setting of the user's."""
     for name in ("TF_CPP_MIN_LOG_LEVEL", VERBOSE_ENV):
         monkeypatch.delenv(name, raising=False)
-    yield tmp_path / "project"
-    stop_runs(tmp_path / "home")
+    return project
 
 
 @pytest.mark.multiprocess

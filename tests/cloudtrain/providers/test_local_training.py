@@ -15,11 +15,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,22 +27,11 @@ from cloudtrain import api
 from cloudtrain.outputs import JOB
 from cloudtrain.providers import local
 from cloudtrain.providers.local.job import LocalJob
-from tests.cloudtrain.providers.test_local_launcher import RUN_RECORDS, stop_runs
+from tests.cloudtrain.providers.test_local_launcher import RUN_RECORDS
 
-pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600), pytest.mark.usefixtures("private_tmpdir")]
 
 MIN_VAL_ACCURACY = 0.9
-
-
-@pytest.fixture
-def project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A copy of the example (outputs land next to its job.yaml) and private local folders."""
-    shutil.copytree(example_job.parent, tmp_path / "project", ignore=shutil.ignore_patterns("outputs"))
-    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    yield tmp_path / "project"
-    stop_runs(tmp_path / "home")
 
 
 def test_the_readme_main_job_trains_on_two_hosts_and_prints_the_summary(project: Path) -> None:

@@ -10,28 +10,18 @@ are checked for no trace in tests/cloudtrain/providers/test_compare_runs.py.
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from cloudtrain import api
 from cloudtrain.providers import local
-from tests.cloudtrain.providers.test_local_launcher import stop_runs
 from tests.conftest import Result
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600)]
 
 PROFILE = ("resources.hosts=1", "training.epochs=2", 'training.profile={epoch: 2, steps: "3-5"}')
-
-
-@pytest.fixture
-def project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    shutil.copytree(example_job.parent, tmp_path / "project", ignore=shutil.ignore_patterns("outputs"))
-    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
-    yield tmp_path / "project"
-    stop_runs(tmp_path / "home")
 
 
 def traces(logs: Path) -> list[Path]:

@@ -9,9 +9,7 @@ from the stand-in bucket.
 from __future__ import annotations
 
 import json
-import shutil
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,21 +17,12 @@ import pytest
 from cloudtrain import api
 from cloudtrain.providers import local
 from cloudtrain.providers.local.job import LocalJob
-from tests.cloudtrain.providers.test_local_launcher import stop_runs
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600)]
 
 SHAPE = ("resources.hosts=1", "training.epochs=2")
 # The one host's task: Vertex's chief; SageMaker sets no TF_CONFIG, so its first host is worker 0.
 FIRST_HOST = {"vertex": "chief:0", "sagemaker": "worker:0"}
-
-
-@pytest.fixture
-def project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    shutil.copytree(example_job.parent, tmp_path / "project", ignore=shutil.ignore_patterns("outputs"))
-    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
-    yield tmp_path / "project"
-    stop_runs(tmp_path / "home")
 
 
 def _submit(project: Path, emulate: str, run: str, *, fault: str | None = None) -> LocalJob:
