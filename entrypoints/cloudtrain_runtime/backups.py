@@ -23,7 +23,8 @@ Nothing is moved or deleted there but this run's own backup, after its verified 
 (``complete``; the history with it, its copy beside the result being complete by then),
 and not even that where the export is not yet durable when the runtime
 ends (SageMaker uploads ``/opt/ml/model`` only when the job ends, and a deletion under the
-synced checkpoint folder is a deletion in S3: reference/sagemaker.md §9).
+synced checkpoint folder is a deletion in S3:
+https://docs.aws.amazon.com/sagemaker/latest/dg/model-checkpoints.html).
 
 The run is ``RuntimeConfig.run_id``, which every attempt of a run gets, else
 ``CLOUDTRAIN_RUN_ID``; started by hand with neither, the runtime adopts the run of a

@@ -55,7 +55,8 @@ def wait_for_peers(
     Only where the environment names peers before they resolve (its ``peer_hint``)
     and the job has more than one host; elsewhere this returns at once. SageMaker:
     "Hostname information may not be immediately available ... We recommend adding a
-    retry policy on hostname resolution" (reference/sagemaker.md §3).
+    retry policy on hostname resolution" (https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-training-algo-running-container.html,
+    Distributed Training Configuration).
 
     Raises:
         ClusterError: when a peer still does not resolve after ``attempts`` tries.

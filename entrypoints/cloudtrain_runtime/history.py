@@ -16,7 +16,7 @@ two places, before the epoch's backup is written:
 - **durable**, in the backup folder beside the stamp (``cloudtrain_runtime.backups``): the
   one place every provider hands a restarted attempt. SageMaker syncs
   ``/opt/ml/checkpoints`` to ``CheckpointConfig.S3Uri`` and restores it into the
-  restarted job (reference/sagemaker.md §4), while ``/opt/ml/output/data`` starts empty;
+  restarted job (https://docs.aws.amazon.com/sagemaker/latest/dg/model-checkpoints.html), while ``/opt/ml/output/data`` starts empty;
   Vertex and the local provider read the folder from storage. After the verified export
   the folder is emptied, this copy with it (where the provider keeps the backup, SageMaker,
   it stays): the published copy is whole by then, and an attempt of a finished run trains

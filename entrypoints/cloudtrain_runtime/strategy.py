@@ -156,7 +156,7 @@ def check_layout_map(layout_map: Mapping[str, object], paths: Iterable[str]) -> 
 
     Keras matches keys with ``re.fullmatch`` against the full weight path
     (``functional/dense/kernel``), so ``dense/kernel`` matches nothing and raises no error
-    (reference tf-distribution-on-cpu §5).
+    (keras 3.15.1, keras/src/distribution/distribution_lib.py, ``LayoutMap``).
 
     Raises:
         ConfigError: naming the keys that match nothing and some real paths.

@@ -12,7 +12,7 @@ from cloudtrain_runtime import cluster, environments
 from cloudtrain_runtime.errors import ClusterError
 from cloudtrain_runtime.providers import sagemaker
 
-# Vertex, chief + 2 workers (reference/vertex.md §2.2); Vertex adds "environment" and "job".
+# Vertex, chief + 2 workers (https://cloud.google.com/vertex-ai/docs/training/distributed-training); Vertex adds "environment" and "job".
 VERTEX_CLUSTER = {
     "chief": ["cmle-training-workerpool0-ab-0:2222"],
     "worker": ["cmle-training-workerpool1-ab-0:2222", "cmle-training-workerpool1-ab-1:2222"],
@@ -97,7 +97,7 @@ def test_sagemaker_one_host(tmp_path: Path) -> None:
 
 
 def test_sagemaker_three_hosts_rank_is_the_index_in_hosts(tmp_path: Path) -> None:
-    # SageMaker sorts hosts as strings: algo-10 precedes algo-2 (reference/sagemaker.md §3).
+    # SageMaker sorts hosts as strings: algo-10 precedes algo-2 (https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-training-algo-running-container.html).
     hosts = ["algo-1", "algo-10", "algo-2"]
     info = cluster.from_environment({}, root=_sagemaker_root(tmp_path, hosts, "algo-2"))
     assert (info.rank, info.is_chief, info.task_id) == (2, False, "worker_2")

@@ -1,4 +1,5 @@
-"""Amazon SageMaker training, as a replica sees it (reference/sagemaker.md §3-4).
+"""Amazon SageMaker training, as a replica sees it (https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-training-algo-running-container.html;
+https://docs.aws.amazon.com/sagemaker/latest/dg/model-checkpoints.html).
 
 - **Recognised by** ``/opt/ml/input/config/resourceconfig.json`` (under the root) and
   no TF_CONFIG: SageMaker itself never sets one.
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 
 RESOURCE_CONFIG = "/opt/ml/input/config/resourceconfig.json"
 HYPERPARAMETERS = "/opt/ml/input/config/hyperparameters.json"
-PORT = 8890  # the port the SageMaker TF toolkit uses for MWMS (reference/sagemaker.md §3)
+PORT = 8890  # the port the SageMaker TF toolkit uses for MWMS (sagemaker-tensorflow-training 20.5.0, sagemaker_tensorflow_container/training.py)
 _EXAMPLE = '{"current_host": "algo-1", "hosts": ["algo-1", "algo-2"]}'
 KEEP_BACKUPS = (
     "SageMaker uploads the export only when the job ends, and a backup deleted here is deleted in S3 "

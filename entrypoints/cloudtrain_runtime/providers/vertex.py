@@ -1,4 +1,5 @@
-"""Vertex AI custom training, as a replica sees it (reference/vertex.md §2-3).
+"""Vertex AI custom training, as a replica sees it (https://cloud.google.com/vertex-ai/docs/training/distributed-training,
+https://cloud.google.com/vertex-ai/docs/training/code-requirements, https://cloud.google.com/vertex-ai/docs/training/cloud-storage-file-system).
 
 - **Recognised by** ``CLUSTER_SPEC`` (set on every replica) or one of the ``AIP_*``
   directory variables.

@@ -82,7 +82,9 @@ def test_vertex_bills_in_30_second_increments() -> None:
 def test_an_unknown_price_never_produces_a_number() -> None:
     options = cost.estimate(job(), throughput="1000@a100-40gb", regions=("europe-west4", "eu-west-1"))
     unknown = [o for o in options if o.price is None or not o.price.known]
-    # H200 has no price in either European region (reference/prices.md §1.4, §2.3).
+    # H200 has no price in either European region (catalog/prices.csv: the europe-west4 H200 row of
+    # https://github.com/skypilot-org/skypilot-catalog is anomalous; p5e is not listed for eu-west-1 on
+    # https://instances.vantage.sh).
     assert {"a3-ultragpu-8g", "ml.p5e.48xlarge"} <= {o.machine_type for o in unknown}
     for option in unknown:
         assert (option.usd, option.usd_per_hour, option.rate_basis) == (None, None, "price unknown")

@@ -1,7 +1,8 @@
 """AWS prices: the Price List API (boto3 ``pricing``), the query awslabs/llmeter uses.
 
 The service code, the product component and the formula written on every row are the
-``aws`` rows of ``catalog/price_sources.csv`` (reference/prices.md §3.1), as is the
+``aws`` rows of ``catalog/price_sources.csv`` (the query of awslabs/llmeter
+``llmeter/callbacks/cost/providers/sagemaker.py``, with component ``Training``), as is the
 provider they price. The API's endpoint is ``api.pricing.us-east-1.amazonaws.com``;
 botocore's standard ``AWS_ENDPOINT_URL_PRICING`` variable points it elsewhere (the tests
 use a loopback fake: moto has no pricing backend).

@@ -1,7 +1,8 @@
 """Google prices: the Cloud Billing Catalog API (public catalog, v1).
 
 ``GET {endpoint}/v1/services/{service}/skus?currencyCode=USD``, paged with
-``nextPageToken`` (reference/prices.md §3.2). Two services are read, both named by the
+``nextPageToken`` (https://cloud.google.com/billing/docs/reference/rest/v1/services.skus/list).
+Two services are read, both named by the
 ``gcp`` rows of ``catalog/price_sources.csv`` with the provider they price:
 
 - the training service: its SKUs are used when every component of a machine (cores,

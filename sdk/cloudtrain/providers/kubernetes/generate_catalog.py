@@ -13,7 +13,8 @@ So the node types priced here are:
   and the row's own formula, quoted, shows the Compute Engine terms it came from.
 - **EC2 instance types**, with the hardware of the SageMaker rows (``ml.<type>`` is the
   EC2 type ``<type>``) and the EC2 on-demand prices of ``ec2_prices.csv``
-  (reference/prices.md §2.2-2.3). EC2 Spot prices move by zone and hour
+  (https://github.com/tsaol/aws-gpu data/all_gpu_instances.js @77fcd9f, from
+  https://instances.vantage.sh). EC2 Spot prices move by zone and hour
   (https://aws.amazon.com/ec2/spot/pricing/): no spot price is written.
 
 Run ``python -m cloudtrain.providers.kubernetes.generate_catalog`` after the catalog's

@@ -10,7 +10,7 @@ SageMaker syncs ``/opt/ml/checkpoints`` continuously; here it is synced when the
 replica's process has ended, whether it succeeded or died. That approximation is
 exact for anything written before a kill, because the emulated host's disk survives
 the kill, and it keeps SageMaker's deletion rule: a restored file deleted in the
-container is deleted in the bucket too (reference/sagemaker.md §4).
+container is deleted in the bucket too (https://docs.aws.amazon.com/sagemaker/latest/dg/model-checkpoints.html).
 """
 
 from __future__ import annotations

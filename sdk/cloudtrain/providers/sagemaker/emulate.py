@@ -1,6 +1,7 @@
 """SageMaker on this machine: a rendered CreateTrainingJob becomes the hosts SageMaker would start.
 
-Each host gets an ``/opt/ml`` tree (reference/sagemaker.md §3-4):
+Each host gets an ``/opt/ml`` tree (https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-training-algo-running-container.html;
+https://docs.aws.amazon.com/sagemaker/latest/dg/model-checkpoints.html):
 ``input/config/{resourceconfig,hyperparameters,inputdataconfig,checkpointconfig}.json``,
 every input channel copied from the stand-in S3 folder into ``input/data/<channel>``
 (the code channel holds the bundle), ``checkpoints/`` restored from and synced back to
@@ -51,7 +52,8 @@ DEFAULT_CHECKPOINT_PATH = "/opt/ml/checkpoints"
 DEFAULT_TENSORBOARD_PATH = "/opt/ml/output/tensorboard"  # API_TensorBoardOutputConfig
 # Spot restarts emulated; SageMaker's own bound is MaxWaitTimeInSeconds, not a count.
 SPOT_RESTARTS = 10
-# Folders SageMaker creates empty on every host (reference/sagemaker.md §3).
+# Folders SageMaker creates empty on every host
+# (https://docs.aws.amazon.com/sagemaker/latest/dg/model-train-storage.html).
 OPT_ML_DIRS = ["opt/ml/model", "opt/ml/output/data", "opt/ml/code"]
 # The TensorFlow DLC's start-up scripts (dlc/README.md), which its Dockerfiles copy to
 # /usr/local/bin (aws/deep-learning-containers docker/tensorflow/2.21/Dockerfile.cuda @e0ecede).
@@ -67,7 +69,8 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     count = cloud["ResourceConfig"]["InstanceCount"]
     names = [f"algo-{i + 1}" for i in range(count)]
     resolver = ",".join(f"{name}=127.0.0.1:<port:{i}>" for i, name in enumerate(names))
-    # resourceconfig.json lists hosts "sorted lexicographically" (reference/sagemaker.md §3)
+    # resourceconfig.json lists hosts "sorted lexicographically"
+    # (https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-training-algo-running-container.html)
     # The job's name is taken at submit (``job_names``): SageMaker never reuses one.
     host_env = {"TRAINING_JOB_NAME": JOB, "TRAINING_JOB_ARN": _job_arn(cloud, region)}
     replicas = [_replica(cloud, name, host_env) for name in names]
@@ -93,12 +96,14 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
 
 
 def restarts(cloud: dict[str, Any]) -> dict[str, Any]:
-    """How SageMaker restarts the job ``cloud`` (reference/sagemaker.md §4, Retries).
+    """How SageMaker restarts the job ``cloud``.
 
     A lost instance surfaces as an internal error, which only ``RetryStrategy`` retries;
     a managed spot interruption restarts the job with its checkpoints restored, as long
     as ``MaxWaitTimeInSeconds`` allows (bounded here by ``SPOT_RESTARTS``). An error
-    exit of the job is never retried.
+    exit of the job is never retried. Sources: ``RetryStrategy`` in botocore 1.44.8
+    (sagemaker 2017-07-24 service-2.json) and
+    https://docs.aws.amazon.com/sagemaker/latest/dg/model-managed-spot-training.html.
     """
     retries = cloud.get("RetryStrategy", {}).get("MaximumRetryAttempts", 0)
     host = (
@@ -222,7 +227,7 @@ def job_names(first: str) -> Iterator[str]:
 
     A training job's name is unique in the account and region forever (CreateTrainingJob:
     ``TrainingJobName`` "must be unique within an AWS Region in an AWS account";
-    reference/sagemaker.md §9), so a resubmit after a failure is a new job under the next
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateTrainingJob.html), so a resubmit after a failure is a new job under the next
     attempt name (``job.attempt_name``), exactly as ``job.submit`` names it on the service.
     """
     return (attempt_name(first, attempt) for attempt in range(1, MAX_ATTEMPTS + 1))

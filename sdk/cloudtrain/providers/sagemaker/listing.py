@@ -12,9 +12,9 @@ under the same names, plus ``Tags`` (botocore's sagemaker service model), so one
 What a job was billed for is SageMaker's own measure: "Billable time refers to the
 absolute wall-clock time. Multiply BillableTimeInSeconds by the number of instances
 (InstanceCount) in your training cluster to get the total compute time SageMaker bills
-you" (reference/prices.md §2.1). With managed spot the billable time already holds the
+you" (botocore 1.44.8 sagemaker 2017-07-24 service-2.json, BillableTimeInSeconds). With managed spot the billable time already holds the
 saving, "(1 - BillableTimeInSeconds / TrainingTimeInSeconds) * 100" percent
-(reference/sagemaker.md §5), so it is priced at the on-demand rate.
+(the same documentation), so it is priced at the on-demand rate.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Where a SageMaker training job's artifacts are: read off the request's own fields.
 
-What SageMaker uploads, and where (reference/sagemaker.md §4; "How Amazon SageMaker AI
+What SageMaker uploads, and where (https://docs.aws.amazon.com/sagemaker/latest/dg/model-checkpoints.html; "How Amazon SageMaker AI
 Provides Training Information",
 https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-training-algo-output.html):
 

@@ -68,7 +68,8 @@ ESTIMATE_TAG = "cloudtrain:estimate-usd"
 ESTIMATE_BASIS_TAG = "cloudtrain:estimate"
 NOT_HASHED = (ESTIMATE_TAG, ESTIMATE_BASIS_TAG)
 # A spot job may wait for capacity as long as it may run, but never past 28 days, the
-# documented maximum run time (reference/sagemaker.md §2; the model sets no maximum).
+# documented maximum run time (StoppingCondition.MaxRuntimeInSeconds in botocore 1.44.8 sagemaker
+# 2017-07-24 service-2.json: "The maximum value is 28 days"; the model's own range sets no maximum).
 MAX_WAIT_CAP_S = 28 * 86400
 NAME_HASH_CHARS = 10
 # Runs the bootstrap from its lines in argv (see the module docstring).

@@ -6,7 +6,7 @@ Interrupted, ...). Both map to the neutral states of ``cloudtrain.providers`` th
 tables below; ``provider_state`` keeps SageMaker's words (``InProgress/Training``) and the
 detail carries the latest status message and the FailureReason. A spot interruption
 (Interrupted, Restarting) is ``pending``: the job waits for capacity and resumes from its
-checkpoints. ``Stopped`` is a success for some tools (reference/sagemaker.md §7); here it
+checkpoints. ``Stopped`` is a success for some tools (aws/sagemaker-python-sdk#1937, apache/airflow#42423); here it
 is ``cancelled`` only when the stop was asked for through cloudtrain (``cancel`` tags the
 job first, so any later process can tell), and ``failed`` otherwise, e.g. after
 MaxRuntimeExceeded.

@@ -34,7 +34,9 @@ class Vertex(CloudProvider):
     title = VertexSettings.title
     section = VertexSettings
     schemes = VertexSettings.schemes
-    # Scheduling.timeout defaults to 7 days, the longest FLEX_START accepts (vertex.md §1.1, §4.4).
+    # Scheduling.timeout defaults to 7 days (google-cloud-aiplatform 2.7.0,
+    # google/cloud/aiplatform_v1/types/custom_job.py), the longest FLEX_START accepts
+    # (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws).
     max_runtime_s = 7 * 86400
     max_runtime_field = "Scheduling.timeout"
     unsupported: Mapping[str, str] = MappingProxyType({})

@@ -10,7 +10,7 @@ from cloudtrain.providers.vertex.settings import VertexSettings
 if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
 
-# Dynamic Workload Scheduler serves these GPUs only (reference/vertex.md §4.4, schedule-jobs-dws).
+# Dynamic Workload Scheduler serves these GPUs only (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws).
 FLEX_START_ACCELERATORS = ("l4", "a100-40gb", "a100-80gb", "h100-80gb", "h200-141gb")
 
 

@@ -81,7 +81,8 @@ HTTP_CODES = {
 # (storage/docs/retry-strategy); gRPC reports a lost connection as UNAVAILABLE.
 TRANSIENT_CODES = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL"})
 # Vertex's training quota error: "The following quota metrics exceed quota limits:
-# aiplatform.googleapis.com/custom_model_training_nvidia_l4_gpus" (reference/vertex.md §4.4).
+# aiplatform.googleapis.com/custom_model_training_nvidia_l4_gpus"
+# (https://github.com/GoogleCloudPlatform/stable-diffusion-on-gcp/issues/12).
 QUOTA_METRIC = re.compile(r"custom_model_training_[a-z0-9_]+")
 # "This API method requires billing to be enabled" (reason BILLING_DISABLED); Cloud
 # Storage: "The billing account for the owning project is disabled in state closed".

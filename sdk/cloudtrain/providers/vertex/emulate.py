@@ -1,6 +1,7 @@
 """Vertex AI on this machine: a rendered CustomJob becomes the local replicas Vertex would start.
 
-Each replica gets what Vertex gives one (reference/vertex.md §2-3): ``TF_CONFIG`` with
+Each replica gets what Vertex gives one (https://cloud.google.com/vertex-ai/docs/training/distributed-training,
+https://cloud.google.com/vertex-ai/docs/training/code-requirements): ``TF_CONFIG`` with
 ``chief``/``worker`` (none for a single replica), ``CLUSTER_SPEC`` with the pool names,
 ``AIP_MODEL_DIR`` / ``AIP_CHECKPOINT_DIR`` / ``AIP_TENSORBOARD_LOG_DIR`` from
 ``baseOutputDirectory``, the container's ``env``, and ``/gcs`` linked to the stand-in
@@ -29,14 +30,15 @@ from cloudtrain.providers.emulation import (
     restart,
 )
 
-# Vertex maps worker pool i to a TF_CONFIG task type (reference/vertex.md §2.2).
+# Vertex maps worker pool i to a TF_CONFIG task type (https://cloud.google.com/vertex-ai/docs/training/distributed-training).
 POOL_TASK_TYPES = ("chief", "worker", "ps", "evaluator")
 # Restarts per worker after a lost VM, and job retries after a Spot preemption
-# (understanding-training-service, use-spot-vms: reference/vertex.md).
+# (https://cloud.google.com/vertex-ai/docs/training/understanding-training-service,
+# https://cloud.google.com/vertex-ai/docs/training/use-spot-vms).
 WORKER_RESTARTS = 5
 SPOT_RETRIES = 6
 # Vertex gives every replica the job's numeric ID (CLOUD_ML_JOB_ID) and the project's number
-# (CLOUD_ML_PROJECT_ID; reference/vertex.md §2.3, "training/code-requirements"; the
+# (CLOUD_ML_PROJECT_ID; https://cloud.google.com/vertex-ai/docs/training/code-requirements; the
 # aiplatform SDK reads the ID in google/cloud/aiplatform/training_utils/environment_variables.py,
 # google-cloud-aiplatform 2.7.0). A job's restarts keep its ID; a resubmit is a new job, a new
 # ID. No project has a number here, so a stand-in one of the same form.
@@ -67,13 +69,14 @@ def replicas(cloud: dict[str, Any]) -> dict[str, Any]:
 
 
 def restarts(job: dict[str, Any], *, replicas: int) -> dict[str, Any]:
-    """How Vertex restarts the job ``job`` (reference/vertex.md, Restarts and preemption).
+    """How Vertex restarts the job ``job``.
 
     A lost VM's worker restarts (up to 5 times per worker); the other workers of a
     MultiWorkerMirroredStrategy job cannot take it back, so only a job with
     ``restartJobOnWorkerRestart`` (or a single replica) recovers, by restarting whole.
     A Spot VM preemption retries the job, up to 6 times. ``disableRetries`` turns
-    both off.
+    both off. Sources: https://cloud.google.com/vertex-ai/docs/training/understanding-training-service
+    and https://cloud.google.com/vertex-ai/docs/training/use-spot-vms.
     """
     scheduling = job.get("scheduling", {})
     if scheduling.get("disableRetries"):
@@ -134,7 +137,7 @@ def _replica(job: dict[str, Any], task: tuple[int, int], shared: dict[str, Any])
 
 
 def _aip_dirs(job: dict[str, Any]) -> dict[str, str]:
-    """AIP_*_DIR from ``baseOutputDirectory`` (set only when it is; reference/vertex.md §2.3)."""
+    """AIP_*_DIR from ``baseOutputDirectory`` (set only when it is; CustomJobSpec.base_output_directory)."""
     base = job.get("baseOutputDirectory", {}).get("outputUriPrefix")
     if not base:
         return {}

@@ -10,7 +10,7 @@ What a job was billed for comes from its own times: ``start_time`` is "Time when
 CustomJob for the first time entered the JOB_STATE_RUNNING state", ``end_time`` "Time when
 the CustomJob entered any of the following states: JOB_STATE_SUCCEEDED, JOB_STATE_FAILED,
 JOB_STATE_CANCELLED" (aiplatform_v1 custom_job.proto). Training is billed per replica in
-30-second increments (reference/prices.md §1.1), so every replica of every pool counts
+30-second increments (https://cloud.google.com/vertex-ai/pricing), so every replica of every pool counts
 for that span; the increment is applied where the price is (``cost.actual``). Vertex
 reports no billed time of its own: a replica that started late is counted from the first.
 """

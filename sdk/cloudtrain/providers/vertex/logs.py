@@ -2,7 +2,8 @@
 
 Vertex sends each replica's stdout and stderr to Cloud Logging as entries of resource
 type ``ml_job`` labelled with the job ID and the task (``workerpool0-0`` for the chief,
-``workerpool1-N`` for worker N; reference/vertex.md §2.3). This module calls the REST
+``workerpool1-N`` for worker N, as CustomJob.web_access_uris names them in google-cloud-aiplatform
+2.7.0, google/cloud/aiplatform_v1/types/custom_job.py). This module calls the REST
 method ``entries:list`` through the session ``clients.logging_session`` builds, rather
 than adding google-cloud-logging for one call. Following polls with a timestamp cursor
 (``cloudtrain.providers.follow``) and drops entries it has already printed.
@@ -29,7 +30,7 @@ from cloudtrain.providers.vertex.clients import (
 PAGE_SIZE = 1000
 POLL_S = 5.0
 TASK_LABEL = "ml.googleapis.com/task_name"
-# Worker pool -> TF_CONFIG task type (reference/vertex.md §2.2).
+# Worker pool -> TF_CONFIG task type (https://cloud.google.com/vertex-ai/docs/training/distributed-training).
 ROLES = {"workerpool0": "chief", "workerpool1": "worker", "workerpool2": "ps", "workerpool3": "evaluator"}
 
 

@@ -16,7 +16,8 @@ from cloudtrain.providers.vertex.clients import ApiCall
 PARENT = re.compile(r"\Aprojects/(?P<project>[^/\s]+)/locations/(?P<region>[^/\s]+)")
 JOB_ID = re.compile(rf"{PARENT.pattern}/customJobs/(?P<id>[0-9]+)\Z")
 
-# JobState name -> neutral state (aiplatform_v1 job_state.proto, reference/vertex.md §1.1).
+# JobState name -> neutral state (aiplatform_v1 job_state.proto; google-cloud-aiplatform 2.7.0,
+# google/cloud/aiplatform_v1/types/job_state.py).
 STATES = {
     "JOB_STATE_UNSPECIFIED": "queued",
     "JOB_STATE_QUEUED": "queued",

@@ -2,7 +2,8 @@
 
 Vertex derives ``AIP_MODEL_DIR`` (``<base>/model/``), ``AIP_CHECKPOINT_DIR``
 (``<base>/checkpoints/``) and ``AIP_TENSORBOARD_LOG_DIR`` (``<base>/logs/``) from the
-job's ``baseOutputDirectory.outputUriPrefix`` (reference/vertex.md §2.3; "Prepare
+job's ``baseOutputDirectory.outputUriPrefix`` (CustomJobSpec.base_output_directory in
+google-cloud-aiplatform 2.7.0, google/cloud/aiplatform_v1/types/custom_job.py; "Prepare
 training code", https://cloud.google.com/vertex-ai/docs/training/code-requirements),
 and the runtime writes to exactly those folders through the ``/gcs`` mount, so the
 artifacts are wherever the request's base directory says: the run's own prefix,

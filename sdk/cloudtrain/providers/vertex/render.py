@@ -5,7 +5,7 @@ https://{region}-aiplatform.googleapis.com/v1/projects/{project}/locations/{regi
 in REST camelCase, exactly what ``google.protobuf.json_format.ParseDict`` accepts for
 ``aiplatform_v1.CustomJob``. It is built from plain dicts, so ``render`` and ``submit
 --dry-run`` import no Google library. Worker pool 0 is the chief (replica count 1),
-pool 1 the other ``hosts - 1`` workers, as Vertex requires (reference/vertex.md §1.2).
+pool 1 the other ``hosts - 1`` workers, as Vertex requires (https://cloud.google.com/vertex-ai/docs/training/distributed-training).
 
 ``render`` stamps the request with the label ``cloudtrain_request``: a hash of
 everything else in the body, the code bundle's content hash included. ``job.submit``
@@ -61,7 +61,7 @@ ESTIMATE_BASIS_LABEL = "cloudtrain_estimate"
 # Labels that describe the job without being part of what it is: left out of the request hash.
 NOT_HASHED = (REQUEST_LABEL, ESTIMATE_LABEL, ESTIMATE_BASIS_LABEL)
 
-# ContainerSpec.env: "at most 100" (aiplatform_v1 custom_job.proto, reference/vertex.md §1.1).
+# ContainerSpec.env: "Maximum limit is 100" (aiplatform_v1 custom_job.proto; google-cloud-aiplatform 2.7.0, google/cloud/aiplatform_v1/types/custom_job.py).
 MAX_ENV_VARS = 100
 # Labels: keys and values up to 63 characters of lowercase letters, digits, "_" and "-";
 # keys start with a letter; at most 64 labels (cloud.google.com/vertex-ai/docs/general/labels).
@@ -72,7 +72,8 @@ _CENTS = re.compile(r"[0-9]{1,15}")
 
 DEFAULT_BOOT_DISK = "pd-ssd"
 # Machines that boot only from Hyperdisk: hyperdisk-balanced is their default boot disk
-# (DiskSpec, reference/vertex.md §1.1).
+# (DiskSpec in google-cloud-aiplatform 2.7.0, google/cloud/aiplatform_v1/types/machine_resources.py;
+# https://cloud.google.com/vertex-ai/docs/training/configure-compute).
 BOOT_DISK_BY_MACHINE = {
     "a3-ultragpu-8g": "hyperdisk-balanced",
     "a4-highgpu-8g": "hyperdisk-balanced",
@@ -138,7 +139,8 @@ def _job_spec(plan: Plan) -> dict[str, Any]:
         "workerPoolSpecs": _worker_pools(plan),
         "scheduling": _scheduling(plan),
         # Vertex derives AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR from it
-        # (reference/vertex.md §2.3): the run's own prefix, so no run overwrites another's model.
+        # (CustomJobSpec.base_output_directory in google-cloud-aiplatform 2.7.0): the run's own prefix,
+        # so no run overwrites another's model.
         "baseOutputDirectory": {"outputUriPrefix": plan.storage.run},
     }
     optional = {
@@ -154,7 +156,7 @@ def _worker_pools(plan: Plan) -> list[dict[str, Any]]:
     """Pool 0 is the chief with exactly one replica; pool 1 holds the other hosts.
 
     Vertex sets TF_CONFIG from these pools: pool 0 becomes ``chief``, pool 1 ``worker``
-    (reference/vertex.md §1.2, §2.2).
+    (https://cloud.google.com/vertex-ai/docs/training/distributed-training).
     """
     chief = _pool(plan, replicas=1)
     if plan.hosts == 1:
@@ -178,7 +180,7 @@ def _pool(plan: Plan, *, replicas: int) -> dict[str, Any]:
 def _machine_spec(machine: Machine) -> dict[str, Any]:
     """GPUs by accelerator enum and count; TPU v5e by machine type and topology only.
 
-    v5e takes no acceleratorType (reference/vertex.md §4.3).
+    v5e takes no acceleratorType (https://cloud.google.com/vertex-ai/docs/training/configure-compute, TPUs).
     """
     spec: dict[str, Any] = {"machineType": machine.machine_type}
     if machine.tpu_topology:
@@ -224,7 +226,7 @@ def _scheduling(plan: Plan) -> dict[str, Any]:
     """Timeout always; whole-job restart for multi-worker, since MWMS is not elastic.
 
     A worker restarting alone would wait forever for peers that moved on
-    (reference/vertex.md §6, "Restarts and preemption").
+    (https://cloud.google.com/vertex-ai/docs/training/understanding-training-service).
     """
     scheduling: dict[str, Any] = {"timeout": f"{plan.max_runtime_s}s"}
     if plan.hosts > 1:

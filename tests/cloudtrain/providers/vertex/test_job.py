@@ -26,7 +26,8 @@ from tests.cloudtrain.providers.fakes.vertex_storage import BUCKET
 REPO = Path(__file__).resolve().parents[4]
 EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"
 PARENT = "projects/my-project/locations/us-central1"
-# Google's words for a rate limit, and for a training quota (reference/vertex.md §4.4).
+# Google's words for a rate limit, and for a training quota
+# (GoogleCloudPlatform/vertex-ai-samples#1000, GoogleCloudPlatform/stable-diffusion-on-gcp#12).
 RATE_LIMIT = (
     "Quota exceeded for quota metric 'Resource management requests' and limit 'Resource management "
     "requests per minute per region' of service 'aiplatform.googleapis.com'."
