@@ -65,3 +65,22 @@ def test_import_cloudtrain_and_its_job_types_loads_no_pydantic() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout.strip()) == (0, "[]"), proc.stderr[-2000:]
+
+
+def test_cost_table_that_fits_is_drawn_without_rich(example_job, tmp_path) -> None:
+    """rich's import and layout were a sixth of ``cloudtrain cost``; a table that fits whole needs neither."""
+    program = (
+        "import sys\nfrom cloudtrain.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print('rich' in sys.modules, file=sys.stderr)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", program, "cost", str(example_job), "--throughput", "1200@a100-40gb"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "provider" in proc.stdout.splitlines()[0]  # the table's header
+    assert proc.stderr.strip().splitlines()[-1] == "False"
