@@ -65,3 +65,49 @@ def test_import_cloudtrain_and_its_job_types_loads_no_pydantic() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout.strip()) == (0, "[]"), proc.stderr[-2000:]
+
+
+def test_cost_table_that_fits_is_drawn_without_rich(example_job, tmp_path) -> None:
+    """rich's import and layout were a sixth of ``cloudtrain cost``; a table that fits whole needs neither."""
+    program = (
+        "import sys\nfrom cloudtrain.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print('rich' in sys.modules, file=sys.stderr)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", program, "cost", str(example_job), "--throughput", "1200@a100-40gb"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "provider" in proc.stdout.splitlines()[0]  # the table's header
+    assert proc.stderr.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize(
+    ("call", "settled"),
+    [
+        ("main()", True),  # the process's own command line: its imports are settled
+        ("main(sys.argv[1:])", False),  # a caller's argv (tests, scripts): the collector is left alone
+    ],
+)
+def test_a_command_process_freezes_its_imports_and_keeps_collecting(
+    call: str, settled: bool, example_job, tmp_path
+) -> None:
+    program = (
+        "import atexit, gc, sys\nfrom cloudtrain.cli import main\n"
+        "atexit.register(lambda: print(gc.get_freeze_count() > 0, gc.isenabled(), file=sys.stderr))\n"
+        f"{call}\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", program, "validate", str(example_job)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "is valid" in proc.stdout
+    assert proc.stderr.split() == [str(settled), "True"]

@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 import traceback
+from types import ModuleType
 from typing import Any
 
 import click
@@ -46,6 +47,8 @@ class LazyGroup(click.Group):
     def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = lazy
+        # True while ``main`` runs as the process's own command (see ``_imported``).
+        self.whole_process = False
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})
@@ -59,8 +62,31 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy:
             module, _, attr = self.lazy[cmd_name].partition(":")
-            return getattr(importlib.import_module(module), attr)
+            return getattr(_imported(module, settle=self.whole_process), attr)
         return super().get_command(ctx, cmd_name)
+
+
+def _imported(module: str, *, settle: bool) -> ModuleType:
+    """``module``, imported; with ``settle``, with the cyclic garbage collector paused, then frozen.
+
+    A command's modules, classes and pydantic models live until the process exits, so a
+    collection while they are imported frees nothing, and every later one (the last at
+    exit) would walk them again: pausing and freezing (``gc.freeze``) saves about 5% of a
+    spec command's start-up. Only where the process is the command: in a longer-lived one
+    (a test calling ``main(argv)``) a freeze would also keep the garbage it holds then.
+    """
+    if not settle:
+        return importlib.import_module(module)
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return importlib.import_module(module)
+    finally:
+        if enabled:
+            gc.enable()
+        gc.freeze()
 
 
 def _short_help(target: str) -> str:
@@ -113,7 +139,12 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; the only place that prints errors and exits."""
+    """Run the CLI; the only place that prints errors and exits.
+
+    Without ``argv`` the command is the process's own (``sys.argv``: the ``cloudtrain``
+    script, ``python -m cloudtrain``), which lets start-up settle its imports (``_imported``).
+    """
+    cli.whole_process = argv is None
     try:
         code = cli.main(args=argv, prog_name="cloudtrain", standalone_mode=False)
     except CloudtrainError as exc:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import random
 import struct
 import sys
 import termios
 
 import pytest
 
-from cloudtrain.cli.tables import Column, fitting, output_width, render
+from cloudtrain.cli.tables import GAP, Column, drawn, fitting, output_width, render
 
 COLUMNS = (
     Column("id"),
@@ -77,3 +78,50 @@ def test_a_terminal_is_fitted_and_columns_overrides_it(monkeypatch: pytest.Monke
         assert output_width(terminal) == 44
         monkeypatch.setenv("COLUMNS", "120")
         assert output_width(terminal) == 120
+
+
+def _random_table(seed: int) -> tuple[list[Column], list[list[str]]]:
+    """Columns and rows of plain text of every kind ``render`` draws without rich."""
+    chance = random.Random(seed)
+    letters = "abcxyz0189 .,-_$%#@/()×≥≈→–·é"
+    columns = [
+        Column(
+            "".join(chance.choices(letters, k=chance.randint(0, 6))) if seed % 5 else "",
+            priority=chance.randint(0, 3),
+            wrap=chance.random() < 0.3,
+            justify=chance.choice(["left", "right"]),
+        )
+        for _ in range(chance.randint(1, 6))
+    ]
+    rows = [
+        ["".join(chance.choices(letters, k=chance.randint(0, 12))) for _ in columns]
+        for _ in range(chance.randint(0, 5))
+    ]
+    return columns, rows
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_a_table_that_fits_is_drawn_as_rich_draws_it(seed: int) -> None:
+    # render draws a whole plain table itself; it must match rich's drawing to the character.
+    columns, rows = _random_table(seed)
+    natural = sum(max([len(c.header)] + [len(row[i]) for row in rows]) for i, c in enumerate(columns))
+    width = natural + GAP * (len(columns) - 1)
+    for room in (width, width + 7):
+        assert render(columns, rows, width=room) == drawn(columns, rows, width=room)
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "[bold]x[/bold]",  # markup: rich drops the tags
+        "a :smile: b",  # an emoji code
+        "two\nlines",  # a cell of two lines
+        "漢字",  # two columns per character
+        "e\u0301",  # a combining accent: no column of its own
+        "a\u00a0b",  # a no-break space
+    ],
+)
+def test_text_rich_reads_otherwise_is_left_to_rich(cell: str) -> None:
+    columns = [Column("a"), Column("b", justify="right")]
+    rows = [[cell, "1"], ["x", "22"]]
+    assert render(columns, rows, width=80) == drawn(columns, rows, width=80)
