@@ -68,14 +68,20 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     environments.forget_entry_points()
 
 
-def test_the_built_ins_are_found_without_any_package_metadata() -> None:
-    """``python -S``: no site-packages, so no distribution at all, as in an image with only the runtime."""
+def test_the_built_ins_are_found_without_any_package_metadata(tmp_path: Path) -> None:
+    """``python -S``: no site-packages, so no distribution at all, as in an image with only the runtime.
+
+    It runs in an empty folder: ``-c`` puts the working directory on ``sys.path``, and a
+    checkout's root holds the ``cloudtrain.egg-info`` an editable install writes there.
+    """
     program = (
         f"import sys, importlib.metadata; sys.path.insert(0, {str(ENTRYPOINTS)!r}); "
         "from cloudtrain_runtime import environments; "
         "print(len(list(importlib.metadata.distributions())), [e.provider for e in environments.every()])"
     )
-    done = subprocess.run([sys.executable, "-S", "-c", program], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", program], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
     assert done.stdout.split(maxsplit=1) == ["0", "['sagemaker', 'vertex', 'jobset', 'tf_config', 'bare']\n"]
 
 
