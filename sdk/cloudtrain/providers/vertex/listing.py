@@ -85,14 +85,27 @@ def _usage(job: Any, hosts: int) -> Usage:
     started, ended = _time(job, "start_time"), _time(job, "end_time")
     seconds = (ended - started).total_seconds() if started and ended else 0.0
     match = JOB_ID.match(job.name)
+    return machine_usage(
+        match["region"] if match else "", machine, hosts, seconds, job.job_spec.scheduling, MEASURE
+    )
+
+
+def machine_usage(
+    region: str, machine: Any, hosts: int, seconds: float, scheduling: Any, measure: str
+) -> Usage:
+    """``hosts`` replicas of ``machine`` (a ``MachineSpec``) for ``seconds`` under ``scheduling``.
+
+    A custom job and a tuning job's trials (each a CustomJob) are billed alike; only how
+    their seconds add up differs, so both read the machine, the accelerator and spot here.
+    """
     return Usage(
-        region=match["region"] if match else "",
+        region=region,
         machine_type=machine.machine_type,
         accelerator=accelerator_of(machine.machine_type, machine.accelerator_type.name),
         hosts=hosts,
         seconds=max(seconds, 0.0),
-        spot=job.job_spec.scheduling.strategy.name == "SPOT",
-        measure=MEASURE,
+        spot=scheduling.strategy.name == "SPOT",
+        measure=measure,
     )
 
 

@@ -23,7 +23,7 @@ from cloudtrain.providers.base import JobStatus, JobSummary, Usage, poll_until_d
 from cloudtrain.providers.vertex import sweep
 from cloudtrain.providers.vertex.clients import VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.job import upload_bundle
-from cloudtrain.providers.vertex.listing import MEASURE, accelerator_of
+from cloudtrain.providers.vertex.listing import MEASURE, machine_usage
 from cloudtrain.providers.vertex.names import PARENT, REUSABLE_STATES, STATES, api_call
 from cloudtrain.providers.vertex.render import JOB_LABEL, REQUEST_LABEL, estimate_from_labels
 from cloudtrain.providers.vertex.settings import VertexSettings
@@ -283,12 +283,7 @@ def _usage(job: Any, hosts: int, machine: Any) -> Usage:
         if "start_time" in trial and "end_time" in trial
     )
     match = SWEEP_ID.match(job.name)
-    return Usage(
-        region=match["region"] if match else "",
-        machine_type=machine.machine_type,
-        accelerator=accelerator_of(machine.machine_type, machine.accelerator_type.name),
-        hosts=hosts,
-        seconds=max(seconds, 0.0),
-        spot=job.trial_job_spec.scheduling.strategy.name == "SPOT",
-        measure=f"each trial {MEASURE}",
+    region = match["region"] if match else ""
+    return machine_usage(
+        region, machine, hosts, seconds, job.trial_job_spec.scheduling, f"each trial {MEASURE}"
     )
