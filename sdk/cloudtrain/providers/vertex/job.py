@@ -86,10 +86,7 @@ def submit(
     require_google()
     custom_job = _custom_job(request)
     clients = clients or VertexClients()
-    vertex = VertexSettings.of(plan.spec)
-    upload_bundle(plan, bundle, clients, progress)
-    parent = f"projects/{vertex.project}/locations/{vertex.region}"
-    service = clients.job_service(vertex.region)
+    parent, service = upload_and_open(plan, bundle, clients, progress)
     existing = find_submitted(service, parent, request, clients.sleep)
     if existing is not None:
         job = VertexJob(existing, clients=clients, request=request)
@@ -98,6 +95,19 @@ def submit(
     created = _create(service, parent, request, custom_job, clients.sleep)
     kept = _keep_earliest(service, parent, request, created, clients.sleep)
     return VertexJob(kept, clients=clients, request=request)
+
+
+def upload_and_open(
+    plan: Plan, bundle: Bundle, clients: VertexClients, progress: OnProgress | None
+) -> tuple[str, Any]:
+    """Upload the code bundle, then return the plan's parent resource and its region's JobService.
+
+    Every create (a custom job, a tuning job) needs the code in place and then lists and
+    creates under ``projects/P/locations/L`` through the JobService of that region.
+    """
+    vertex = VertexSettings.of(plan.spec)
+    upload_bundle(plan, bundle, clients, progress)
+    return f"projects/{vertex.project}/locations/{vertex.region}", clients.job_service(vertex.region)
 
 
 def upload_bundle(

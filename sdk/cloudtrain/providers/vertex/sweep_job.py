@@ -22,11 +22,10 @@ from cloudtrain.outputs import Outputs
 from cloudtrain.providers.base import JobStatus, JobSummary, Usage, poll_until_done
 from cloudtrain.providers.vertex import sweep
 from cloudtrain.providers.vertex.clients import VertexClients, require_google, with_retries
-from cloudtrain.providers.vertex.job import upload_bundle
+from cloudtrain.providers.vertex.job import upload_and_open
 from cloudtrain.providers.vertex.listing import MEASURE, machine_usage
 from cloudtrain.providers.vertex.names import PARENT, REUSABLE_STATES, STATES, api_call
 from cloudtrain.providers.vertex.render import JOB_LABEL, REQUEST_LABEL, estimate_from_labels
-from cloudtrain.providers.vertex.settings import VertexSettings
 from cloudtrain.sweep.trials import STOPPED, Trial, best_of, trial_events
 
 if TYPE_CHECKING:
@@ -69,10 +68,7 @@ def submit(
     require_google()
     message = _message(request)
     clients = clients or VertexClients()
-    vertex = VertexSettings.of(plan.spec)
-    upload_bundle(plan, bundle, clients, progress)
-    parent = f"projects/{vertex.project}/locations/{vertex.region}"
-    service = clients.job_service(vertex.region)
+    parent, service = upload_and_open(plan, bundle, clients, progress)
     existing = _find(service, parent, request["labels"][REQUEST_LABEL], clients.sleep)
     if existing is None:
         existing = with_retries(
