@@ -239,3 +239,29 @@ def poll_until_done(
             return current
         last = current
         sleep(poll_s)
+
+
+class Polled(Protocol):
+    """A handle ``WaitsByPolling`` can wait on: its status, and the clock its clients sleep on."""
+
+    def status(self) -> JobStatus: ...
+
+    def _sleep(self, seconds: float) -> None: ...
+
+
+class WaitsByPolling:
+    """``Job.wait`` for a cloud handle: ``poll_until_done`` on its own ``status``.
+
+    Every cloud job and sweep waits the same way; only the clock differs, so a handle
+    mixes this in and names its clients' ``sleep`` in ``_sleep`` (tests pass a fake one).
+    """
+
+    def wait(
+        self: Polled,
+        poll_s: float = 30.0,
+        on_status: Callable[[JobStatus], None] | None = None,
+        *,
+        until: Callable[[JobStatus], bool] | None = None,
+    ) -> JobStatus:
+        """Poll until the job ends (or ``until`` holds), reporting each change of state to ``on_status``."""
+        return poll_until_done(self.status, self._sleep, poll_s, on_status, until)

@@ -33,7 +33,7 @@ from typing import Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
-from cloudtrain.providers.jobs import ExpectedCost, JobStatus, JobSummary, Usage, poll_until_done
+from cloudtrain.providers.jobs import ExpectedCost, JobStatus, JobSummary, Usage, WaitsByPolling
 from cloudtrain.providers.kubernetes.clients import (
     TIMEOUT_S,
     ApiCall,
@@ -133,7 +133,7 @@ def attach(job_id: str, clients: KubernetesClients | None = None) -> KubernetesJ
     return KubernetesJob(match["name"], match["namespace"], clients=clients)
 
 
-class KubernetesJob:
+class KubernetesJob(WaitsByPolling):
     """A submitted JobSet: status, logs, cancel and wait, by namespace and name."""
 
     provider = "kubernetes"
@@ -233,15 +233,8 @@ class KubernetesJob:
             [f"[host-{index}] {text}" for _, index, text in sorted(line for lines in read for line in lines)]
         )
 
-    def wait(
-        self,
-        poll_s: float = 30.0,
-        on_status: Callable[[JobStatus], None] | None = None,
-        *,
-        until: Callable[[JobStatus], bool] | None = None,
-    ) -> JobStatus:
-        """Poll until the JobSet ends (or ``until`` holds), reporting each change of state to ``on_status``."""
-        return poll_until_done(self.status, self._clients.sleep, poll_s, on_status, until)
+    def _sleep(self, seconds: float) -> None:
+        self._clients.sleep(seconds)
 
     def _read_log(self, pod: Any, options: dict[str, Any]) -> list[tuple[str, int, str]]:
         name, index = pod.metadata.name, _index(pod)

@@ -16,12 +16,13 @@ Status words: ``states``. Logs come from CloudWatch Logs (``cloudtrain.providers
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.base import JobStatus, JobSummary, Stored, poll_until_done
+from cloudtrain.providers.base import JobStatus, JobSummary, Stored
 from cloudtrain.providers.follow import read_until_done
+from cloudtrain.providers.jobs import WaitsByPolling
 from cloudtrain.providers.sagemaker import listing, outputs, upload
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.logs import LogReader
@@ -144,7 +145,7 @@ def attach(job_id: str, clients: AwsClients | None = None) -> SageMakerJob:
     return SageMakerJob(job_id, clients or AwsClients(region=match["region"]))
 
 
-class SageMakerJob:
+class SageMakerJob(WaitsByPolling):
     """A SageMaker training job, by ARN. Every call goes through ``AwsClients.call``."""
 
     provider = "sagemaker"
@@ -189,15 +190,8 @@ class SageMakerJob:
         self._aws.call("sagemaker", "add_tags", ResourceArn=self.id, Tags=[tag])
         self._aws.call("sagemaker", "stop_training_job", TrainingJobName=self.name)
 
-    def wait(
-        self,
-        poll_s: float = 30.0,
-        on_status: Callable[[JobStatus], None] | None = None,
-        *,
-        until: Callable[[JobStatus], bool] | None = None,
-    ) -> JobStatus:
-        """Poll until the job ends (or ``until`` holds); ``on_status`` sees every change of status."""
-        return poll_until_done(self.status, self._aws.sleep, poll_s, on_status, until)
+    def _sleep(self, seconds: float) -> None:
+        self._aws.sleep(seconds)
 
     def logs(
         self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None

@@ -13,12 +13,13 @@ its training job's: ``cloudtrain logs`` with its ARN.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
-from cloudtrain.providers.base import JobStatus, JobSummary, Usage, poll_until_done
+from cloudtrain.providers.base import JobStatus, JobSummary, Usage
+from cloudtrain.providers.jobs import WaitsByPolling
 from cloudtrain.providers.sagemaker import sweep
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.job import upload_bundle
@@ -115,7 +116,7 @@ def _ended_trials(job: dict[str, Any], clients: AwsClients) -> list[dict[str, An
     return SageMakerSweep(job["HyperParameterTuningJobArn"], clients)._training_jobs()
 
 
-class SageMakerSweep:
+class SageMakerSweep(WaitsByPolling):
     """A SageMaker tuning job, by ARN: status, trials, best, stop and wait."""
 
     provider = "sagemaker"
@@ -199,14 +200,8 @@ class SageMakerSweep:
         """The trials' events: started, each objective read, ended (each trial's own logs: its training job)."""
         return trial_events(self, follow=follow, tail=tail, sleep=self._aws.sleep, poll_s=POLL_S)
 
-    def wait(
-        self,
-        poll_s: float = POLL_S,
-        on_status: Callable[[JobStatus], None] | None = None,
-        *,
-        until: Callable[[JobStatus], bool] | None = None,
-    ) -> JobStatus:
-        return poll_until_done(self.status, self._aws.sleep, poll_s, on_status, until)
+    def _sleep(self, seconds: float) -> None:
+        self._aws.sleep(seconds)
 
     def summary(self) -> JobSummary:
         tags = self._aws.call("sagemaker", "list_tags", ResourceArn=self.id).get("Tags", [])

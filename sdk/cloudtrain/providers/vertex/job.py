@@ -33,7 +33,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.base import JobStatus, JobSummary, poll_until_done
+from cloudtrain.providers.base import JobStatus, JobSummary
+from cloudtrain.providers.jobs import WaitsByPolling
 from cloudtrain.providers.transfer import bundle_uri
 from cloudtrain.providers.vertex import listing, outputs, upload
 from cloudtrain.providers.vertex.clients import GoogleCallError, VertexClients, require_google, with_retries
@@ -209,7 +210,7 @@ def attach(job_id: str, clients: VertexClients | None = None) -> VertexJob:
     return VertexJob(job_id, clients=clients or VertexClients())
 
 
-class VertexJob:
+class VertexJob(WaitsByPolling):
     """A submitted custom job: status, logs, cancel and wait, by its resource name."""
 
     provider = "vertex"
@@ -292,15 +293,8 @@ class VertexJob:
             follow=follow, is_done=lambda: self.status().done, sleep=self._clients.sleep, tail=tail
         )
 
-    def wait(
-        self,
-        poll_s: float = 30.0,
-        on_status: Callable[[JobStatus], None] | None = None,
-        *,
-        until: Callable[[JobStatus], bool] | None = None,
-    ) -> JobStatus:
-        """Poll until the job ends (or ``until`` holds), reporting each change of state to ``on_status``."""
-        return poll_until_done(self.status, self._clients.sleep, poll_s, on_status, until)
+    def _sleep(self, seconds: float) -> None:
+        self._clients.sleep(seconds)
 
     def summary(self) -> JobSummary:
         """This job as ``list`` shows it: shape, times, the estimate it carries, its usage once ended."""

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
-from cloudtrain.providers.base import JobStatus, JobSummary, Usage, poll_until_done
+from cloudtrain.providers.base import JobStatus, JobSummary, Usage
+from cloudtrain.providers.jobs import WaitsByPolling
 from cloudtrain.providers.vertex import sweep
 from cloudtrain.providers.vertex.clients import VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.job import upload_and_open
@@ -126,7 +127,7 @@ def list_sweeps(project: str, region: str, *, limit: int | None, clients: Vertex
     return [summary(job) for job in found[:limit]]
 
 
-class VertexSweep:
+class VertexSweep(WaitsByPolling):
     """A submitted tuning job: status, trials, best, cancel and wait, by its resource name."""
 
     provider = "vertex"
@@ -197,14 +198,8 @@ class VertexSweep:
         """The trials' events: started, each new measurement, ended (each trial's own logs: its CustomJob)."""
         return trial_events(self, follow=follow, tail=tail, sleep=self._clients.sleep, poll_s=POLL_S)
 
-    def wait(
-        self,
-        poll_s: float = POLL_S,
-        on_status: Callable[[JobStatus], None] | None = None,
-        *,
-        until: Callable[[JobStatus], bool] | None = None,
-    ) -> JobStatus:
-        return poll_until_done(self.status, self._clients.sleep, poll_s, on_status, until)
+    def _sleep(self, seconds: float) -> None:
+        self._clients.sleep(seconds)
 
     def summary(self) -> JobSummary:
         return summary(self._get())
