@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from cloudtrain.providers.follow import read_until_done
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from cloudtrain.providers.jobs import JobStatus
 
 # Neutral trial states: a job's (providers.base.TERMINAL_STATES and the rest), and ``stopped``:
@@ -132,6 +134,30 @@ class FollowedSweep(HasTrials, Protocol):
     """A sweep whose ``logs`` are its trials' events: one that also says whether it has ended."""
 
     def status(self) -> JobStatus: ...
+
+
+class PolledSweep(FollowedSweep, Protocol):
+    """A ``FollowedSweep`` that names the clock its clients sleep on (as ``WaitsByPolling`` asks)."""
+
+    def _sleep(self, seconds: float) -> None: ...
+
+
+# How often a cloud sweep's trials are read again while its logs are followed.
+TRIAL_POLL_S = 30.0
+
+
+class TrialEventLogs:
+    """``Job.logs`` for a cloud sweep: its trials' events (``trial_events``), read every ``TRIAL_POLL_S``.
+
+    A mixin, as every cloud tuning job's logs are made alike from its trials; the
+    handle gives ``trials``, ``metric``, ``status`` and its clients' ``_sleep``.
+    """
+
+    def logs(
+        self: PolledSweep, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
+    ) -> Iterator[str]:
+        """The trials' events: started, each objective read, ended (each trial's own logs: its job's)."""
+        return trial_events(self, follow=follow, tail=tail, sleep=self._sleep, poll_s=TRIAL_POLL_S)
 
 
 def trial_events(

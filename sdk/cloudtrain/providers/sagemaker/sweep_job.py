@@ -13,7 +13,6 @@ its training job's: ``cloudtrain logs`` with its ARN.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
@@ -26,11 +25,9 @@ from cloudtrain.providers.sagemaker.job import upload_bundle
 from cloudtrain.providers.sagemaker.listing import accelerator_of
 from cloudtrain.providers.sagemaker.render import JOB_TAG, estimate_from_tags
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
-from cloudtrain.sweep.trials import STOPPED, Trial, best_of, trial_events
+from cloudtrain.sweep.trials import STOPPED, Trial, TrialEventLogs, best_of
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from cloudtrain.bundle import Bundle
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
@@ -57,7 +54,6 @@ TRIAL_STATES = {
     "Stopping": STOPPED,
     "Stopped": STOPPED,
 }
-POLL_S = 30.0
 
 
 def owns(job_id: str) -> bool:
@@ -116,7 +112,7 @@ def _ended_trials(job: dict[str, Any], clients: AwsClients) -> list[dict[str, An
     return SageMakerSweep(job["HyperParameterTuningJobArn"], clients)._training_jobs()
 
 
-class SageMakerSweep(WaitsByPolling):
+class SageMakerSweep(TrialEventLogs, WaitsByPolling):
     """A SageMaker tuning job, by ARN: status, trials, best, stop and wait."""
 
     provider = "sagemaker"
@@ -193,12 +189,6 @@ class SageMakerSweep(WaitsByPolling):
 
     def cancel(self) -> None:
         self._aws.call("sagemaker", "stop_hyper_parameter_tuning_job", HyperParameterTuningJobName=self.name)
-
-    def logs(
-        self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
-    ) -> Iterator[str]:
-        """The trials' events: started, each objective read, ended (each trial's own logs: its training job)."""
-        return trial_events(self, follow=follow, tail=tail, sleep=self._aws.sleep, poll_s=POLL_S)
 
     def _sleep(self, seconds: float) -> None:
         self._aws.sleep(seconds)

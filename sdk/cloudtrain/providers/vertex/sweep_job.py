@@ -14,7 +14,7 @@ that ran it, whose logs ``cloudtrain logs <custom job>`` shows.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
@@ -27,11 +27,9 @@ from cloudtrain.providers.vertex.job import upload_and_open
 from cloudtrain.providers.vertex.listing import MEASURE, machine_usage
 from cloudtrain.providers.vertex.names import PARENT, REUSABLE_STATES, STATES, api_call
 from cloudtrain.providers.vertex.render import JOB_LABEL, REQUEST_LABEL, estimate_from_labels
-from cloudtrain.sweep.trials import STOPPED, Trial, best_of, trial_events
+from cloudtrain.sweep.trials import STOPPED, Trial, TrialEventLogs, best_of
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from cloudtrain.bundle import Bundle
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
@@ -47,7 +45,6 @@ TRIAL_STATES = {
     "SUCCEEDED": "succeeded",
     "INFEASIBLE": "failed",
 }
-POLL_S = 30.0
 
 
 def owns(job_id: str) -> bool:
@@ -127,7 +124,7 @@ def list_sweeps(project: str, region: str, *, limit: int | None, clients: Vertex
     return [summary(job) for job in found[:limit]]
 
 
-class VertexSweep(WaitsByPolling):
+class VertexSweep(TrialEventLogs, WaitsByPolling):
     """A submitted tuning job: status, trials, best, cancel and wait, by its resource name."""
 
     provider = "vertex"
@@ -191,12 +188,6 @@ class VertexSweep(WaitsByPolling):
         with_retries(
             lambda: service.cancel_hyperparameter_tuning_job(name=self.id), call, sleep=self._clients.sleep
         )
-
-    def logs(
-        self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None
-    ) -> Iterator[str]:
-        """The trials' events: started, each new measurement, ended (each trial's own logs: its CustomJob)."""
-        return trial_events(self, follow=follow, tail=tail, sleep=self._clients.sleep, poll_s=POLL_S)
 
     def _sleep(self, seconds: float) -> None:
         self._clients.sleep(seconds)
