@@ -250,10 +250,11 @@ class Polled(Protocol):
 
 
 class WaitsByPolling:
-    """``Job.wait`` for a cloud handle: ``poll_until_done`` on its own ``status``.
+    """``Job.wait`` for a job or sweep handle: ``poll_until_done`` on its own ``status``.
 
-    Every cloud job and sweep waits the same way; only the clock differs, so a handle
-    mixes this in and names its clients' ``sleep`` in ``_sleep`` (tests pass a fake one).
+    Every handle waits the same way; only the clock differs, so a handle mixes this in
+    and names its clock in ``_sleep``: a cloud handle its clients' ``sleep`` (tests pass a
+    fake one), a local one a sleep of at most a second (``local.job.poll_sleep``).
     """
 
     def wait(

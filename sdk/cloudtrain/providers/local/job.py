@@ -15,15 +15,16 @@ import os
 import re
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
-from cloudtrain.providers import JobStatus, poll_until_done
+from cloudtrain.providers import JobStatus
 from cloudtrain.providers.base import TERMINAL_STATES, JobSummary, Stored
+from cloudtrain.providers.jobs import WaitsByPolling
 from cloudtrain.providers.local import orphans
 from cloudtrain.providers.local.logfile import LOG_FILE, Tail, first_offset_since
 from cloudtrain.providers.local.processes import ProcessRecord
@@ -79,7 +80,16 @@ def run_dir_for(job_id: str) -> Path:
     return local_home() / "runs" / name
 
 
-class LocalJob:
+def poll_sleep(seconds: float) -> None:
+    """A local handle's clock for ``wait``: at most a second, whatever ``poll_s`` says.
+
+    Reading a local run's or sweep's status is a file read, not a billed API call, so it
+    is polled at least every second.
+    """
+    time.sleep(min(seconds, 1.0))
+
+
+class LocalJob(WaitsByPolling):
     """A local run: one launcher process supervising one process per host."""
 
     provider = "local"
@@ -170,19 +180,8 @@ class LocalJob:
         launcher = self._launcher()
         return launcher is not None and launcher.is_alive()
 
-    def wait(
-        self,
-        poll_s: float = 30.0,
-        on_status: Callable[[JobStatus], None] | None = None,
-        *,
-        until: Callable[[JobStatus], bool] | None = None,
-    ) -> JobStatus:
-        """Block until the run ends (or ``until`` holds); ``on_status`` sees each new state.
-
-        A local run is polled at least every second whatever ``poll_s`` says: reading its
-        status is a file read, not a billed API call.
-        """
-        return poll_until_done(self.status, time.sleep, min(poll_s, 1.0), on_status, until)
+    def _sleep(self, seconds: float) -> None:
+        poll_sleep(seconds)
 
     def summary(self) -> JobSummary:
         """This run as ``list`` shows it; a corrupt record makes its state ``unreadable``.

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain import planning
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
-from cloudtrain.providers.base import TERMINAL_STATES, JobStatus, JobSummary, poll_until_done
-from cloudtrain.providers.local.job import LAUNCHER_FILE, RUN_NAME, LocalJob, local_home
+from cloudtrain.providers.base import TERMINAL_STATES, JobStatus, JobSummary
+from cloudtrain.providers.jobs import WaitsByPolling
+from cloudtrain.providers.local.job import LAUNCHER_FILE, RUN_NAME, LocalJob, local_home, poll_sleep
 from cloudtrain.providers.local.logfile import Tail
 from cloudtrain.providers.local.processes import ProcessRecord
 from cloudtrain.providers.local.records import read_record, write_record
@@ -140,7 +140,7 @@ def _object(data: Any) -> dict[str, Any]:
     return data
 
 
-class LocalSweep:
+class LocalSweep(WaitsByPolling):
     """A sweep on this machine, read from its folder: status, trials, best, logs, cancel, wait."""
 
     provider = "local"
@@ -212,14 +212,8 @@ class LocalSweep:
         if driver is not None:
             driver.signal(signal.SIGTERM)
 
-    def wait(
-        self,
-        poll_s: float = 30.0,
-        on_status: Callable[[JobStatus], None] | None = None,
-        *,
-        until: Callable[[JobStatus], bool] | None = None,
-    ) -> JobStatus:
-        return poll_until_done(self.status, time.sleep, min(poll_s, 1.0), on_status, until)
+    def _sleep(self, seconds: float) -> None:
+        poll_sleep(seconds)
 
     def summary(self) -> JobSummary:
         state = self.status().state
