@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from cloudtrain_runtime import tfconfig
+from cloudtrain_runtime import entry_points, tfconfig
 from cloudtrain_runtime.errors import ConfigError
 from cloudtrain_runtime.providers import BUILTIN
 from cloudtrain_runtime.replica import ClusterInfo, Environment, single_replica
@@ -111,16 +111,15 @@ def unregister(provider: str) -> None:
 
 def forget_entry_points() -> None:
     """Read the entry points again on next use (after installing or removing a package in-process)."""
+    entry_points.forget()
     _installed.cache_clear()
 
 
 @functools.cache
 def _installed() -> dict[str, Environment]:
     """The environments of installed packages, by entry point name; none without package metadata."""
-    from importlib.metadata import entry_points
-
     found: dict[str, Environment] = {}
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
+    for entry in entry_points.group(ENTRY_POINT_GROUP):
         try:
             environment = entry.load()
         except Exception as exc:

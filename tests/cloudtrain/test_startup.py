@@ -111,3 +111,47 @@ def test_a_command_process_freezes_its_imports_and_keeps_collecting(
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "is valid" in proc.stdout
     assert proc.stderr.split() == [str(settled), "True"]
+
+
+# A pydantic plugin (https://docs.pydantic.dev/latest/concepts/plugins/): it tells each model it sees.
+PYDANTIC_PLUGIN = (
+    "import sys\n"
+    "class Plugin:\n"
+    "    def new_schema_validator(self, schema, schema_type, path, kind, config, settings):\n"
+    "        print('plugin saw', path.name, file=sys.stderr)\n"
+    "        return None, None, None\n"
+    "plugin = Plugin()\n"
+)
+
+
+@pytest.mark.parametrize("with_plugin", [False, True])
+def test_pydantic_looks_for_plugins_only_where_a_package_declares_one(
+    with_plugin: bool, example_job, tmp_path
+) -> None:
+    """With no ``pydantic`` entry point the look-up is skipped; an installed plugin is still found and used."""
+    site = tmp_path / "site-packages"
+    (site / "spy_plugin-0.1.dist-info").mkdir(parents=True)
+    if with_plugin:
+        (site / "spy_plugin-0.1.dist-info" / "entry_points.txt").write_text(
+            "[pydantic]\nspy = spy_plugin:plugin\n"
+        )
+        (site / "spy_plugin.py").write_text(PYDANTIC_PLUGIN)
+    program = (
+        "import os, sys\nfrom cloudtrain.cli import main\n"
+        "sys.argv = ['cloudtrain', 'validate', sys.argv[1]]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'), file=sys.stderr)"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, "-c", program, str(example_job)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = [line for line in proc.stderr.splitlines() if line.startswith("plugin saw")]
+    if with_plugin:
+        assert "plugin saw JobSpec" in seen
+        assert proc.stderr.splitlines()[-1] == "None"
+    else:
+        assert (seen, proc.stderr.splitlines()[-1]) == ([], "1")

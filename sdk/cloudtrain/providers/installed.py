@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import CloudtrainError
+from cloudtrain_runtime import entry_points
 
 if TYPE_CHECKING:
     from cloudtrain.sections import ProviderSection
@@ -137,6 +138,7 @@ def remove(name: str) -> None:
 
 def forget() -> None:
     """Read the entry points again on next use (after installing or removing a plugin in-process)."""
+    entry_points.forget()
     _entry_points.cache_clear()
     _plugin_sections.cache_clear()
     plugin.cache_clear()
@@ -188,22 +190,16 @@ def _plugin_sections() -> dict[str, type[ProviderSection]]:
 
 @functools.cache
 def _entry_points() -> dict[str, dict[str, Any]]:
-    """Both groups' entry points, but the built-ins' names, read in one pass over the installed packages.
+    """Both groups' entry points, but the built-ins' names, from the one scan of installed packages.
 
-    Only the packages whose ``entry_points.txt`` mentions a ``cloudtrain.`` group are parsed
-    (every spec build asks, so the scan is kept short); the first package on the path to
-    declare a name wins, as ``importlib.metadata.entry_points`` decides.
+    The first package on the path to declare a name wins, as ``importlib.metadata.entry_points``
+    decides.
     """
-    from importlib.metadata import distributions
-
     found: dict[str, dict[str, Any]] = {PROVIDER_GROUP: {}, SECTION_GROUP: {}}
-    for dist in distributions():
-        text = dist.read_text("entry_points.txt")
-        if not text or "[cloudtrain." not in text:
-            continue
-        for entry in dist.entry_points:
-            if entry.group in found and entry.name not in BUILTIN:
-                found[entry.group].setdefault(entry.name, entry)
+    for group, named in found.items():
+        for entry in entry_points.group(group):
+            if entry.name not in BUILTIN:
+                named.setdefault(entry.name, entry)
     return found
 
 
