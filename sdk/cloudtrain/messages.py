@@ -206,7 +206,16 @@ def _number(value: Any) -> str:
 
 
 def _sentence(message: str) -> str:
-    message = message.removeprefix("Value error, ")
+    return sentence(message.removeprefix("Value error, "))
+
+
+def sentence(message: str) -> str:
+    """``message`` ending as a sentence: a full stop added unless it already ends in one, or in "?" or "!".
+
+    Example:
+    >>> sentence("no node type"), sentence("Did you mean 'g5.xlarge'?")
+    ('no node type.', "Did you mean 'g5.xlarge'?")
+    """
     return message if message.endswith((".", "?", "!")) else message + "."
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog
 from cloudtrain.errors import SpecError
-from cloudtrain.messages import counted
+from cloudtrain.messages import counted, sentence
 from cloudtrain.planning import PicksMachine, choose_strategy
 from cloudtrain.providers import registry
 
@@ -91,7 +91,7 @@ def _picked(planned: Plan, name: str, provider: PicksMachine) -> tuple[list[Shap
     """The one layout of the machine the spec names on ``name`` (a cluster's node type), or why there is none."""
     why = provider.unpriced(planned.spec)
     if why is not None:
-        return [], [f"{name}: unpriced: {why}."]
+        return [], [sentence(f"{name}: unpriced: {why}")]
     try:
         machine = provider.machine(planned.spec)
     except SpecError as exc:

@@ -68,6 +68,12 @@ def test_without_a_node_type_the_plan_says_any_node_and_cost_says_unpriced_and_w
     assert {option["provider"] for option in options} == {"vertex", "sagemaker"}
 
 
+def test_a_misspelt_node_type_is_unpriced_with_the_type_it_meant(run: Run) -> None:
+    table = run("cost", EXAMPLE, "--set", "kubernetes.node_type=g5.xlarg")
+    note = "kubernetes: unpriced: kubernetes.node_type 'g5.xlarg' is not a node type the catalog prices."
+    assert f"{note} Did you mean 'g5.xlarge'?\n" in table.out + table.err
+
+
 def test_cost_ranks_the_node_type_beside_the_clouds(run: Run) -> None:
     options = json.loads(run("cost", EXAMPLE, "--throughput", "1200@t4", "--json").out)["options"]
     nodes = [o for o in options if o["provider"] == "kubernetes"]
