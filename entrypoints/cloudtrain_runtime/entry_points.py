@@ -88,6 +88,8 @@ def _entry_point_files() -> list[str]:
                     texts.append(file.read())
             except OSError:
                 continue  # a distribution without entry points
+            except UnicodeDecodeError:
+                continue  # a damaged file no command could use: it must not stop every command
     return texts
 
 

@@ -52,6 +52,18 @@ def test_the_first_distribution_of_a_name_on_the_path_wins_as_importlib_metadata
     assert sorted(found) == sorted(expected) == [("lake", "lake_new:ENV"), ("river", "river : ENV")]
 
 
+def test_a_damaged_entry_points_file_is_passed_over_and_the_others_still_read(
+    sites: tuple[Path, Path],
+) -> None:
+    first, _ = sites
+    install(first, "broken-1.0.dist-info", "")
+    (first / "broken-1.0.dist-info" / "entry_points.txt").write_bytes(
+        b"[" + GROUP.encode() + b"]\nx = \xff\xfe\n"
+    )
+    install(first, "lake-1.0.dist-info", f"[{GROUP}]\nlake = lake:ENV\n")
+    assert [entry.name for entry in entry_points.group(GROUP)] == ["lake"]
+
+
 def test_forget_reads_packages_installed_since(sites: tuple[Path, Path]) -> None:
     first, _ = sites
     assert entry_points.group(GROUP) == ()
