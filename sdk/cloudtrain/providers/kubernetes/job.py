@@ -111,13 +111,17 @@ def submit(request: dict[str, Any], clients: KubernetesClients | None = None) ->
 
 
 def _existing(name: str, namespace: str, clients: KubernetesClients, body: dict[str, Any]) -> KubernetesJob:
-    """The JobSet the same request created before; a failed one cannot be submitted again under its name."""
+    """The JobSet the same request created before; a failed one cannot be submitted again under its name.
+
+    ``cancel`` leaves an ended JobSet as it ended, so the way to run it again is to delete
+    its record; the new JobSet resumes the run from its last backup, under the same prefix.
+    """
     job = KubernetesJob(name, namespace, clients=clients, request=body)
     job.attached = True
     if job.status().state == "failed":
         raise ProviderError(
-            f"JobSet {name} in namespace {namespace} was made from this same request and failed. Delete it "
-            f"to run it again: cloudtrain cancel {job.id} (or kubectl delete jobset {name} -n {namespace})."
+            f"JobSet {name} in namespace {namespace} was made from this same request and failed. Delete it, "
+            f"then submit again to resume the run from its last backup: {job._kubectl()} delete jobset {name}"
         )
     return job
 

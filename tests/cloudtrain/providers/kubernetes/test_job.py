@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from cloudtrain.errors import CredentialsError, ProviderError
+from cloudtrain.providers.base import attached
 from cloudtrain.providers.kubernetes import job
 from cloudtrain.providers.kubernetes.clients import KubernetesCallError, KubernetesClients
 from cloudtrain.providers.kubernetes.render import render
@@ -77,7 +78,14 @@ def test_a_failed_jobset_of_the_same_request_says_how_to_run_it_again(
     )
     with pytest.raises(ProviderError) as raised:
         job.submit(request_body, clients)
-    assert f"cloudtrain cancel {first.id}" in str(raised.value)
+    advice = f"kubectl -n training delete jobset {first.name}"
+    assert str(raised.value).endswith(advice)
+    # what that kubectl command does, then the submit it asks for: a new JobSet of the same run
+    clients.custom_objects().delete_namespaced_custom_object(
+        job.GROUP, job.VERSION, "training", job.PLURAL, first.name
+    )
+    again = job.submit(request_body, clients)
+    assert (again.name, attached(again), again.status().state) == (first.name, False, "pending")
 
 
 @pytest.mark.parametrize(
