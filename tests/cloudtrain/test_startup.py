@@ -128,7 +128,10 @@ PYDANTIC_PLUGIN = (
 def test_pydantic_looks_for_plugins_only_where_a_package_declares_one(
     with_plugin: bool, example_job, tmp_path
 ) -> None:
-    """With no ``pydantic`` entry point the look-up is skipped; an installed plugin is still found and used."""
+    """With no ``pydantic`` entry point the look-up is skipped; an installed plugin is still found and used.
+
+    Either way the variable that skips it is gone once the command's modules are imported.
+    """
     site = tmp_path / "site-packages"
     (site / "spy_plugin-0.1.dist-info").mkdir(parents=True)
     if with_plugin:
@@ -140,7 +143,8 @@ def test_pydantic_looks_for_plugins_only_where_a_package_declares_one(
         "import os, sys\nfrom cloudtrain.cli import main\n"
         "sys.argv = ['cloudtrain', 'validate', sys.argv[1]]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'), file=sys.stderr)"
+        "from pydantic.plugin import _loader\n"
+        "print(_loader._plugins is not None, os.environ.get('PYDANTIC_DISABLE_PLUGINS'), file=sys.stderr)"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     env.pop("PYDANTIC_DISABLE_PLUGINS", None)
@@ -150,8 +154,11 @@ def test_pydantic_looks_for_plugins_only_where_a_package_declares_one(
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     seen = [line for line in proc.stderr.splitlines() if line.startswith("plugin saw")]
+    # whether pydantic walked the installed distributions, and what the command leaves in the
+    # environment its child processes inherit: nothing
+    walked, left = proc.stderr.splitlines()[-1].split()
     if with_plugin:
         assert "plugin saw JobSpec" in seen
-        assert proc.stderr.splitlines()[-1] == "None"
+        assert (walked, left) == ("True", "None")
     else:
-        assert (seen, proc.stderr.splitlines()[-1]) == ([], "1")
+        assert (seen, walked, left) == ([], "False", "None")

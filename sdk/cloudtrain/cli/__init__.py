@@ -7,10 +7,12 @@ Only ``main`` prints errors and chooses the exit code; everything below it raise
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
 import traceback
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
@@ -79,31 +81,39 @@ def _imported(module: str, *, settle: bool) -> ModuleType:
         return importlib.import_module(module)
     import gc
 
-    _skip_pydantic_plugin_lookup()
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return importlib.import_module(module)
+        with _no_pydantic_plugin_lookup():
+            return importlib.import_module(module)
     finally:
         if enabled:
             gc.enable()
         gc.freeze()
 
 
-def _skip_pydantic_plugin_lookup() -> None:
-    """Spare pydantic its look-up of plugins, where no installed package declares one.
+@contextlib.contextmanager
+def _no_pydantic_plugin_lookup() -> Iterator[None]:
+    """While the command imports (and pydantic builds its models), skip pydantic's plugin look-up where there is none.
 
     Building its first model, pydantic walks every installed distribution for the
     ``pydantic`` entry-point group (``pydantic/plugin/_loader.py``): some 30 M
     instructions, 3% of a spec command's start-up. Cloudtrain's own scan of the entry points
     (``cloudtrain_runtime.entry_points``) already tells whether there is any; with none,
-    ``PYDANTIC_DISABLE_PLUGINS`` (which that loader honours) disables nothing, in this
-    process or in its children, and skips the walk. A value the user set is kept.
+    ``PYDANTIC_DISABLE_PLUGINS`` (which that loader honours) disables nothing and skips the
+    walk. The variable is removed afterwards, so the replicas a local run starts get the
+    environment the provider would give them; a value the user set is kept.
     """
     from cloudtrain_runtime import entry_points
 
-    if "PYDANTIC_DISABLE_PLUGINS" not in os.environ and not entry_points.group("pydantic"):
-        os.environ["PYDANTIC_DISABLE_PLUGINS"] = "1"
+    if "PYDANTIC_DISABLE_PLUGINS" in os.environ or entry_points.group("pydantic"):
+        yield
+        return
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "1"
+    try:
+        yield
+    finally:
+        del os.environ["PYDANTIC_DISABLE_PLUGINS"]
 
 
 def _short_help(target: str) -> str:
