@@ -33,9 +33,7 @@ class CloudProvider(ABC):
     """The ``Provider`` methods every cloud shares; a subclass adds its facts and the rest."""
 
     name: str
-    title: str
     section: type[ProviderSection]
-    schemes: tuple[str, ...]
     max_runtime_s: int | None
     max_runtime_field: str
     unsupported: Mapping[str, str]
@@ -44,6 +42,16 @@ class CloudProvider(ABC):
     machine_catalog = True
     billed = True
     catalog_dir: Path | None = None
+
+    @property
+    def title(self) -> str:
+        """The provider's own name, as its section gives it ("Vertex AI")."""
+        return self.section.title
+
+    @property
+    def schemes(self) -> tuple[str, ...]:
+        """The storage schemes its section's ``storage_root`` takes."""
+        return self.section.schemes
 
     def settings(self, spec: JobSpec) -> Any:
         """The provider's section of ``spec`` (``spec.vertex``), with ``region`` and ``storage_root``."""

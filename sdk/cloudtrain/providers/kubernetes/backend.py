@@ -32,9 +32,7 @@ class Kubernetes(CloudProvider):
     """A Kubernetes cluster with the JobSet controller (GKE, EKS or any other)."""
 
     name = "kubernetes"
-    title = KubernetesSettings.title
     section = KubernetesSettings
-    schemes = KubernetesSettings.schemes
     # A Job's activeDeadlineSeconds (limits.max_runtime) has no upper bound of the API's own.
     max_runtime_s = None
     max_runtime_field = ""

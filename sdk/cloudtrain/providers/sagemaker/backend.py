@@ -31,9 +31,7 @@ class SageMaker(CloudProvider):
     """SageMaker training jobs."""
 
     name = "sagemaker"
-    title = SageMakerSettings.title
     section = SageMakerSettings
-    schemes = SageMakerSettings.schemes
     # MaxRuntimeInSeconds: "The maximum value is 28 days" (CreateTrainingJob API reference).
     max_runtime_s = 28 * 86400
     max_runtime_field = "StoppingCondition.MaxRuntimeInSeconds"

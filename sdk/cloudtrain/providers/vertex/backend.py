@@ -31,9 +31,7 @@ class Vertex(CloudProvider):
     """Vertex AI custom training."""
 
     name = "vertex"
-    title = VertexSettings.title
     section = VertexSettings
-    schemes = VertexSettings.schemes
     # Scheduling.timeout defaults to 7 days (google-cloud-aiplatform 2.7.0,
     # google/cloud/aiplatform_v1/types/custom_job.py), the longest FLEX_START accepts
     # (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws).
