@@ -110,7 +110,7 @@ def toycloud(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     install`` of a plugin package would. The user's profile gives its section a storage
     root, as a plugin's user would. Yields ``$TOYCLOUD_HOME``, where its jobs live.
     """
-    from cloudtrain.providers import registry
+    from cloudtrain.provider import registry
     from cloudtrain_runtime import environments
 
     site = tmp_path_factory.mktemp("site-packages")

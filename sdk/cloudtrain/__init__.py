@@ -23,10 +23,10 @@ _EXPORTS = {
     "CloudtrainError": "cloudtrain.errors",
     "CostOption": "cloudtrain.cost",
     "CredentialsError": "cloudtrain.errors",
-    "Job": "cloudtrain.providers.jobs",
+    "Job": "cloudtrain.provider.jobs",
     "JobSpec": "cloudtrain.spec",
-    "JobStatus": "cloudtrain.providers.jobs",
-    "JobSummary": "cloudtrain.providers.jobs",
+    "JobStatus": "cloudtrain.provider.jobs",
+    "JobSummary": "cloudtrain.provider.jobs",
     "MissingDependencyError": "cloudtrain.errors",
     "Outputs": "cloudtrain.outputs",
     "Plan": "cloudtrain.planning",
@@ -90,7 +90,7 @@ if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
     from cloudtrain.progress import Progress
-    from cloudtrain.providers.jobs import Job, JobStatus, JobSummary
+    from cloudtrain.provider.jobs import Job, JobStatus, JobSummary
     from cloudtrain.scaling import compare
     from cloudtrain.spec import JobSpec
     from cloudtrain.specfile import load_spec, with_defaults

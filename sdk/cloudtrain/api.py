@@ -14,49 +14,55 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack, overload
 
-from cloudtrain import bundle as bundles
-from cloudtrain import planning, runs, usercode
-from cloudtrain.errors import CloudtrainError, SpecError
-from cloudtrain.outputs import Outputs
-from cloudtrain.planning import Plan
+from cloudtrain import planning, runs
+from cloudtrain.errors import CloudtrainError
+from cloudtrain.planning import WORST_CASE, ExpectedCost, Plan
 from cloudtrain.progress import OnProgress
-from cloudtrain.providers import Job, Provider, registry
-from cloudtrain.providers.base import WORST_CASE, ExpectedCost, JobSummary, ListsJobs, NamesRuns
+from cloudtrain.provider import Job, Provider, registry
+from cloudtrain.provider.base import JobSummary, ListsJobs
 from cloudtrain.spec import JobSpec
-from cloudtrain.specfile import load_settings, load_spec
+from cloudtrain.specfile import load_settings
+from cloudtrain.submission import (
+    Submission,
+    as_spec,
+    bundle_cache,
+    new_run_id,
+    pack_code,
+    prepare,
+    provider_for,
+    stage,
+)
+
+# ``prepare``, ``stage`` and what they build on are ``cloudtrain.submission``'s, part of this API too.
+__all__ = [
+    "JobListing",
+    "Submission",
+    "as_spec",
+    "attach",
+    "bundle_cache",
+    "estimate",
+    "jobs",
+    "list_jobs",
+    "listing_providers",
+    "new_run_id",
+    "pack_code",
+    "placeholder_request",
+    "plan",
+    "prepare",
+    "provider_for",
+    "render",
+    "stage",
+    "submit",
+    "validate",
+]
 
 if TYPE_CHECKING:  # the cost package loads its price catalogs' code: only the calls that price import it
     from cloudtrain.cost import compare
     from cloudtrain.cost.option import CostOption
     from cloudtrain.cost.throughput import Throughput
-    from cloudtrain.sweep.submit import SweepSubmission
-
-
-def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:
-    """Accept a JobSpec, or the path of a job.yaml (with optional ``KEY=VALUE`` overrides).
-
-    Either way the code is checked on disk first (``cloudtrain.usercode``); a JobSpec's
-    ``code.source_dir`` is taken as it is, relative to the current folder. A path gets
-    the profile and environment defaults (``cloudtrain.defaults``); a JobSpec is used as
-    written (``cloudtrain.with_defaults(spec)`` applies them).
-
-    Raises:
-        SpecError: the spec is invalid, or its code is missing or lacks a required function;
-            or ``spec`` is neither a JobSpec nor a path.
-    """
-    if isinstance(spec, JobSpec):
-        usercode.require_code(spec.code)
-        return spec
-    if not isinstance(spec, str | os.PathLike):
-        raise SpecError(
-            f"Expected a JobSpec or the path of a job spec. Received: {type(spec).__name__}. "
-            "Pass cloudtrain.JobSpec(**data), or a path such as 'job.yaml'."
-        )
-    return load_spec(os.fspath(spec), overrides)
 
 
 def plan(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> Plan:
@@ -111,129 +117,6 @@ def _spec_of(spec: JobSpec | str | os.PathLike[str]) -> JobSpec:
     disk: a job can be planned and priced before its code is written.
     """
     return spec if isinstance(spec, JobSpec) else as_spec(spec)
-
-
-def pack_code(plan_: Plan) -> tuple[Plan, bundles.Bundle]:
-    """Pack the spec's source directory and return the plan pointing at the bundle's URI.
-
-    Every local folder a run writes to (a local ``storage.root`` such as ``./outputs``
-    next to job.yaml, and the plan's storage paths when they are local) is left out, so
-    the checkpoints, TensorBoard files and model of a local run never change the bundle.
-    """
-    spec = plan_.spec
-    written = (spec.storage.root, *asdict(plan_.storage).values())
-    packed = bundles.pack(
-        spec.code.source_dir,
-        bundle_cache(),
-        include_runtime=plan_.image != "local" and spec.image == "auto",
-        exclude=[path for path in written if "://" not in path],
-    )
-    return plan_.with_bundle(packed.uri_under(plan_.storage.code)), packed
-
-
-def bundle_cache() -> Path:
-    """Where packed bundles are kept on this machine (``$XDG_CACHE_HOME/cloudtrain/bundles``)."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "cloudtrain" / "bundles"
-
-
-@dataclass(frozen=True)
-class Submission:
-    """A job ready to send: the plan with its bundle URI, the packed code, the provider, the request."""
-
-    plan: Plan
-    bundle: bundles.Bundle
-    provider: Provider
-    request: dict[str, Any]
-
-    @property
-    def outputs(self) -> Outputs:
-        """Where the job's artifacts will be, with whatever the request already names filled in."""
-        return self.provider.outputs(self.plan, self.request)
-
-    def submit(self, clients: Any = None, progress: OnProgress | None = None) -> Job:
-        """Create the job (the only network call); see ``Provider.submit``."""
-        return self.provider.submit(self.plan, self.request, self.bundle, clients=clients, progress=progress)
-
-
-def provider_for(provider: str | Provider | None, spec: JobSpec) -> Provider:
-    """A provider object: the one given, the one registered under a name, or the spec's."""
-    if provider is None or isinstance(provider, str):
-        return registry.get(provider or spec.provider)
-    return provider
-
-
-def prepare(
-    spec: JobSpec | str | os.PathLike[str],
-    provider: str | Provider | None = None,
-    *,
-    run_id: str | None = None,
-    throughput: str | Throughput | None = None,
-) -> Submission | SweepSubmission:
-    """Plan, pack the code, name the run and render the request; nothing is contacted.
-
-    A spec with ``tuning:`` is a sweep: the request is the provider's tuning job (or the
-    local search's), ``.submit()`` returns a handle with ``trials()`` and ``best()``.
-
-    ``provider`` is a name, or a configured provider object such as
-    ``cloudtrain.providers.local.Local(emulate="vertex")``; ``run_id`` as in ``stage``.
-    A billed job's request carries the cost expected now (``budget.expected_cost``: from
-    ``throughput`` if given, else the worst case), for ``status`` to set beside the actual.
-    """
-    spec = as_spec(spec)
-    target = provider_for(provider, spec)
-    planned = target.plan(spec).with_run(run_id)
-    if target.billed:
-        from cloudtrain.cost import budget
-
-        planned = planned.with_estimate(budget.expected_cost(planned, throughput))
-    planned, packed = pack_code(planned)
-    if planned.run_id is None:
-        planned = planned.with_run(new_run_id(target, planned))
-    if spec.tuning is not None:
-        from cloudtrain.sweep.submit import SweepSubmission, tuner
-
-        return SweepSubmission(planned, packed, target, tuner(target).render_sweep(planned))
-    return Submission(planned, packed, target, target.render(planned))
-
-
-def new_run_id(provider: Provider, plan_: Plan) -> str:
-    """The run of a submit that names none: the provider's choice, else a digest of the job.
-
-    By default the same spec and code are the same run (``cloudtrain.runs.derived``), so
-    submitting again attaches to the job or resumes it; a provider that starts a new run
-    on every submit (``NamesRuns``, the local provider) names it itself.
-    """
-    return provider.new_run_id(plan_) if isinstance(provider, NamesRuns) else runs.derived(plan_)
-
-
-def stage(
-    spec: JobSpec | str | os.PathLike[str],
-    provider: str | Provider | None = None,
-    *,
-    run_id: str | None = None,
-    clients: Any = None,
-    progress: OnProgress | None = None,
-) -> Submission | SweepSubmission:
-    """Plan, pack, upload the code once and render: a job ready for any orchestrator.
-
-    Nothing is created on the provider. ``.request`` is the exact provider request (a
-    CustomJob, CreateTrainingJob arguments) whose code is already in place, ``.outputs``
-    where the artifacts will be, ``.plan`` the resolved plan, and ``.submit()`` creates it.
-
-    ``run_id`` names the run: every artifact lives under ``ROOT/runs/<run_id>/``, and the
-    same spec, code and run id attach to the job they created or resume it (a retried
-    pipeline step), while a new run id makes a new job with artifacts of its own (next
-    week's retrain of unchanged code). Without one, the run is a digest of the spec and
-    code (``cloudtrain.runs``), except on the local provider, where every submit is a new run.
-
-    Example:
-    >>> staged = stage("job.yaml", "vertex", run_id="2026-12-03")  # doctest: +SKIP
-    >>> staged.request["jobSpec"]["workerPoolSpecs"]  # doctest: +SKIP
-    """
-    staged = prepare(spec, provider, run_id=run_id)
-    staged.provider.upload(staged.plan, staged.bundle, clients=clients, progress=progress)
-    return staged
 
 
 # The bundle name and run id a request is checked against before the code is packed.

@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     import os
 
     from cloudtrain.planning import Plan
-    from cloudtrain.providers import Job, JobStatus
-    from cloudtrain.providers.base import Provider, ReadsOutputs
+    from cloudtrain.provider import Job, JobStatus
+    from cloudtrain.provider.base import Provider, ReadsOutputs
     from cloudtrain.spec import JobSpec
 
 DEFAULT_STEPS = 300
@@ -408,10 +408,10 @@ def bench(
     >>> result.input.kind, result.efficiency  # doctest: +SKIP
     ('compute-bound', 0.11)
     """
-    from cloudtrain import api
+    from cloudtrain import submission
 
-    spec = api.as_spec(spec)
-    target = _reader(api.provider_for(provider or LOCAL, spec))
+    spec = submission.as_spec(spec)
+    target = _reader(submission.provider_for(provider or LOCAL, spec))
     report = progress or _silent
     found = []
     with tempfile.TemporaryDirectory(prefix="cloudtrain-bench-") as scratch:
@@ -500,10 +500,10 @@ def worst_cost(spec: JobSpec, provider: str | Provider | None = None) -> float |
     Raises:
         SpecError: the provider cannot read a job's outputs back, so cannot bench.
     """
-    from cloudtrain import api
+    from cloudtrain import submission
     from cloudtrain.cost import budget
 
-    target = _reader(api.provider_for(provider or LOCAL, spec))
+    target = _reader(submission.provider_for(provider or LOCAL, spec))
     if not target.billed:
         return None
     with tempfile.TemporaryDirectory(prefix="cloudtrain-bench-") as scratch:
@@ -517,7 +517,7 @@ def _reader(target: Provider) -> ReadsOutputs:
     Raises:
         SpecError: it cannot.
     """
-    from cloudtrain.providers.base import ReadsOutputs
+    from cloudtrain.provider.base import ReadsOutputs
 
     if not isinstance(target, ReadsOutputs):
         raise SpecError(
@@ -554,10 +554,10 @@ def _run(
     target: ReadsOutputs, planned: Plan, on_status: Callable[[JobStatus], None], poll_s: float
 ) -> dict[str, Any]:
     """Run one bench job and return the chief's ``cloudtrain-bench.json``, read from its outputs."""
-    from cloudtrain import api
+    from cloudtrain import submission
 
-    planned, packed = api.pack_code(planned)
-    planned = planned.with_run(api.new_run_id(target, planned))
+    planned, packed = submission.pack_code(planned)
+    planned = planned.with_run(submission.new_run_id(target, planned))
     target.upload(planned, packed)
     job = target.submit(planned, target.render(planned), packed)
     try:

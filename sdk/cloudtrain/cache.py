@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from cloudtrain import api
+from cloudtrain import submission
 from cloudtrain.providers.local import cache as local_cache
 
 # A bundle written this recently may be one a submit in another shell is about to upload.
@@ -69,7 +69,7 @@ class Cleaned:
 
 def usage() -> list[Part]:
     """The cache's parts and their sizes, read from disk (nothing is created)."""
-    bundles = api.bundle_cache()
+    bundles = submission.bundle_cache()
     runs, buckets = local_cache.runs_dir(), local_cache.buckets_dir()
     return [
         Part("bundles", bundles, folder_size(bundles), len(list(bundles.glob("*.tar.gz"))), "bundles"),
@@ -89,7 +89,7 @@ def clean(*, older_than: datetime | None = None, buckets: bool = False, dry_run:
     """
     cleaned = Cleaned()
     cutoff = older_than.timestamp() if older_than else None
-    for path in _bundle_files(api.bundle_cache()):
+    for path in _bundle_files(submission.bundle_cache()):
         _remove(path, _bundle_kept(path, cutoff), cleaned, dry_run)
     for run in local_cache.run_folders(older_than=older_than):
         _remove(run.path, run.why_kept, cleaned, dry_run)

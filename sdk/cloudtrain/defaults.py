@@ -46,9 +46,9 @@ from pydantic import BaseModel
 
 from cloudtrain.errors import ConfigError, did_you_mean
 from cloudtrain.messages import quote, shorten
-from cloudtrain.providers import registry
-from cloudtrain.providers.base import DiscoversSettings
-from cloudtrain.providers.discovery import home
+from cloudtrain.provider import registry
+from cloudtrain.provider.base import DiscoversSettings
+from cloudtrain.provider.discovery import home
 from cloudtrain.sections import provider_sections as provider_sections_of
 from cloudtrain.sources import DEFAULT, ENVIRONMENT, PROFILE, SET, SPEC, Default, Profile, Sources
 from cloudtrain.spec import JobSpec

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -26,6 +27,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cloudtrain.errors import did_you_mean
+
+# A control character (newline, tab, NUL, ...): never part of a name, a path or a URI.
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 # Values echoed in messages are cut to this many characters.
 QUOTE_LIMIT = 80

@@ -10,7 +10,7 @@ Example:
 ...     name="demo", code={"module": "trainer.task"}, storage={"root": "gs://bucket/demo"},
 ...     resources={"accelerator": "a100-40gb", "per_host": 8, "hosts": 2}, vertex={"project": "my-project"},
 ... )
->>> from cloudtrain.providers import registry
+>>> from cloudtrain.provider import registry
 >>> p = plan(spec, registry.get("vertex"))
 >>> p.machine.machine_type, p.replicas, p.global_batch, p.strategy
 ('a2-highgpu-8g', 16, 512, 'multi-worker')
@@ -24,9 +24,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from cloudtrain import catalog
+from cloudtrain import catalog, installed
 from cloudtrain.errors import SpecError
-from cloudtrain.providers import installed
 from cloudtrain.spec import JobSpec
 from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import rules
@@ -34,7 +33,6 @@ from cloudtrain_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
-    from cloudtrain.providers.jobs import ExpectedCost
 
 
 # Where a run's URIs name its id until the run id is known (``cloudtrain plan`` without --run-id).
@@ -65,7 +63,7 @@ def check_run_id(run_id: str) -> str:
 class Target(Protocol):
     """What a plan needs of the provider it is made for: its facts, its checks, where outputs land.
 
-    Every provider is one (``cloudtrain.providers.base.Provider`` extends this protocol);
+    Every provider is one (``cloudtrain.provider.base.Provider`` extends this protocol);
     planning reads these and nothing else, and a ``Plan`` carries its provider as
     ``Plan.target``, so nothing after planning looks the provider up again.
     """
@@ -151,6 +149,25 @@ class StoragePaths:
     latest: str
 
 
+# How an estimate stored with a job was made (``ExpectedCost.basis``).
+FROM_THROUGHPUT = "throughput"
+WORST_CASE = "worst-case"
+
+
+@dataclass(frozen=True)
+class ExpectedCost:
+    """What a billed job was expected to cost when it was submitted, stored with the job.
+
+    ``basis`` is ``throughput`` (a measured speed priced for the planned shape) or
+    ``worst-case`` (every host billed for all of ``limits.max_runtime``: an upper bound).
+    A provider keeps it in the job's own labels or tags, so ``list`` and ``status`` can
+    put the actual cost beside it after the run without any record on this machine.
+    """
+
+    usd: float
+    basis: str
+
+
 @dataclass(frozen=True)
 class Plan:
     """A JobSpec resolved for one provider. Everything a backend or the runtime needs."""
@@ -208,7 +225,7 @@ class Plan:
         """Where each artifact really is after the job, as the provider documents it.
 
         A sweep's are its best trial's, ``{trial}`` standing for it (``cloudtrain.sweep``),
-        from a provider that runs sweeps (``cloudtrain.sweep.submit.TunesJobs``).
+        from a provider that runs sweeps (``cloudtrain.provider.sweeps.TunesJobs``).
         """
         sweep_outputs = getattr(self.target, "sweep_outputs", None)
         if self.spec.tuning is not None and not self.hparams and sweep_outputs is not None:

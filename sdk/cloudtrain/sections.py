@@ -4,7 +4,7 @@
 ``sagemaker:``, a plugin's) are built from these, so a field means and checks the same
 wherever it is, and every section reports a bad value in the same words, with the field
 path of the whole spec. This module names no section: a provider's package defines its
-own (``ProviderSection``), and the spec adds it (``cloudtrain.providers.installed``).
+own (``ProviderSection``), and the spec adds it (``cloudtrain.installed``).
 
 Example:
 >>> parse_duration("1.5h")
@@ -31,13 +31,13 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from cloudtrain import uris
 from cloudtrain.errors import SpecValidationError
-from cloudtrain.messages import MAX_DIGITS, quote, section_path, shorten, validation_problems
+from cloudtrain.messages import CONTROL, MAX_DIGITS, quote, section_path, shorten, validation_problems
 from cloudtrain.secrets import value_kind
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # A Keras metric name as the runtime's epoch lines print it (``val_binary_accuracy``).
 METRIC_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,62}"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -210,7 +210,7 @@ class ProviderSection(Section):
     """A provider's own section of the spec (``vertex:``), defined in the provider's package.
 
     The spec has one such field per installed provider that has a section, named after
-    the provider (``cloudtrain.providers.installed``), and only that provider reads it.
+    the provider (``cloudtrain.installed``), and only that provider reads it.
     The class also states what the rest of cloudtrain must know of the provider before
     loading it, for the spec, the JSON Schema and the catalog.
 
@@ -243,6 +243,20 @@ class ProviderSection(Section):
         if not isinstance(section, cls):
             raise TypeError(f"{type(spec).__name__}.{cls.provider} is not a {cls.__name__}")
         return section
+
+
+class StoredSection(ProviderSection):
+    """A provider section with a ``storage_root`` (a root used on that provider instead of
+    ``storage.root``), which takes the provider's own ``schemes`` only."""
+
+    schemes: ClassVar[tuple[str, ...]] = ()
+
+    @field_validator("storage_root", check_fields=False)
+    @classmethod
+    def _bucket_uri(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        return uris.check_storage_root(value, cls.schemes, own=True)
 
 
 def whole_spec() -> type[Section]:

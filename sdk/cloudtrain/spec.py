@@ -19,6 +19,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
+    BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
@@ -30,11 +31,10 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
+from cloudtrain import installed, uris
 from cloudtrain.errors import CloudtrainError
-from cloudtrain.messages import MAX_DIGITS, QUOTE_LIMIT, quote, shorten
-from cloudtrain.providers import installed
+from cloudtrain.messages import CONTROL, MAX_DIGITS, QUOTE_LIMIT, quote, shorten
 from cloudtrain.sections import (
-    CONTROL,
     INT32_MAX,
     MAX_DURATION_S,
     METRIC_NAME,
@@ -52,7 +52,6 @@ from cloudtrain.sections import (
     whole_number,
     whole_spec,
 )
-from cloudtrain.uris import check_location, check_storage_root
 from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import hparams, profiling, rules
 
@@ -70,6 +69,24 @@ __all__ = [
     "check_storage_root",
     "parse_duration",
 ]
+
+
+def check_location(value: str) -> str:
+    """A bucket URI of a scheme some installed provider reads and writes, or a local path; as written."""
+    return uris.check_location(value, _schemes_for(value))
+
+
+def check_storage_root(value: str) -> str:
+    """``check_location``, with a trailing '/' dropped."""
+    return uris.check_storage_root(value, _schemes_for(value))
+
+
+def _schemes_for(value: str) -> tuple[str, ...]:
+    """Every installed provider's schemes: the built-ins' alone when they hold ``value``'s,
+    which needs no scan of installed packages."""
+    builtin = installed.schemes(plugins=False)
+    return builtin if uris.scheme_of(value) in builtin else installed.schemes()
+
 
 Strategy = Literal[
     "auto",
@@ -910,7 +927,7 @@ def add_provider_sections(spec: type[JobSpec] = JobSpec) -> None:
     own = {
         name: info for name, info in spec.__pydantic_fields__.items() if name not in provider_sections(spec)
     }
-    sections = installed.sections()
+    sections = {name: _provider_section(name, section) for name, section in installed.sections().items()}
     for name in sections:
         if name in own:
             raise CloudtrainError(
@@ -927,6 +944,20 @@ def add_provider_sections(spec: type[JobSpec] = JobSpec) -> None:
     spec.__pydantic_fields__.clear()
     spec.__pydantic_fields__.update(fields)
     spec.model_rebuild(force=True)
+
+
+def _provider_section(name: str, section: type[BaseModel]) -> type[ProviderSection]:
+    """Provider ``name``'s section class, which must be a ``ProviderSection`` to be a section of the spec.
+
+    Raises:
+        CloudtrainError: a plugin declared another class; the message names the provider.
+    """
+    if not issubclass(section, ProviderSection):
+        raise CloudtrainError(
+            f"The provider {name!r} declares {section.__qualname__} as its section, which is not a "
+            "cloudtrain.sections.ProviderSection. Fix the provider's package, or uninstall it."
+        )
+    return section
 
 
 def _section_field(section: type[ProviderSection]) -> FieldInfo:

@@ -1,39 +1,46 @@
-"""Where a spec may keep files: bucket URIs of an installed provider's scheme, or local paths.
+"""Where a spec may keep files: bucket URIs of a scheme some provider reads, or local paths.
 
 ``storage.root``, the data channels and each provider section's ``storage_root`` are
-checked here: the scheme must be one some installed provider reads and writes (a
-provider's own ``storage_root`` takes only that provider's), the bucket must be one its
-store can have (``cloudtrain.buckets``), and no path may climb with ``..``.
+checked here: the scheme must be one of those the caller allows (every installed
+provider's for ``storage.root``, the provider's own for its section's ``storage_root``),
+the bucket must be one its store can have (``cloudtrain.buckets``), and no path may
+climb with ``..``. Which schemes exist is the spec's to say (``cloudtrain.installed``):
+this module knows URIs, not providers.
 
 Example:
->>> check_storage_root("gs://bucket/churn/")
+>>> check_storage_root("gs://bucket/churn/", ("gs://", "s3://"))
 'gs://bucket/churn'
+>>> scheme_of("s3://bucket/key"), scheme_of("./outputs")
+('s3://', None)
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
 
-from pydantic import field_validator
 from pydantic_core import PydanticCustomError
 
 from cloudtrain import buckets
-from cloudtrain.messages import quote
-from cloudtrain.providers import installed
-from cloudtrain.sections import CONTROL, ProviderSection
+from cloudtrain.messages import CONTROL, quote
 
 
-def check_storage_root(value: str) -> str:
-    """A bucket URI of a provider's scheme (gs://, s3://, ...) or a local path; trailing '/' dropped."""
-    check_location(value)
+def scheme_of(value: str) -> str | None:
+    """``value``'s scheme with its ``://`` (``"gs://"``); None for a local path."""
+    return value.split("://", 1)[0] + "://" if "://" in value else None
+
+
+def check_storage_root(value: str, schemes: Sequence[str], *, own: bool = False) -> str:
+    """A bucket URI of one of ``schemes`` or a local path (``check_location``); trailing '/' dropped."""
+    check_location(value, schemes, own=own)
     return value.rstrip("/") if len(value) > 1 else value
 
 
-def check_location(value: str, *, schemes: tuple[str, ...] = ()) -> str:
-    """A bucket URI its store can have (``cloudtrain.buckets``), or a local path; as written.
+def check_location(value: str, schemes: Sequence[str], *, own: bool = False) -> str:
+    """A bucket URI of one of ``schemes`` that its store can have (``cloudtrain.buckets``), or a local path.
 
-    ``schemes``: the only schemes the field takes (a provider's own section), if not every
-    installed provider's.
+    ``own``: ``schemes`` are one provider's, for its own section's field, and the error
+    names only them; else they are every installed provider's, and it offers a local
+    path too. Returns ``value`` as written.
     """
     if not value.strip():
         raise PydanticCustomError(
@@ -46,21 +53,18 @@ def check_location(value: str, *, schemes: tuple[str, ...] = ()) -> str:
             "{value} holds a control character (newline, tab, NUL); remove it",
             {"value": quote(value)},
         )
-    if "://" not in value:
+    scheme = scheme_of(value)
+    if scheme is None:
         return value
-    scheme = value.split("://", 1)[0] + "://"
-    allowed = schemes or installed.schemes(plugins=False)
-    if not schemes and scheme not in allowed:
-        allowed = installed.schemes()
-    if scheme not in allowed:
+    if scheme not in schemes:
         raise PydanticCustomError(
             "storage_root",
             "{value} uses an unsupported scheme; use {schemes}",
             {
                 "value": quote(value),
-                "schemes": " or ".join(f"{s}BUCKET/path" for s in allowed)
-                if schemes
-                else ", ".join(allowed) + " or a local path",
+                "schemes": " or ".join(f"{s}BUCKET/path" for s in schemes)
+                if own
+                else ", ".join(schemes) + " or a local path",
             },
         )
     problem = buckets.uri_problem(value)
@@ -76,18 +80,3 @@ def check_location(value: str, *, schemes: tuple[str, ...] = ()) -> str:
             {"value": quote(value)},
         )
     return value
-
-
-class StoredSection(ProviderSection):
-    """A provider section with a ``storage_root`` (a root used on that provider instead of
-    ``storage.root``), which takes the provider's own ``schemes`` only."""
-
-    schemes: ClassVar[tuple[str, ...]] = ()
-
-    @field_validator("storage_root", check_fields=False)
-    @classmethod
-    def _bucket_uri(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        check_location(value, schemes=cls.schemes)
-        return check_storage_root(value)

@@ -16,7 +16,7 @@ import pytest
 import cloudtrain
 from cloudtrain.planning import Plan
 from cloudtrain.progress import Progress
-from cloudtrain.providers import base, registry
+from cloudtrain.provider import base, registry
 from cloudtrain.providers.local import Local
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec

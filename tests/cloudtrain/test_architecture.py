@@ -1,5 +1,8 @@
 """The rules that keep the provider boundary clean, checked on the source itself.
 
+- The layers are ordered and every import runs down or stays in its layer: base → spec →
+  plan → provider interface → providers → features → API → CLI. A feature reaches a
+  provider only through the interface; only the API and the CLI name a provider package.
 - Only a provider's own package (and the adapters made for one cloud's pipeline service)
   names a provider: everything else asks the registry, and the spec gets each provider's
   section from its package. Docstrings and comments are documentation and may.
@@ -29,9 +32,66 @@ PROVIDER_WORDS = re.compile(r"vertex|sagemaker", re.IGNORECASE)
 MAY_NAME_PROVIDERS = (
     "cloudtrain.providers",
     "cloudtrain_runtime.providers",
+    "cloudtrain.installed",  # the built-ins' entry points, written out so no package metadata is read
     "cloudtrain.pipelines.kfp",
     "cloudtrain.pipelines.sagemaker",
 )
+# The layers, bottom first: a module may import its own layer's modules and those of the
+# layers below, never one above. A module belongs to the layer of its longest prefix here.
+LAYERS = (
+    ("runtime", ("cloudtrain_runtime",)),  # the container's package: the SDK reads its config and rules
+    (
+        "base",
+        (
+            "cloudtrain.errors",
+            "cloudtrain.messages",
+            "cloudtrain.lazy",
+            "cloudtrain.progress",
+            "cloudtrain.outputs",
+            "cloudtrain.scanning",
+            "cloudtrain.secrets",
+            "cloudtrain.bundle",
+            "cloudtrain.installed",
+            "cloudtrain.catalog",
+            "cloudtrain.buckets",
+            "cloudtrain.uris",
+        ),
+    ),
+    ("spec", ("cloudtrain.sections", "cloudtrain.spec", "cloudtrain.usercode")),
+    (
+        "plan",
+        (
+            "cloudtrain.planning",
+            "cloudtrain.runs",
+            "cloudtrain.sources",
+            "cloudtrain.container",
+            "cloudtrain.sweep",
+        ),
+    ),
+    ("provider interface", ("cloudtrain.provider",)),
+    ("providers", ("cloudtrain.providers",)),
+    (
+        "features",
+        (
+            "cloudtrain.cost",
+            "cloudtrain.sweep.cost",
+            "cloudtrain.sweep.submit",
+            "cloudtrain.submission",
+            "cloudtrain.specfile",
+            "cloudtrain.defaults",
+            "cloudtrain.scaling",
+            "cloudtrain.bench",
+            "cloudtrain.recommend",
+            "cloudtrain.newproject",
+            "cloudtrain.templates",
+        ),
+    ),
+    ("API", ("cloudtrain", "cloudtrain.api", "cloudtrain.cache", "cloudtrain.pipelines")),
+    ("CLI", ("cloudtrain.cli", "cloudtrain.__main__")),
+)
+LAYER_NAMES = [name for name, _ in LAYERS]
+# The layers that may import a provider's package: its own, and the API and CLI that offer it by name.
+MAY_IMPORT_PROVIDERS = ("providers", "API", "CLI")
 
 
 def modules() -> Iterator[tuple[str, Path]]:
@@ -114,9 +174,99 @@ def imported(tree: ast.AST, name: str, filename: str, known: set[str]) -> set[st
     return {module for module in found if module in known}
 
 
-def test_no_import_cycles() -> None:
+def layer_of(module: str) -> str:
+    """The layer of ``module``: the one holding its longest prefix.
+
+    Raises:
+        LookupError: no layer holds it, so a new module must be placed first.
+    """
+    found = [
+        (len(prefix), name)
+        for name, prefixes in LAYERS
+        for prefix in prefixes
+        if module == prefix or module.startswith(f"{prefix}.")
+    ]
+    if not found:
+        raise LookupError(f"{module} is in no layer: add it to LAYERS")
+    return max(found)[1]
+
+
+def back_arrows(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that runs up the layers, or from outside them into a provider's package."""
+    found = []
+    for module, imported_modules in sorted(graph.items()):
+        here = LAYER_NAMES.index(layer_of(module))
+        for target in sorted(imported_modules):
+            there = layer_of(target)
+            if LAYER_NAMES.index(there) > here:
+                found.append(f"{module} ({layer_of(module)}) imports {target} ({there})")
+            elif there == "providers" and layer_of(module) not in MAY_IMPORT_PROVIDERS:
+                found.append(f"{module} ({layer_of(module)}) imports the provider package {target}")
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
     paths = dict(modules())
-    graph = {name: imports(name, path, set(paths)) for name, path in paths.items()}
+    return {name: imports(name, path, set(paths)) for name, path in paths.items()}
+
+
+def test_every_module_is_in_a_layer() -> None:
+    assert [name for name, _ in modules() if not _placed(name)] == []
+
+
+def _placed(module: str) -> bool:
+    try:
+        layer_of(module)
+    except LookupError:
+        return False
+    return True
+
+
+def test_imports_run_down_the_layers() -> None:
+    assert back_arrows(import_graph()) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "imported_module", "found"),
+    [
+        ("cloudtrain.planning", "cloudtrain.spec", []),  # plan -> spec: down
+        ("cloudtrain.provider.registry", "cloudtrain.provider.base", []),  # within the interface
+        (
+            "cloudtrain.spec",
+            "cloudtrain.provider.registry",
+            ["cloudtrain.spec (spec) imports cloudtrain.provider.registry (provider interface)"],
+        ),  # the spec reaching up for the registry
+        (
+            "cloudtrain.providers.local.sweep_driver",
+            "cloudtrain.api",
+            ["cloudtrain.providers.local.sweep_driver (providers) imports cloudtrain.api (API)"],
+        ),  # a provider calling the API
+        (
+            "cloudtrain.scaling.runs",
+            "cloudtrain.providers.local.job",
+            [
+                "cloudtrain.scaling.runs (features) imports the provider package cloudtrain.providers.local.job"
+            ],
+        ),  # a feature going round the interface
+        ("cloudtrain.cli.job_commands", "cloudtrain.providers.local", []),  # the CLI offers providers by name
+    ],
+)
+def test_a_back_arrow_is_found(module: str, imported_module: str, found: list[str]) -> None:
+    assert back_arrows({module: {imported_module}}) == found
+
+
+def test_a_back_arrow_added_to_the_source_is_found(tmp_path: Path) -> None:
+    """The whole check, on a copy of a real module given one import that runs up, lazily."""
+    source = (PACKAGES["cloudtrain"] / "uris.py").read_text()
+    copy = tmp_path / "uris.py"
+    copy.write_text(source + "\n\ndef _late() -> None:\n    from cloudtrain.spec import JobSpec\n")
+    known = {name for name, _ in modules()}
+    graph = {"cloudtrain.uris": imports("cloudtrain.uris", copy, known)}
+    assert back_arrows(graph) == ["cloudtrain.uris (base) imports cloudtrain.spec (spec)"]
+
+
+def test_no_import_cycles() -> None:
+    graph = import_graph()
     cycles = [cycle for cycle in map(lambda start: _cycle_from(start, graph), graph) if cycle]
     assert cycles == []
 

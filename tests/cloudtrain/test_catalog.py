@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cloudtrain import catalog
-from cloudtrain.providers import registry
+from cloudtrain.provider import registry
 
 
 def test_every_machine_row_is_complete_and_sourced() -> None:

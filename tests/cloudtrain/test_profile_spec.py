@@ -14,7 +14,7 @@ import pytest
 
 from cloudtrain import api, bench
 from cloudtrain.errors import SpecError
-from cloudtrain.providers import registry
+from cloudtrain.provider import registry
 from cloudtrain.specfile import load_spec
 from tests.cloudtrain.test_bench import runtime_result
 from tests.conftest import Result

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from cloudtrain import installed
 from cloudtrain.errors import SpecError, did_you_mean
-from cloudtrain.providers import installed
 
 HERE = Path(__file__).parent
 Row = dict[str, str]

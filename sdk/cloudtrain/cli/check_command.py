@@ -15,7 +15,7 @@ from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
 from cloudtrain.specfile import load_settings
 
 if TYPE_CHECKING:
-    from cloudtrain.providers import Provider
+    from cloudtrain.provider import Provider
     from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def setup_checks(provider: Provider, spec: JobSpec, sources: Sources) -> list[Check]:
     """The provider's own checks, or one line saying it has none."""
-    from cloudtrain.providers.base import ChecksSetup
+    from cloudtrain.provider.base import ChecksSetup
     from cloudtrain_runtime.diagnosis import OK, Check
 
     if isinstance(provider, ChecksSetup):
@@ -71,7 +71,7 @@ def check_command(
       cloudtrain check --provider vertex --set vertex.storage_root=gs://my-bucket/runs
       cloudtrain check job.yaml --provider sagemaker --json
     """
-    from cloudtrain.providers import registry
+    from cloudtrain.provider import registry
     from cloudtrain_runtime.diagnosis import exit_code, render_json, render_text
 
     spec, sources = load_settings(job, overrides, profile)

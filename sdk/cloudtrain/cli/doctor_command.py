@@ -74,7 +74,7 @@ def doctor_request(plan: Plan | None) -> DoctorRequest:
     (('-m', 'cloudtrain_runtime', 'doctor', '--json'), {'CLOUDTRAIN_CPU_DEVICES': '2'}, ('CLOUDTRAIN_CONFIG',))
     """
     from cloudtrain import container
-    from cloudtrain.providers.emulation import CPU_DEVICES_ENV, RUNTIME_ENTRYPOINT
+    from cloudtrain.provider.emulation import CPU_DEVICES_ENV, RUNTIME_ENTRYPOINT
 
     argv = (sys.executable, *RUNTIME_ENTRYPOINT, "doctor", "--json")
     if plan is None:
@@ -132,7 +132,7 @@ def read_report(done: subprocess.CompletedProcess[str], request: DoctorRequest) 
 
 def _by_hand(request: DoctorRequest) -> str:
     """The command that shows the checks' own output; the plan's JSON is left out, it is long."""
-    from cloudtrain.providers.emulation import CPU_DEVICES_ENV
+    from cloudtrain.provider.emulation import CPU_DEVICES_ENV
 
     command = shlex.join(request.argv[:-1])  # without --json: the text report
     return f"Run them by hand to see why: {CPU_DEVICES_ENV}={request.devices} {command}"
@@ -150,7 +150,7 @@ def _plan(
             )
         return None
     from cloudtrain.planning import plan
-    from cloudtrain.providers import registry
+    from cloudtrain.provider import registry
     from cloudtrain.specfile import load_spec
 
     spec = load_spec(job, overrides, profile=profile)

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cloudtrain.errors import CloudtrainError
-from cloudtrain.providers import Job
+from cloudtrain.provider import Job
 
 # The runtime's last line on an error (cloudtrain_runtime.main), and where its traceback starts.
 ERROR_MARK = "cloudtrain-runtime: error:"

@@ -21,8 +21,8 @@ from cloudtrain.cli.progress import UploadBars
 from cloudtrain.cli.since import parse_since, parse_tail
 from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
-from cloudtrain.providers import Job, JobStatus, Provider, registry
-from cloudtrain.providers.base import (
+from cloudtrain.provider import Job, JobStatus, Provider, registry
+from cloudtrain.provider.base import (
     WAITING_STATES,
     HasConsole,
     HasSummary,
@@ -30,8 +30,8 @@ from cloudtrain.providers.base import (
     RunsHere,
     attached,
 )
+from cloudtrain.provider.sweeps import HasTrials
 from cloudtrain.specfile import load_spec
-from cloudtrain.sweep.trials import HasTrials
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle

@@ -20,8 +20,9 @@ from cloudtrain.cli import tables
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
 from cloudtrain.cost.actual import ActualCost, actual_cost
 from cloudtrain.errors import CloudtrainError
-from cloudtrain.providers import registry
-from cloudtrain.providers.base import WORST_CASE, JobSummary
+from cloudtrain.planning import WORST_CASE
+from cloudtrain.provider import registry
+from cloudtrain.provider.base import JobSummary
 from cloudtrain.specfile import load_settings
 
 # Jobs shown without --all: enough for the work in hand, short enough for one screen.

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-    from cloudtrain.providers import JobStatus
+    from cloudtrain.provider import JobStatus
 
 
 def plain(current: JobStatus) -> str:
@@ -53,7 +53,7 @@ class StatusLine:
     Example:
     >>> import io
     >>> from rich.console import Console
-    >>> from cloudtrain.providers import JobStatus
+    >>> from cloudtrain.provider import JobStatus
     >>> out = io.StringIO()
     >>> with StatusLine(Console(file=out)) as line:
     ...     line(JobStatus("queued", "JOB_STATE_PENDING"))

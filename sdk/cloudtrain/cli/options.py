@@ -31,7 +31,7 @@ class RegistryChoice(click.Choice):
 
 
 def _all_providers() -> tuple[str, ...]:
-    from cloudtrain.providers import registry
+    from cloudtrain.provider import registry
 
     return registry.names()
 

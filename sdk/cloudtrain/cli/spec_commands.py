@@ -11,7 +11,7 @@ from cloudtrain.errors import SpecError
 from cloudtrain.messages import counted
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import RUN, Plan, plan
-from cloudtrain.providers import registry
+from cloudtrain.provider import registry
 from cloudtrain.specfile import load_spec, load_spec_sources, problem_details
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from cloudtrain.cli import tables
-from cloudtrain.sweep.trials import HasTrials, Trial, describe_values
+from cloudtrain.provider.sweeps import HasTrials, Trial, describe_values
 
 
 def columns(names: list[str], metric: str) -> list[tables.Column]:

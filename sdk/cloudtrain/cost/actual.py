@@ -9,7 +9,7 @@ It is the catalog's list price, so a negotiated discount or a price change since
 run is not in it: ``cost`` says when its prices were last refreshed.
 
 Example:
->>> from cloudtrain.providers.base import Usage
+>>> from cloudtrain.provider.base import Usage
 >>> used = Usage("us-east-1", "ml.g4dn.xlarge", "t4", hosts=2, seconds=301, spot=False, measure="billed")
 >>> spent = actual_cost("sagemaker", used)
 >>> spent.billed_s, spent.usd == 2 * 301 / 3600 * spent.price.on_demand
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from cloudtrain.cost.inputs import CostSettings, Price
 from cloudtrain.cost.option import host_rate
 from cloudtrain.cost.units import billed_seconds, charge, dollars
-from cloudtrain.providers.base import Usage
+from cloudtrain.provider.base import Usage
 
 
 @dataclass(frozen=True)

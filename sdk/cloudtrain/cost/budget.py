@@ -26,7 +26,7 @@ from cloudtrain.cost.shapes import Shape
 from cloudtrain.cost.throughput import Throughput, parse_throughput
 from cloudtrain.cost.units import billed_seconds, charge, dollars, duration
 from cloudtrain.errors import BudgetError
-from cloudtrain.providers.base import FROM_THROUGHPUT, WORST_CASE, ExpectedCost
+from cloudtrain.planning import FROM_THROUGHPUT, WORST_CASE, ExpectedCost
 from cloudtrain.sweep import cost as sweep_cost
 from cloudtrain.sweep import space
 

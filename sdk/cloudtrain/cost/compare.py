@@ -35,7 +35,7 @@ from cloudtrain.cost.ranking import rank
 from cloudtrain.cost.shapes import Shape, enumerate_shapes
 from cloudtrain.cost.throughput import Throughput, parse_throughput
 from cloudtrain.errors import SpecError, did_you_mean
-from cloudtrain.providers import registry
+from cloudtrain.provider import registry
 from cloudtrain.sweep import cost as sweep_cost
 from cloudtrain.sweep import space
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from cloudtrain.cost import inputs
 from cloudtrain.messages import counted
-from cloudtrain.providers import registry
+from cloudtrain.provider import registry
 
 if TYPE_CHECKING:
     from cloudtrain.cost.compare import Estimate

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from cloudtrain.cost import notes
 from cloudtrain.cost.units import dollars, duration
 from cloudtrain.errors import require
-from cloudtrain.providers import registry
+from cloudtrain.provider import registry
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -14,7 +14,7 @@ from cloudtrain import catalog
 from cloudtrain.errors import SpecError
 from cloudtrain.messages import counted, sentence
 from cloudtrain.planning import PicksMachine, choose_strategy
-from cloudtrain.providers import registry
+from cloudtrain.provider import registry
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan

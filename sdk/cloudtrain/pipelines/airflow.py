@@ -42,7 +42,7 @@ from cloudtrain.errors import CloudtrainError, SpecError, require
 from cloudtrain.runs import RUN_ID
 
 if TYPE_CHECKING:
-    from cloudtrain.providers import Job, Provider
+    from cloudtrain.provider import Job, Provider
     from cloudtrain.spec import JobSpec
 
     # Built by ``_classes`` on first use; declared for type checkers and ``__all__``.

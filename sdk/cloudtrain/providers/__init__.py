@@ -1,38 +1,54 @@
-"""Providers: where jobs run. One package per provider, one protocol, one registry.
+"""The providers: where jobs run, one package each.
 
-- ``base``: the ``Provider`` protocol every provider implements, the ``Job`` handle and
-  the neutral job states.
-- ``installed``: which providers exist and what the spec and the catalog need of them
-  (sections, schemes, catalog rows), known without loading them.
-- ``registry``: the provider objects (built-ins, the ``cloudtrain.providers`` entry-point
-  group, and ``register`` at run time).
-- ``local``, ``vertex``, ``sagemaker``: the built-in providers, each a package with the
-  same rooms (``settings``, ``checks``, ``render``, ``outputs``, ``clients``, ``job``,
-  ``logs``, ``upload``, ``emulate``) and a provider object calling them.
-- Written once for all of them: ``cloud`` (what the cloud providers' objects share),
-  ``follow`` (the log-follow loop), ``transfer`` (upload once, progress, the bundle check),
-  ``emulation`` (what the local provider and an emulated cloud agree on).
+- ``local``: this machine, the embedded default; it also runs any cloud's request as
+  that cloud would (``--emulate``).
+- ``vertex``: Vertex AI custom training.
+- ``sagemaker``: SageMaker training jobs.
+- ``kubernetes``: a JobSet on your own cluster.
 
-The names below are loaded on first use, so importing one module of this package (the
-spec imports ``installed``) loads no provider.
+Each package has the same rooms (``settings``, ``checks``, ``render``, ``outputs``,
+``clients``, ``job``, ``logs``, ``upload``, ``emulate``) and a ``provider`` object calling
+them. What a provider is, and what they all share, is ``cloudtrain.provider``: nothing
+outside the CLI, the API and the registry names a package here.
+
+The interface's public names are also importable from here, as plugins written against
+earlier releases import them (``from cloudtrain.providers import Provider, register``);
+they are ``cloudtrain.provider``'s, loaded on first use.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from cloudtrain import lazy
+
+if TYPE_CHECKING:
+    from cloudtrain.provider import (
+        TERMINAL_STATES,
+        Job,
+        JobStatus,
+        Provider,
+        for_job,
+        get,
+        names,
+        poll_until_done,
+        register,
+    )
 
 # public name -> the module that defines it
 _EXPORTS = {
-    "TERMINAL_STATES": "cloudtrain.providers.jobs",
-    "Job": "cloudtrain.providers.jobs",
-    "JobStatus": "cloudtrain.providers.jobs",
-    "Provider": "cloudtrain.providers.base",
-    "for_job": "cloudtrain.providers.registry",
-    "get": "cloudtrain.providers.registry",
-    "names": "cloudtrain.providers.registry",
-    "poll_until_done": "cloudtrain.providers.jobs",
-    "register": "cloudtrain.providers.registry",
+    name: "cloudtrain.provider"
+    for name in (
+        "TERMINAL_STATES",
+        "Job",
+        "JobStatus",
+        "Provider",
+        "for_job",
+        "get",
+        "names",
+        "poll_until_done",
+        "register",
+    )
 }
 
 __all__ = [
@@ -47,15 +63,6 @@ __all__ = [
     "register",
 ]
 
-if TYPE_CHECKING:
-    from cloudtrain.providers.base import Provider
-    from cloudtrain.providers.jobs import TERMINAL_STATES, Job, JobStatus, poll_until_done
-    from cloudtrain.providers.registry import for_job, get, names, register
-
 
 def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'cloudtrain.providers' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
+    return lazy.attribute(__name__, _EXPORTS, name)

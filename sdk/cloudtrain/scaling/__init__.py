@@ -59,10 +59,10 @@ def compare(
         settings = load_settings(None)[0]
     planned = None
     if spec is not None:
-        from cloudtrain import api
+        from cloudtrain import submission
 
-        spec = api.as_spec(spec)
-        planned = api.provider_for(provider, spec).plan(spec)
+        spec = submission.as_spec(spec)
+        planned = submission.provider_for(provider, spec).plan(spec)
     read = [
         run
         if isinstance(run, RunRecord)

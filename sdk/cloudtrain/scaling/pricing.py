@@ -29,7 +29,7 @@ from cloudtrain import catalog
 from cloudtrain.cost.units import dollars
 
 if TYPE_CHECKING:
-    from cloudtrain.providers.base import Usage
+    from cloudtrain.provider.base import Usage
     from cloudtrain.spec import JobSpec
 
 BILLED = "billed"
@@ -68,7 +68,7 @@ def from_catalog(
     ``provider`` None: the first billed provider whose catalog has such a machine.
     """
     from cloudtrain.cost.inputs import prices
-    from cloudtrain.providers import registry
+    from cloudtrain.provider import registry
 
     names = [provider] if provider else [p.name for p in registry.billed()]
     for name in names:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from cloudtrain.planning import Plan
-    from cloudtrain.providers.base import Job, Provider, ReadsOutputs
+    from cloudtrain.provider.base import Job, Provider, ReadsOutputs
     from cloudtrain.spec import JobSpec
 
 
@@ -178,7 +178,7 @@ def read_run(ref: str, *, settings: JobSpec, clients: Any = None, planned: Plan 
 
 
 def _find(ref: str, settings: JobSpec, clients: Any, planned: Plan | None) -> Found:
-    from cloudtrain.providers import registry
+    from cloudtrain.provider import registry
 
     if "://" not in ref and Path(ref).exists():
         return _from_folder(Path(ref))
@@ -188,7 +188,7 @@ def _find(ref: str, settings: JobSpec, clients: Any, planned: Plan | None) -> Fo
         return _from_files(ref, _sources(ref), read, provider="", priced_on=provider.name, job=None)
     for job_id in (ref, f"local:{ref}"):
         owner = next((p for p in registry.providers() if p.owns(job_id)), None)
-        if owner is not None and (job_id == ref or _local_run_exists(job_id)):
+        if owner is not None and (job_id == ref or _attaches(owner, job_id)):
             return _from_job(job_id, owner, settings, clients)
     if planned is not None:
         return _from_run(ref, planned, clients)
@@ -202,8 +202,8 @@ def _find(ref: str, settings: JobSpec, clients: Any, planned: Plan | None) -> Fo
 def _from_run(run_id: str, planned: Plan, clients: Any) -> Found:
     """Run ``run_id`` of the planned spec, read where that plan puts its artifacts."""
     from cloudtrain.outputs import JOB
-    from cloudtrain.providers import registry
-    from cloudtrain.providers.base import ReadsOutputs
+    from cloudtrain.provider import registry
+    from cloudtrain.provider.base import ReadsOutputs
 
     provider = registry.get(planned.provider)
     outputs = planned.with_run(run_id).outputs
@@ -236,13 +236,13 @@ def _planned_shape(planned: Plan) -> dict[str, Any]:
     }
 
 
-def _local_run_exists(job_id: str) -> bool:
-    from cloudtrain.providers.local.job import run_dir_for
-
+def _attaches(provider: Provider, job_id: str) -> bool:
+    """Whether ``provider`` has a job ``job_id``: a run folder's name counts only where its run exists."""
     try:
-        return run_dir_for(job_id).is_dir()
+        provider.attach(job_id)
     except ProviderError:
         return False
+    return True
 
 
 def _from_folder(path: Path) -> Found:
@@ -315,8 +315,8 @@ def _json(data: bytes, where: str) -> Any:
 
 
 def _by_scheme(uri: str) -> ReadsOutputs:
-    from cloudtrain.providers import registry
-    from cloudtrain.providers.base import ReadsOutputs
+    from cloudtrain.provider import registry
+    from cloudtrain.provider.base import ReadsOutputs
 
     for provider in registry.providers():
         if isinstance(provider, ReadsOutputs) and any(uri.startswith(s) for s in provider.schemes):
@@ -326,7 +326,7 @@ def _by_scheme(uri: str) -> ReadsOutputs:
 
 def _reader(provider: Provider, settings: JobSpec, clients: Any) -> Callable[[str], bytes]:
     """``read_output`` of ``provider``, with the plan of the settings it needs (project, region)."""
-    from cloudtrain.providers.base import ReadsOutputs
+    from cloudtrain.provider.base import ReadsOutputs
 
     if not isinstance(provider, ReadsOutputs):
         raise CloudtrainError(

@@ -10,9 +10,10 @@ runs in cloudtrain's own process, never in the training runtime, with Optuna
 (``cloudtrain_runtime.hparams``).
 
 The rooms: ``space`` (a trial's spec from its values), ``search`` (the Optuna study of a
-local sweep), ``objective`` (reading the objective off the epoch lines), ``trials`` (what
-a sweep handle reports), ``submit`` (plan, render and submit a sweep on any provider
-that ``TunesJobs``).
+local sweep), ``objective`` (reading the objective off the epoch lines), ``cost`` (a sweep's
+price), ``submit`` (plan, render and submit a sweep on any provider that runs sweeps).
+What such a provider does, and what its sweep handle reports (its trials), is
+``cloudtrain.provider.sweeps``.
 """
 
 from __future__ import annotations

@@ -1,53 +1,23 @@
-"""Submitting a sweep: what a provider must do to run one, and the submission ``api.prepare`` returns.
+"""Submitting a sweep: the submission ``api.prepare`` returns, for any provider that runs sweeps.
 
-A provider that runs sweeps is ``TunesJobs``: ``render_sweep(plan)`` is the request
-(pure: a Vertex HyperparameterTuningJob, SageMaker CreateHyperParameterTuningJob
-arguments, the local driver's request), ``submit_sweep`` creates it and returns a handle
-that is a ``Job`` and ``HasTrials``. The plan is the trials' template: its values come
-later, from the search, one set per trial.
+What such a provider does is ``cloudtrain.provider.sweeps.TunesJobs``. The plan is the
+trials' template: its values come later, from the search, one set per trial.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import SpecError
 from cloudtrain.outputs import Outputs
+from cloudtrain.provider.sweeps import TunesJobs
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
-    from cloudtrain.providers.base import Job, Provider
-
-
-@runtime_checkable
-class TunesJobs(Protocol):
-    """A provider that runs hyperparameter sweeps (optional)."""
-
-    def render_sweep(self, plan: Plan) -> dict[str, Any]:
-        """The exact request ``submit_sweep`` sends for the sweep of ``plan``: pure."""
-        ...
-
-    def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
-        """Where the sweep's artifacts land: the best trial's, ``{trial}`` until it is known.
-
-        With the rendered ``request``, whatever it already names is filled in.
-        """
-        ...
-
-    def submit_sweep(
-        self,
-        plan: Plan,
-        request: dict[str, Any],
-        bundle: Bundle,
-        *,
-        clients: Any = None,
-        progress: OnProgress | None = None,
-    ) -> Job:
-        """Upload the code once and create the sweep; the handle is also ``HasTrials``."""
-        ...
+    from cloudtrain.provider.base import Job, Provider
 
 
 def tuner(provider: Provider) -> TunesJobs:
@@ -58,7 +28,7 @@ def tuner(provider: Provider) -> TunesJobs:
     """
     if isinstance(provider, TunesJobs):
         return provider
-    from cloudtrain.providers import registry
+    from cloudtrain.provider import registry
 
     able = [p.name for p in registry.providers() if isinstance(p, TunesJobs)]
     raise SpecError(

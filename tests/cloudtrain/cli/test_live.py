@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from cloudtrain.cli.live import StatusLine, elapsed
-from cloudtrain.providers import JobStatus
+from cloudtrain.provider import JobStatus
 from tests.conftest import Result
 
 QUEUED = JobStatus("queued", "JOB_STATE_PENDING")

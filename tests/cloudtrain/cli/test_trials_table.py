@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from cloudtrain.cli import trials_table
-from cloudtrain.sweep.trials import Trial, best_of
+from cloudtrain.provider.sweeps import Trial, best_of
 
 
 @dataclass

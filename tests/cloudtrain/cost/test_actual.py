@@ -6,7 +6,7 @@ import pytest
 
 from cloudtrain.cost.actual import actual_cost
 from cloudtrain.cost.inputs import CostSettings, Price, PriceCatalog
-from cloudtrain.providers.base import Usage
+from cloudtrain.provider.base import Usage
 
 
 def price(provider: str, increment: int, *, on_demand: float | None, spot: float | None) -> Price:

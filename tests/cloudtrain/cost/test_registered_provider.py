@@ -21,7 +21,7 @@ from cloudtrain.cost import inputs
 from cloudtrain.cost import plot as cost_plot
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
-from cloudtrain.providers import Provider, registry
+from cloudtrain.provider import Provider, registry
 from tests.conftest import EXAMPLE_JOB, Result
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
-    from cloudtrain.providers import Job
+    from cloudtrain.provider import Job
     from cloudtrain.spec import JobSpec
 
 Run = Callable[..., Result]

@@ -22,7 +22,8 @@ from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import standard
 from cloudtrain.planning import Plan
 from cloudtrain.progress import Progress
-from cloudtrain.providers import local, registry, sagemaker, vertex
+from cloudtrain.provider import registry
+from cloudtrain.providers import local, sagemaker, vertex
 from cloudtrain.providers.sagemaker import outputs as sagemaker_outputs
 from cloudtrain.specfile import load_spec
 from tests.cloudtrain.providers.fakes import sagemaker_model

@@ -19,7 +19,7 @@ import pytest
 from cloudtrain import api
 from cloudtrain.cost.actual import actual_cost
 from cloudtrain.errors import SpecError
-from cloudtrain.providers.base import Usage
+from cloudtrain.provider.base import Usage
 from cloudtrain.providers.sagemaker import outputs as sagemaker_outputs
 from cloudtrain.scaling import analysis, compare
 from cloudtrain.specfile import load_spec

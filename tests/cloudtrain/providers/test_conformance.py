@@ -2,7 +2,7 @@
 on its fake API server (which plays the JobSet controller), and ``toycloud``, a provider
 installed from another distribution.
 
-What every provider promises (``cloudtrain.providers.base.Provider``): a pure, deterministic
+What every provider promises (``cloudtrain.provider.base.Provider``): a pure, deterministic
 render; a render without a code bundle is a ``ProviderError``; submit -> status -> logs ->
 wait reaches a terminal state; attach by ID and ``owns`` agree, and no other provider claims
 the ID; a job's outputs are the plan's with the real name filled in, the same when attached;
@@ -26,8 +26,8 @@ import pytest
 from cloudtrain import api
 from cloudtrain.errors import CloudtrainError, ProviderError
 from cloudtrain.outputs import JOB, Outputs
-from cloudtrain.providers import Job, JobStatus, Provider, registry
-from cloudtrain.providers.base import attached
+from cloudtrain.provider import Job, JobStatus, Provider, registry
+from cloudtrain.provider.base import attached
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec
 

@@ -17,8 +17,8 @@ from google.protobuf import json_format
 from cloudtrain import api
 from cloudtrain.cost import budget
 from cloudtrain.errors import SpecError
+from cloudtrain.planning import FROM_THROUGHPUT, WORST_CASE, ExpectedCost
 from cloudtrain.providers import vertex
-from cloudtrain.providers.base import FROM_THROUGHPUT, WORST_CASE, ExpectedCost
 from cloudtrain.specfile import load_spec
 from tests.cloudtrain.providers.fakes import sagemaker_model
 

@@ -28,6 +28,7 @@ from cloudtrain.api import plan
 from cloudtrain.bundle import Bundle
 from cloudtrain.errors import ProviderError
 from cloudtrain.planning import Plan
+from cloudtrain.provider import Reason
 from cloudtrain.providers import local
 from cloudtrain.providers.local.job import LocalJob
 from cloudtrain.providers.local.launcher import HEARTBEAT_S, first_failure
@@ -205,6 +206,9 @@ def test_a_replica_killed_on_every_attempt_fails_the_job_at_the_restart_limit(
     assert final.state == "failed"
     assert final.detail == "Replica worker-0 died (killed by SIGKILL). Gave up after 1 restart."
     assert sum("hello from worker:0" in line for line in lines) == 2
+    # a lost host, in every provider's words: the machine was taken, the run may resume
+    assert final.failure is not None
+    assert (final.failure.reason, final.failure.code) == (Reason.PREEMPTED, "killed by SIGKILL")
 
 
 def test_a_lost_host_is_not_restarted_where_the_request_allows_no_restart(tmp_path: Path, home: Path) -> None:
@@ -244,6 +248,8 @@ def test_a_replica_that_exits_with_an_error_fails_the_job_without_a_restart(
     assert final.state == "failed"
     assert final.detail == "Replica chief-0 failed (exit 3)."
     assert not any("Restarting" in line for line in lines)
+    assert final.failure is not None
+    assert (final.failure.reason, final.failure.code) == (Reason.USER_CODE, "exit 3")
 
 
 def test_cancel_from_another_handle_stops_every_replica(tmp_path: Path, home: Path) -> None:

@@ -26,11 +26,12 @@ import pytest
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
+from cloudtrain.provider import Reason
 from cloudtrain.providers import local
-from cloudtrain.providers.local import run
+from cloudtrain.providers.local import failures, run
 from cloudtrain.providers.local.job import LocalJob, run_dir_for
 from cloudtrain.providers.local.processes import ProcessRecord, identify
-from cloudtrain.providers.local.records import write_record
+from cloudtrain.providers.local.records import parse_status, read_record, write_record
 from tests.conftest import Result
 
 pytestmark = pytest.mark.timeout(60)
@@ -468,3 +469,41 @@ def test_a_local_home_that_cannot_hold_runs_is_one_error_line_naming_it(
         f"Set CLOUDTRAIN_LOCAL_HOME to a folder this user can write (it is {str(tmp_path / home)!r}), or unset it."
     )
     assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize(
+    ("rc", "reason", "code"),
+    [
+        (2, Reason.CONFIGURATION, "exit 2"),  # the runtime's ConfigError and ClusterError
+        (1, Reason.USER_CODE, "exit 1"),  # the training code raised
+        (-9, Reason.PREEMPTED, "killed by SIGKILL"),  # the host was lost
+    ],
+)
+def test_a_failed_runs_reason_survives_its_status_file(
+    tmp_path: Path, rc: int, reason: Reason, code: str
+) -> None:
+    path = tmp_path / "status.json"
+    failure = failures.exit_failure(rc, "Replica chief-0 failed.")
+    write_record(
+        path,
+        {
+            "state": "failed",
+            "provider_state": "FAILED",
+            "detail": "x",
+            "failure": failures.to_record(failure),
+        },
+    )
+    status = read_record(path, parse_status)
+    assert status is not None and status.failure == failure
+    assert (status.failure.reason, status.failure.code) == (reason, code)
+
+
+def test_a_status_file_without_a_failure_still_reads() -> None:
+    # a run recorded before failures were kept, or one whose failure this version cannot read
+    assert parse_status({"state": "failed", "provider_state": "FAILED", "detail": "x"}).failure is None
+    assert (
+        parse_status(
+            {"state": "failed", "provider_state": "FAILED", "detail": "x", "failure": {"reason": "?"}}
+        ).failure
+        is None
+    )

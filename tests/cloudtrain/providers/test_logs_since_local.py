@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.outputs import Outputs
-from cloudtrain.providers.follow import read_until_done
+from cloudtrain.provider.follow import read_until_done
 from cloudtrain.providers.local.job import LocalJob
 from cloudtrain.providers.local.records import write_record
 from tests.conftest import Result

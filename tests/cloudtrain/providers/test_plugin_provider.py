@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.providers import registry
+from cloudtrain.provider import registry
 from tests.conftest import Result
 
 pytestmark = pytest.mark.usefixtures("toycloud")
@@ -177,6 +177,6 @@ def test_its_runtime_environment_is_found_inside_the_container(tmp_path: Path) -
 
 
 def test_the_local_stand_in_buckets_hold_its_scheme_too() -> None:
-    from cloudtrain.providers.emulation import bucket_path
+    from cloudtrain.provider.emulation import bucket_path
 
     assert bucket_path("toy://lake/demo/code/0123.tar.gz") == "<buckets>/toy/lake/demo/code/0123.tar.gz"

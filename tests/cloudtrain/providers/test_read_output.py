@@ -15,8 +15,8 @@ import pytest
 from cloudtrain.api import plan
 from cloudtrain.errors import ProviderError
 from cloudtrain.planning import Plan
+from cloudtrain.provider.base import Provider, ReadsOutputs
 from cloudtrain.providers import local, sagemaker, vertex
-from cloudtrain.providers.base import Provider, ReadsOutputs
 from cloudtrain.providers.sagemaker import download
 from cloudtrain.providers.vertex import download as vertex_download
 from cloudtrain.providers.vertex.clients import VertexClients

@@ -15,7 +15,7 @@ import pytest
 
 import cloudtrain
 from cloudtrain.errors import SpecError
-from cloudtrain.providers.base import attached
+from cloudtrain.provider.base import attached
 from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from cloudtrain import api, catalog, planning
 from cloudtrain.errors import SpecError
-from cloudtrain.providers import registry
+from cloudtrain.provider import registry
 from cloudtrain.spec import JobSpec
 
 aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1")

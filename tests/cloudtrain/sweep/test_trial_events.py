@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cloudtrain.providers.jobs import JobStatus
-from cloudtrain.sweep.trials import Trial, trial_events
+from cloudtrain.provider.jobs import JobStatus
+from cloudtrain.provider.sweeps import Trial, trial_events
 
 RUNNING = Trial(1, "s-t1", "running", {"units": 8})
 MEASURED = Trial(1, "s-t1", "running", {"units": 8}, 0.5, 1)

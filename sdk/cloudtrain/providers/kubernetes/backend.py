@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.providers.cloud import CloudProvider
+from cloudtrain.provider.cloud import CloudProvider
 from cloudtrain.providers.kubernetes import checks, discover, nodes, outputs, render
 from cloudtrain.providers.kubernetes.settings import KubernetesSettings
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
-    from cloudtrain.providers.base import Discovered, Job, JobSummary, Provider
+    from cloudtrain.provider.base import Discovered, Job, JobSummary, Provider
     from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check

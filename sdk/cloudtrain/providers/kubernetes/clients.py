@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cloudtrain.errors import CloudtrainError, CredentialsError, ProviderError, require
+from cloudtrain.errors import CloudtrainError, CredentialsError, require
+from cloudtrain.provider.calls import ATTEMPTS, FIRST_DELAY_S, MAX_DELAY_S, translated
+from cloudtrain.provider.failures import CallError
+from cloudtrain.providers.kubernetes import failures
 
 T = TypeVar("T")
 
-ATTEMPTS = 5
-FIRST_DELAY_S = 1.0
-MAX_DELAY_S = 30.0
 TRANSIENT_STATUS = (429, 500, 502, 503, 504)
 TIMEOUT_S = 30.0
 
@@ -77,13 +77,18 @@ ADVICE = {
 }
 
 
-class KubernetesCallError(ProviderError):
-    """A call to the API server that failed for good: ``status`` is its HTTP status (0: no answer)."""
+class KubernetesCallError(CallError):
+    """A call to the API server that failed for good: ``status`` is its HTTP status (0: no answer).
 
-    def __init__(self, message: str, *, status: int, reason: str = "") -> None:
-        super().__init__(message)
+    ``status_reason`` is the server's ``Status.reason`` (``Forbidden``); ``failure`` what the
+    call's failure means in every provider's words (``failures.call_failure``), from the
+    server's own message ``said``.
+    """
+
+    def __init__(self, message: str, *, status: int, status_reason: str = "", said: str = "") -> None:
+        super().__init__(message, failures.call_failure(status, status_reason, said or message))
         self.status = status
-        self.reason = reason
+        self.status_reason = status_reason
 
 
 @dataclass(frozen=True)
@@ -211,13 +216,8 @@ def with_retries(send: Callable[[], T], call: ApiCall, *, sleep: Callable[[float
     from kubernetes.utils.retry import Backoff, on_error
 
     backoff = Backoff(steps=ATTEMPTS, duration=FIRST_DELAY_S, factor=2.0, jitter=0.1, cap=MAX_DELAY_S)
-    try:
+    with translated(lambda exc: translate(exc, call)):
         return on_error(backoff, is_transient, send, sleep_func=sleep)
-    except Exception as exc:
-        error = translate(exc, call)
-        if error is exc:
-            raise
-        raise error from exc
 
 
 def is_transient(exc: Exception) -> bool:
@@ -248,7 +248,9 @@ def translate(exc: Exception, call: ApiCall) -> Exception:
     said = f"Could not {call.action}: {message}"
     if status == 401:
         return CredentialsError(f"{said}. {advice(call, status)}")
-    return KubernetesCallError(f"{said}. {advice(call, status)}".rstrip(), status=status, reason=reason)
+    return KubernetesCallError(
+        f"{said}. {advice(call, status)}".rstrip(), status=status, status_reason=reason, said=message
+    )
 
 
 def server_message(exc: Exception) -> tuple[str, str]:

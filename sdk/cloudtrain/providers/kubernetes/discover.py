@@ -22,8 +22,8 @@ from typing import Any
 
 import yaml
 
-from cloudtrain.providers.base import Discovered
-from cloudtrain.providers.discovery import home
+from cloudtrain.provider.base import Discovered
+from cloudtrain.provider.discovery import home
 
 KUBECONFIG_VARIABLE = "KUBECONFIG"
 DEFAULT_KUBECONFIG = Path(".kube") / "config"

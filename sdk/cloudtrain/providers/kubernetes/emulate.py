@@ -42,7 +42,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.emulation import (
+from cloudtrain.provider.emulation import (
     CPU_DEVICES_ENV,
     HOSTS_ENV,
     ROOT_ENV,

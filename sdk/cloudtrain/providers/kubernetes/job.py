@@ -33,7 +33,9 @@ from typing import Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
-from cloudtrain.providers.jobs import ExpectedCost, JobStatus, JobSummary, Usage, WaitsByPolling
+from cloudtrain.planning import ExpectedCost
+from cloudtrain.provider.jobs import JobStatus, JobSummary, Usage, WaitsByPolling
+from cloudtrain.providers.kubernetes import failures
 from cloudtrain.providers.kubernetes.clients import (
     TIMEOUT_S,
     ApiCall,
@@ -195,7 +197,9 @@ class KubernetesJob(WaitsByPolling):
         condition = _true_condition(jobset)
         if condition is not None:
             detail = condition.get("message", "") if condition["type"] != "Completed" else ""
-            return JobStatus(CONDITION_STATES[condition["type"]], condition["type"], detail)
+            failed = condition["type"] == "Failed"
+            failure = failures.jobset_failure(condition.get("reason", ""), detail) if failed else None
+            return JobStatus(CONDITION_STATES[condition["type"]], condition["type"], detail, failure)
         phases = sorted({pod.status.phase or "Pending" for pod in self._pods()})
         state = "running" if "Running" in phases else "pending"
         return JobStatus(state, ",".join(phases) or "NoPods", _restarts(jobset))

@@ -62,9 +62,9 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog, container, runs
 from cloudtrain.errors import ProviderError
+from cloudtrain.provider.transfer import bundle_uri
 from cloudtrain.providers.kubernetes import nodes, storage
 from cloudtrain.providers.kubernetes.settings import KubernetesSettings
-from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan

@@ -22,8 +22,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from cloudtrain.sections import Section, Whole, shaped
-from cloudtrain.uris import StoredSection
+from cloudtrain.sections import Section, StoredSection, Whole, shaped
 
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?"

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import runs
-from cloudtrain.providers.transfer import bundle_uri
+from cloudtrain.provider.transfer import bundle_uri
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cloudtrain.provider.transfer import bundle_uri
 from cloudtrain.providers.kubernetes.settings import KubernetesSettings
-from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
-    from cloudtrain.providers.base import JobSummary, Provider
+    from cloudtrain.provider.base import JobSummary, Provider
     from cloudtrain.providers.local.job import LocalJob
     from cloudtrain.providers.local.sweep import LocalSweep
     from cloudtrain.sources import Sources
@@ -171,7 +171,7 @@ class Local:
 
         require_runnable(plan.spec)
         require("optuna", "tuning")
-        return sweep.submit(plan, request)
+        return sweep.submit(plan, request, bundle)
 
     def attach(self, job_id: str, *, clients: Any = None) -> LocalJob | LocalSweep:
         from cloudtrain.providers.local import run, sweep

@@ -1,7 +1,7 @@
 """Run a cloud provider's rendered request on this machine, as that provider would.
 
 The request comes from the real provider's ``render``, so what runs here is exactly
-what would be sent. The provider's ``emulate`` (``cloudtrain.providers.emulation``)
+what would be sent. The provider's ``emulate`` (``cloudtrain.provider.emulation``)
 turns it into local replicas that get what that provider gives a replica, and nothing
 that says it is emulated except the documented root (``CLOUDTRAIN_ROOT``) and, where
 host names do not resolve on one machine, a name resolver override.
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import runs
 from cloudtrain.errors import ProviderError, SpecError
-from cloudtrain.providers import registry
-from cloudtrain.providers.emulation import JOB, Emulable, bucket_path, stand_in
+from cloudtrain.provider import registry
+from cloudtrain.provider.emulation import JOB, Emulable, bucket_path, stand_in
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan

@@ -22,9 +22,9 @@ from typing import Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
-from cloudtrain.providers import JobStatus
-from cloudtrain.providers.base import TERMINAL_STATES, JobSummary, Stored
-from cloudtrain.providers.jobs import WaitsByPolling
+from cloudtrain.provider import JobStatus
+from cloudtrain.provider.base import TERMINAL_STATES, JobSummary, Stored
+from cloudtrain.provider.jobs import WaitsByPolling
 from cloudtrain.providers.local import orphans
 from cloudtrain.providers.local.logfile import LOG_FILE, Tail, first_offset_since
 from cloudtrain.providers.local.processes import ProcessRecord
@@ -93,7 +93,9 @@ class LocalJob(WaitsByPolling):
     """A local run: one launcher process supervising one process per host."""
 
     provider = "local"
-    attached = False  # True when submit found this job made by an earlier submit (providers.base.attached)
+    attached = (
+        False  # True when submit found this job made by an earlier submit (cloudtrain.provider.jobs.attached)
+    )
     runs_here = True  # base.RunsHere: Ctrl-C on a foreground submit stops it
 
     def __init__(self, job_id: str, *, request: dict[str, Any] | None = None) -> None:

@@ -53,8 +53,9 @@ from typing import Any
 
 from cloudtrain.container import CONFIG_ENV
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.emulation import bucket_path
-from cloudtrain.providers.local import hosts
+from cloudtrain.provider.emulation import bucket_path
+from cloudtrain.provider.failures import Failure
+from cloudtrain.providers.local import failures, hosts
 from cloudtrain.providers.local.logfile import LogWriter
 from cloudtrain.providers.local.processes import ProcessRecord
 from cloudtrain.providers.local.records import (
@@ -142,6 +143,8 @@ class Outcome:
     cancelled: bool = False
     loss: str | None = None
     """What a restart would recover from: ``"host"`` (one lost) or ``"spot"`` (all reclaimed)."""
+    failure: Failure | None = None
+    """Why a failed attempt failed (``local.failures``)."""
 
 
 class RunFiles:
@@ -164,11 +167,14 @@ class RunFiles:
         """Append one line of output, prefixed by the replica that wrote it, with the time it was written."""
         self._log.write(f"[{replica}] {line.rstrip()}")
 
-    def set_status(self, state: str, provider_state: str, detail: str = "") -> None:
+    def set_status(
+        self, state: str, provider_state: str, detail: str = "", failure: Failure | None = None
+    ) -> None:
         """Rewrite status.json atomically, so a reader never sees half a file."""
-        write_record(
-            self.dir / STATUS_FILE, {"state": state, "provider_state": provider_state, "detail": detail}
-        )
+        record: dict[str, Any] = {"state": state, "provider_state": provider_state, "detail": detail}
+        if failure is not None:
+            record["failure"] = failures.to_record(failure)
+        write_record(self.dir / STATUS_FILE, record)
 
     def record_replicas(self, pids: dict[str, int]) -> None:
         """Write ``replicas.pid``: if this launcher is killed, ``cancel`` stops them by it."""
@@ -353,11 +359,12 @@ class Launcher:
             spot = attempt == 0 and str(self.request.get("fault", "")).startswith("spot@")
             detail = f"Replica {name} died ({describe_exit(rc)}{', spot interruption' if spot else ''})."
             self.files.say("cloudtrain", f"{detail} Stopping the other replicas.")
-            return Outcome(ok=False, detail=detail, loss="spot" if spot else "host")
+            failure = failures.exit_failure(rc, detail)
+            return Outcome(ok=False, detail=detail, loss="spot" if spot else "host", failure=failure)
         # Not "see its lines above": status and wait show the failing replica's last lines themselves.
         detail = f"Replica {name} failed ({describe_exit(rc)})."
         self.files.say("cloudtrain", f"{detail} Stopping the other replicas; an error exit is not retried.")
-        return Outcome(ok=False, detail=detail)
+        return Outcome(ok=False, detail=detail, failure=failures.exit_failure(rc, detail))
 
     def _finish(self, outcome: Outcome, attempt: int) -> None:
         if outcome.ok:
@@ -371,7 +378,7 @@ class Launcher:
         else:
             state, detail = "failed", f"{outcome.detail} Gave up{restarts}." if attempt else outcome.detail
         self.files.say("cloudtrain", f"Job {state}{restarts}. {detail}")
-        self.files.set_status(state, state.upper(), detail)
+        self.files.set_status(state, state.upper(), detail, outcome.failure if state == "failed" else None)
 
 
 def is_start_up_noise(line: str) -> bool:
@@ -564,7 +571,8 @@ def main(argv: list[str]) -> None:
         Launcher(files, cancelled, verbose=os.environ.get(VERBOSE_ENV) == "1").run()
     except Exception as exc:  # the run must end with a status, whatever went wrong here
         files.say("cloudtrain", f"Launcher error: {exc!r}")
-        files.set_status("failed", "LAUNCHER_ERROR", f"The local launcher failed: {exc!r}")
+        detail = f"The local launcher failed: {exc!r}"
+        files.set_status("failed", "LAUNCHER_ERROR", detail, failures.launcher_failure(detail))
         raise
     finally:
         files.close()

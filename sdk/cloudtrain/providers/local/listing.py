@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cloudtrain.providers.base import JobSummary
+from cloudtrain.provider.base import JobSummary
 from cloudtrain.providers.local.job import RUN_NAME, STAMP, LocalJob, local_home
 from cloudtrain.providers.local.records import REQUEST_FILE
 

@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-from cloudtrain.providers.follow import read_until_done
+from cloudtrain.provider.follow import read_until_done
 from cloudtrain.providers.local.records import untrusted
 
 LOG_FILE = "output.log"

@@ -23,7 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.base import JobStatus
+from cloudtrain.provider.base import JobStatus
+from cloudtrain.providers.local import failures
 from cloudtrain.providers.local.processes import ProcessRecord, parse_replicas
 from cloudtrain.providers.local.records import (
     HEARTBEAT_FILE,
@@ -54,11 +55,8 @@ def status(run_dir: Path, job_id: str) -> JobStatus:
             f"The local launcher died ({seen}); replicas {', '.join(running)} still run unsupervised, "
             f"with no restart and no log. Stop them with: cloudtrain cancel {job_id}",
         )
-    return JobStatus(
-        "failed",
-        LAUNCHER_GONE,
-        f"The local launcher ended without a final status ({seen}); see {run_dir / 'launcher.log'}.",
-    )
+    detail = f"The local launcher ended without a final status ({seen}); see {run_dir / 'launcher.log'}."
+    return JobStatus("failed", LAUNCHER_GONE, detail, failures.launcher_failure(detail))
 
 
 def live_replicas(run_dir: Path) -> list[str]:

@@ -19,7 +19,8 @@ from typing import IO, Any, TypeVar
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
-from cloudtrain.providers import TERMINAL_STATES, JobStatus
+from cloudtrain.provider import TERMINAL_STATES, JobStatus
+from cloudtrain.providers.local import failures
 
 # The records of a run folder (``launcher`` writes them; ``job`` and ``orphans`` read them).
 REQUEST_FILE = "request.json"  # the rendered request, with the run folder and buckets filled in
@@ -90,11 +91,12 @@ def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
 
 
 def parse_status(data: Any) -> JobStatus:
-    """``status.json``: the run's state, the provider's word for it and a detail line."""
+    """``status.json``: the run's state, the provider's word for it, a detail line, and why it failed."""
     state = field(data, "state", str)
     if state not in STATES:
         raise ValueError(f"'state' must be one of {', '.join(STATES)}, got {state!r}")
-    return JobStatus(state, field(data, "provider_state", str), field(data, "detail", str))
+    failure = failures.from_record(data.get("failure"))
+    return JobStatus(state, field(data, "provider_state", str), field(data, "detail", str), failure)
 
 
 def parse_request(data: Any) -> dict[str, Any]:

@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import container, runs
 from cloudtrain.errors import SpecError
-from cloudtrain.providers.emulation import (
+from cloudtrain.provider.emulation import (
     CPU_DEVICES_ENV,
     RUNTIME_ENTRYPOINT,
     bucket_path,
@@ -78,8 +78,8 @@ from cloudtrain.providers.emulation import (
     restart,
     stand_in,
 )
+from cloudtrain.provider.transfer import bundle_uri
 from cloudtrain.providers.local import emulate
-from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan

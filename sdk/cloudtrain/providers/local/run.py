@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers import transfer
-from cloudtrain.providers.emulation import JOB, Emulable
+from cloudtrain.provider import transfer
+from cloudtrain.provider.emulation import JOB, Emulable
 from cloudtrain.providers.local.emulate import take_job_name
 from cloudtrain.providers.local.job import HOME_ENV, LocalJob, local_home, run_dir_for
 from cloudtrain.providers.local.launcher import substitute

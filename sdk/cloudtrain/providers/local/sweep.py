@@ -28,17 +28,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import planning
+from cloudtrain.bundle import Bundle
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
-from cloudtrain.providers.base import TERMINAL_STATES, JobStatus, JobSummary
-from cloudtrain.providers.jobs import WaitsByPolling
+from cloudtrain.provider.base import TERMINAL_STATES, JobStatus, JobSummary
+from cloudtrain.provider.jobs import WaitsByPolling
+from cloudtrain.provider.sweeps import Trial, best_of
+from cloudtrain.providers.local import failures
 from cloudtrain.providers.local.job import LAUNCHER_FILE, RUN_NAME, LocalJob, local_home, poll_sleep
 from cloudtrain.providers.local.logfile import Tail
 from cloudtrain.providers.local.processes import ProcessRecord
 from cloudtrain.providers.local.records import read_record, write_record
 from cloudtrain.providers.local.run import start_detached
 from cloudtrain.sweep import check_sweep_run_id, search
-from cloudtrain.sweep.trials import Trial, best_of
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -46,6 +48,8 @@ if TYPE_CHECKING:
 ID_PREFIX = "local-sweep:"
 TRIAL = "{trial}"
 REQUEST_FILE = "sweep.json"
+# The code bundle every trial runs, packed once by the submit: its file and its URI in the plan.
+BUNDLE_FILE = "bundle.json"
 STATE_FILE = "state.json"
 EVENTS_FILE = "events.log"
 CANCEL_FILE = "cancel"
@@ -83,17 +87,47 @@ def template_outputs(root: str) -> Outputs:
     return standard(run, logs=str(local_home() / "runs" / "{job}" / "output.log"))
 
 
-def submit(plan: Plan, request: dict[str, Any]) -> LocalSweep:
-    """Write the sweep folder and start the driver; returns the sweep's handle."""
+def submit(plan: Plan, request: dict[str, Any], bundle: Bundle) -> LocalSweep:
+    """Write the sweep folder and start the driver; returns the sweep's handle.
+
+    Every trial runs the code the submit packed (``bundle``, at ``plan.bundle``), as the
+    clouds' trials share one bundle: the driver is handed it, and packs nothing.
+    """
     sweeps = local_home() / "sweeps"
     sweeps.mkdir(parents=True, exist_ok=True)
     folder = _new_folder(sweeps, plan.name, request["run_id"])
     write_record(folder / REQUEST_FILE, request)
+    write_record(folder / BUNDLE_FILE, packed_record(bundle, plan))
     write_record(
         folder / STATE_FILE, {"state": "queued", "provider_state": "QUEUED", "detail": "", "trials": []}
     )
     start_detached(folder, DRIVER_PROGRAM)
     return LocalSweep(f"{ID_PREFIX}{folder.name}", request=request)
+
+
+def packed_record(bundle: Bundle, plan: Plan) -> dict[str, Any]:
+    """What the driver needs of the submit's code bundle: its file, digest, size and URI."""
+    return {
+        "path": str(bundle.path),
+        "sha256": bundle.sha256,
+        "files": bundle.files,
+        "size": bundle.size,
+        "uri": plan.bundle,
+    }
+
+
+def read_packed(folder: Path) -> tuple[Bundle, str]:
+    """The bundle ``packed_record`` wrote in sweep ``folder``, and its URI.
+
+    Raises:
+        ProviderError: the record is missing or damaged.
+    """
+    found = read_record(folder / BUNDLE_FILE, _object) or {}
+    try:
+        bundle = Bundle(Path(found["path"]), str(found["sha256"]), int(found["files"]), int(found["size"]))
+        return bundle, str(found["uri"])
+    except (KeyError, TypeError, ValueError):
+        raise ProviderError(f"The sweep's {folder / BUNDLE_FILE} is missing or damaged.") from None
 
 
 def _new_folder(sweeps: Path, name: str, run_id: str) -> Path:
@@ -192,11 +226,8 @@ class LocalSweep(WaitsByPolling):
             return current
         if self._driver_runs():
             return current
-        return JobStatus(
-            "failed",
-            DRIVER_GONE,
-            f"The sweep's driver ended without a final status; see {self.folder / 'launcher.log'}.",
-        )
+        detail = f"The sweep's driver ended without a final status; see {self.folder / 'launcher.log'}."
+        return JobStatus("failed", DRIVER_GONE, detail, failures.launcher_failure(detail))
 
     def logs(
         self, follow: bool = False, *, since: datetime | None = None, tail: int | None = None

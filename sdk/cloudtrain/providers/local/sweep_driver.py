@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cloudtrain import api
+from cloudtrain.provider.sweeps import STOPPED, Trial, best_of, describe_values
 from cloudtrain.providers.local import Local
 from cloudtrain.providers.local.job import LocalJob
 from cloudtrain.providers.local.launcher import detach
@@ -31,12 +31,12 @@ from cloudtrain.providers.local.sweep import (
     REQUEST_FILE,
     STATE_FILE,
     _object,
+    read_packed,
 )
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweep import search, trial_run_id
 from cloudtrain.sweep.objective import epoch_value
 from cloudtrain.sweep.space import trial_spec
-from cloudtrain.sweep.trials import STOPPED, Trial, best_of, describe_values
 
 if TYPE_CHECKING:
     import optuna
@@ -68,9 +68,9 @@ class Driver:
         self.tuning = self.spec.tuning
         self.provider = Local(emulate=request["emulates"])
         self.study = search.create_study(self.tuning)
-        # One bundle for every trial, packed from the sweep's own spec, as the clouds' trials share
+        # One bundle for every trial, the one the sweep's submit packed, as the clouds' trials share
         # one: a trial's storage root (under the sweep's) never decides what the bundle leaves out.
-        self.packed_plan, self.bundle = api.pack_code(self.provider.plan(self.spec))
+        self.bundle, self.bundle_uri = read_packed(folder)
         self.trials: list[Trial] = []
         self.running: dict[int, Running] = {}
         self.state: dict[str, str] = {"state": "running", "provider_state": "RUNNING", "detail": ""}
@@ -94,14 +94,8 @@ class Driver:
         number = len(self.trials) + 1
         run_id = trial_run_id(self.request["run_id"], number)
         spec = trial_spec(self.spec, values)
-        assert self.packed_plan.bundle is not None  # pack_code set it
-        planned = (
-            self.provider.plan(spec)
-            .with_run(run_id)
-            .with_hparams(values)
-            .with_bundle(self.packed_plan.bundle)
-        )
-        job = api.Submission(planned, self.bundle, self.provider, self.provider.render(planned)).submit()
+        planned = self.provider.plan(spec).with_run(run_id).with_hparams(values).with_bundle(self.bundle_uri)
+        job = self.provider.submit(planned, self.provider.render(planned), self.bundle)
         assert isinstance(job, LocalJob)
         record = Trial(number, run_id, "running", values, job=job.id, model=job.outputs.model)
         self.trials.append(record)

@@ -26,7 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain.errors import CloudtrainError, CredentialsError, ProviderError, require
+from cloudtrain.errors import CloudtrainError, CredentialsError, require
+from cloudtrain.provider.calls import translated
+from cloudtrain.provider.failures import CallError
+from cloudtrain.providers.sagemaker import failures
 
 CREDENTIAL_CODES = frozenset(
     {
@@ -57,11 +60,15 @@ CREDENTIALS_FIX = (
 )
 
 
-class AwsCallError(ProviderError):
-    """A failed AWS call (after botocore's retries); ``code`` is the service's error code (``ResourceInUse``)."""
+class AwsCallError(CallError):
+    """A failed AWS call (after botocore's retries); ``code`` is the service's error code (``ResourceInUse``).
 
-    def __init__(self, message: str, code: str) -> None:
-        super().__init__(message)
+    ``failure`` is what it means in every provider's words (``failures.call_failure``),
+    from AWS's own message ``said``.
+    """
+
+    def __init__(self, message: str, code: str, *, said: str = "") -> None:
+        super().__init__(message, failures.call_failure(code, said or message))
         self.code = code
 
 
@@ -106,13 +113,8 @@ class AwsClients:
             AwsCallError: a permanent error, or a transient one that outlived every attempt.
             CredentialsError: no credentials, or credentials AWS rejects.
         """
-        try:
+        with translated(lambda exc: translate(exc, operation)):
             return getattr(self.client(service), operation)(**kwargs)
-        except Exception as exc:
-            error = translate(exc, operation)
-            if error is exc:
-                raise
-            raise error from exc  # the cause shows with CLOUDTRAIN_DEBUG=1
 
     def _new_client(self, service: str) -> Any:
         require_boto3()
@@ -194,7 +196,7 @@ def _client_error(exc: Any, operation: str) -> Exception:
     if code in CREDENTIAL_CODES:
         return CredentialsError(f"AWS rejected the credentials ({code}: {message}). {CREDENTIALS_FIX}")
     hint = HINTS.get(code, "")
-    return AwsCallError(f"AWS {operation} failed: {code}: {message}. {hint}".rstrip(), code)
+    return AwsCallError(f"AWS {operation} failed: {code}: {message}. {hint}".rstrip(), code, said=message)
 
 
 def _other_error(exc: Exception, operation: str) -> Exception:

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from cloudtrain.providers.base import Discovered
-from cloudtrain.providers.discovery import first_variable, home, ini_value, read_ini
+from cloudtrain.provider.base import Discovered
+from cloudtrain.provider.discovery import first_variable, home, ini_value, read_ini
 
 REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
 PROFILE_VARIABLES = ("AWS_DEFAULT_PROFILE", "AWS_PROFILE")

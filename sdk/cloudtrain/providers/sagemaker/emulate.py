@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain import catalog
-from cloudtrain.providers.emulation import (
+from cloudtrain.provider.emulation import (
     CPU_DEVICES_ENV,
     HOSTS_ENV,
     JOB,

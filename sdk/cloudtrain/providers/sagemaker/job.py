@@ -20,15 +20,15 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.base import JobStatus, JobSummary, Stored
-from cloudtrain.providers.follow import read_until_done
-from cloudtrain.providers.jobs import WaitsByPolling
+from cloudtrain.provider.base import JobStatus, JobSummary, Stored
+from cloudtrain.provider.follow import read_until_done
+from cloudtrain.provider.jobs import WaitsByPolling
+from cloudtrain.provider.transfer import bundle_uri
 from cloudtrain.providers.sagemaker import listing, outputs, upload
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.logs import LogReader
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 from cloudtrain.providers.sagemaker.states import ARN, STOP_TAG, job_status
-from cloudtrain.providers.transfer import bundle_uri
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -149,7 +149,9 @@ class SageMakerJob(WaitsByPolling):
     """A SageMaker training job, by ARN. Every call goes through ``AwsClients.call``."""
 
     provider = "sagemaker"
-    attached = False  # True when submit found this job made by an earlier submit (providers.base.attached)
+    attached = (
+        False  # True when submit found this job made by an earlier submit (cloudtrain.provider.jobs.attached)
+    )
 
     def __init__(self, arn: str, aws: AwsClients, *, request: dict[str, Any] | None = None) -> None:
         self.id = arn

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cloudtrain import catalog
-from cloudtrain.providers.base import JobSummary, Usage
+from cloudtrain.provider.base import JobSummary, Usage
 from cloudtrain.providers.sagemaker.clients import AwsClients
 from cloudtrain.providers.sagemaker.render import JOB_TAG, RUN_TAG, estimate_from_tags
 from cloudtrain.providers.sagemaker.states import ARN, STOP_TAG, job_status

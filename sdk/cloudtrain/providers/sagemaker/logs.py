@@ -4,7 +4,7 @@ SageMaker writes each host's output to the log group ``/aws/sagemaker/TrainingJo
 stream ``<job>/algo-<N>-<epoch>`` (a restarted host gets a new stream). Lines are
 prefixed with SageMaker's host name, ``[algo-1]``, the name the console and
 resourceconfig.json use; the runtime makes the first host the chief. Following
-(``cloudtrain.providers.follow``) reads each stream on from where the last read stopped.
+(``cloudtrain.provider.follow``) reads each stream on from where the last read stopped.
 ``since`` becomes GetLogEvents' ``startTime`` (milliseconds since the epoch; events at or
 after it are returned: https://boto3.amazonaws.com/v1/documentation/api/latest/reference/
 services/logs/client/get_log_events.html), so CloudWatch does the filtering.

@@ -45,10 +45,10 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog, container, runs
 from cloudtrain.errors import SpecError
-from cloudtrain.providers.base import ExpectedCost
+from cloudtrain.planning import ExpectedCost
+from cloudtrain.provider.transfer import bundle_uri
 from cloudtrain.providers.sagemaker import schema
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
-from cloudtrain.providers.transfer import bundle_uri
 from cloudtrain.sweep.objective import metric_regex
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The ``sagemaker:`` section of a job spec: the region, role and network of a SageMaker job.
 
 Only the sagemaker provider reads it; ``JobSpec`` has it because the provider is installed
-(``cloudtrain.providers.installed``). This module imports nothing of the provider's own,
+(``cloudtrain.installed``). This module imports nothing of the provider's own,
 so building the spec does not load the provider.
 
 Example:
@@ -18,8 +18,7 @@ from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from cloudtrain.messages import quote
-from cloudtrain.sections import METRIC_NAME, Whole, shaped
-from cloudtrain.uris import StoredSection
+from cloudtrain.sections import METRIC_NAME, StoredSection, Whole, shaped
 
 # Region shapes: us-east-1, us-gov-west-1.
 _AWS_REGION = r"^[a-z]{2}(-gov)?-[a-z]+-\d+$"

@@ -18,7 +18,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from cloudtrain.providers.base import JobStatus
+from cloudtrain.provider.base import JobStatus
+from cloudtrain.providers.sagemaker import failures
 
 # ``cancel`` tags a job so before stopping it: a Stopped job with it was cancelled, not failed.
 STOP_TAG = "cloudtrain:stop-requested"
@@ -70,10 +71,12 @@ def job_status(described: dict[str, Any], stop_requested: Callable[[], bool]) ->
     # declaring an unknown state finished.
     table = IN_PROGRESS_STATES if primary == "InProgress" else PRIMARY_STATES
     state = table.get(secondary if primary == "InProgress" else primary, "running")
+    failure = failures.job_failure(described.get("FailureReason") or detail) if state == "failed" else None
     if primary == "Stopped" and (secondary in STOPPED_REASONS or not stop_requested()):
         reason = STOPPED_REASONS.get(secondary, "it was stopped outside cloudtrain")
         state, detail = "failed", f"Stopped because {reason}. {detail}".strip()
-    return JobStatus(state=state, provider_state=f"{primary}/{secondary}".rstrip("/"), detail=detail)
+        failure = failures.stopped_failure(secondary, detail)
+    return JobStatus(state, f"{primary}/{secondary}".rstrip("/"), detail, failure)
 
 
 def _detail(described: dict[str, Any]) -> str:

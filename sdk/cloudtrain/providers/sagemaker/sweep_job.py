@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
-from cloudtrain.providers.base import JobStatus, JobSummary, Usage
-from cloudtrain.providers.jobs import WaitsByPolling
-from cloudtrain.providers.sagemaker import sweep
+from cloudtrain.provider.base import JobStatus, JobSummary, Usage
+from cloudtrain.provider.jobs import WaitsByPolling
+from cloudtrain.provider.sweeps import STOPPED, Trial, TrialEventLogs, best_of
+from cloudtrain.providers.sagemaker import failures, sweep
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.job import upload_bundle
 from cloudtrain.providers.sagemaker.listing import accelerator_of
 from cloudtrain.providers.sagemaker.render import JOB_TAG, estimate_from_tags
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
-from cloudtrain.sweep.trials import STOPPED, Trial, TrialEventLogs, best_of
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
@@ -156,7 +156,9 @@ class SageMakerSweep(TrialEventLogs, WaitsByPolling):
     def status(self) -> JobStatus:
         described = self.describe()
         state = described["HyperParameterTuningJobStatus"]
-        return JobStatus(STATES[state], state, described.get("FailureReason", ""))
+        detail = described.get("FailureReason", "")
+        failure = failures.job_failure(detail) if STATES[state] == "failed" else None
+        return JobStatus(STATES[state], state, detail, failure)
 
     @property
     def goal(self) -> str:

@@ -2,7 +2,7 @@
 
 The bundle's file name is the hash of its content (``bundle.py``), so an object with that
 key and the bundle's size is the same bundle, and a re-submit of unchanged code uploads
-nothing (``cloudtrain.providers.transfer``, which also reports the upload's
+nothing (``cloudtrain.provider.transfer``, which also reports the upload's
 progress).
 """
 
@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from cloudtrain.errors import SpecError
-from cloudtrain.providers import transfer
+from cloudtrain.provider import transfer
 from cloudtrain.providers.sagemaker.clients import AwsCallError
 
 if TYPE_CHECKING:

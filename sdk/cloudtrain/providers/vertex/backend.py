@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import SpecError
-from cloudtrain.providers.cloud import CloudProvider
+from cloudtrain.provider.cloud import CloudProvider
 from cloudtrain.providers.vertex import checks, discover, outputs, render
 from cloudtrain.providers.vertex.settings import VertexSettings
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
-    from cloudtrain.providers.base import Discovered, Job, JobSummary, Provider
+    from cloudtrain.provider.base import Discovered, Job, JobSummary, Provider
     from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check

@@ -36,13 +36,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from cloudtrain.errors import CloudtrainError, CredentialsError, ProviderError, require
+from cloudtrain.errors import CloudtrainError, CredentialsError, require
+from cloudtrain.provider.calls import ATTEMPTS, delay, translated
+from cloudtrain.provider.failures import CallError
+from cloudtrain.providers.vertex import failures
 
 T = TypeVar("T")
-
-ATTEMPTS = 5
-FIRST_DELAY_S = 1.0
-MAX_DELAY_S = 30.0
 
 ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_ENDPOINT"
 LOGGING_ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT"
@@ -158,16 +157,17 @@ ADVICE = {
 }
 
 
-class GoogleCallError(ProviderError):
+class GoogleCallError(CallError):
     """A Google API call that failed for good: ``code`` is the google.rpc code (``NOT_FOUND``).
 
     ``cause`` narrows it down where Google says more: ``"api-disabled"``,
     ``"billing-disabled"``, ``"act-as"``, ``"quota"``, ``"rate-limit"``,
-    ``"unreachable"``, or ``""``.
+    ``"unreachable"``, or ``""``. ``failure`` is what it means in every provider's words
+    (``failures.call_failure``), from Google's own message ``said``.
     """
 
-    def __init__(self, message: str, *, code: str, cause: str = "") -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, code: str, cause: str = "", said: str = "") -> None:
+        super().__init__(message, failures.call_failure(code, cause, said or message))
         self.code = code
         self.cause = cause
 
@@ -329,7 +329,7 @@ def with_retries(send: Callable[[], T], call: ApiCall, *, sleep: Callable[[float
     require_google()
     from google.api_core import retry
 
-    try:
+    with translated(lambda exc: translate(exc, call)):
         # api_core would wait with time.sleep; the waiting is done in on_error through
         # ``sleep`` instead, so api_core's own waits are zero.
         return retry.retry_target(
@@ -339,11 +339,6 @@ def with_retries(send: Callable[[], T], call: ApiCall, *, sleep: Callable[[float
             timeout=None,
             on_error=_Backoff(sleep).wait,
         )
-    except Exception as exc:
-        error = translate(exc, call)
-        if error is exc:
-            raise
-        raise error from exc
 
 
 def is_transient(exc: Exception) -> bool:
@@ -363,7 +358,7 @@ class _Backoff:
         self._failures += 1
         if self._failures == ATTEMPTS:
             raise error
-        self._sleep(min(FIRST_DELAY_S * 2 ** (self._failures - 1), MAX_DELAY_S))
+        self._sleep(delay(self._failures))
 
 
 def translate(exc: Exception, call: ApiCall) -> Exception:
@@ -386,7 +381,9 @@ def translate(exc: Exception, call: ApiCall) -> Exception:
     if code == "UNAUTHENTICATED":
         return CredentialsError(f"{said}. {ADC_FIX}")
     fix = advice(call, code, why, exc)
-    return GoogleCallError(f"{said} ({type(exc).__name__}). {fix}".rstrip(), code=code, cause=why)
+    return GoogleCallError(
+        f"{said} ({type(exc).__name__}). {fix}".rstrip(), code=code, cause=why, said=summary(exc)
+    )
 
 
 def status_code(exc: Exception) -> str | None:

@@ -26,8 +26,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from cloudtrain.providers.base import Discovered
-from cloudtrain.providers.discovery import first_variable, home, ini_value, read_ini
+from cloudtrain.provider.base import Discovered
+from cloudtrain.provider.discovery import first_variable, home, ini_value, read_ini
 
 PROJECT_VARIABLES = ("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT")
 REGION_VARIABLES = ("GOOGLE_CLOUD_REGION", "CLOUD_ML_REGION", "CLOUDSDK_AI_REGION")

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from cloudtrain.providers.emulation import (
+from cloudtrain.provider.emulation import (
     CPU_DEVICES_ENV,
     JOB,
     ROOT_ENV,

@@ -33,10 +33,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers.base import JobStatus, JobSummary
-from cloudtrain.providers.jobs import WaitsByPolling
-from cloudtrain.providers.transfer import bundle_uri
-from cloudtrain.providers.vertex import listing, outputs, upload
+from cloudtrain.provider.base import JobStatus, JobSummary
+from cloudtrain.provider.jobs import WaitsByPolling
+from cloudtrain.provider.transfer import bundle_uri
+from cloudtrain.providers.vertex import failures, listing, outputs, upload
 from cloudtrain.providers.vertex.clients import GoogleCallError, VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.logs import LogReader
 from cloudtrain.providers.vertex.names import JOB_ID, REUSABLE_STATES, STATES, api_call
@@ -214,7 +214,9 @@ class VertexJob(WaitsByPolling):
     """A submitted custom job: status, logs, cancel and wait, by its resource name."""
 
     provider = "vertex"
-    attached = False  # True when submit found this job made by an earlier submit (providers.base.attached)
+    attached = (
+        False  # True when submit found this job made by an earlier submit (cloudtrain.provider.jobs.attached)
+    )
 
     def __init__(self, job_id: str, *, clients: VertexClients, request: dict[str, Any] | None = None) -> None:
         match = JOB_ID.match(job_id)
@@ -247,10 +249,12 @@ class VertexJob(WaitsByPolling):
         return outputs.of_request(request, project=self.project, job=self.number)
 
     def status(self) -> JobStatus:
-        """The job's state now; ``detail`` carries Vertex's error message when it failed."""
+        """The job's state now; ``detail`` carries Vertex's error message, and ``failure`` its reason, when it failed."""
         job = self._get()
+        state = STATES[job.state.name]
         detail = job.error.message if job.error.message else ""
-        return JobStatus(state=STATES[job.state.name], provider_state=job.state.name, detail=detail)
+        failure = failures.job_failure(job.error.code, detail) if state == "failed" else None
+        return JobStatus(state, job.state.name, detail, failure)
 
     def cancel(self) -> None:
         """Ask Vertex to cancel the job; it moves through CANCELLING to CANCELLED.

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog
-from cloudtrain.providers.base import JobSummary, Usage
+from cloudtrain.provider.base import JobSummary, Usage
 from cloudtrain.providers.vertex.clients import VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.names import JOB_ID, STATES, api_call
 from cloudtrain.providers.vertex.render import JOB_LABEL, RUN_LABEL, estimate_from_labels

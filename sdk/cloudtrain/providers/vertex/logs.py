@@ -6,7 +6,7 @@ type ``ml_job`` labelled with the job ID and the task (``workerpool0-0`` for the
 2.7.0, google/cloud/aiplatform_v1/types/custom_job.py). This module calls the REST
 method ``entries:list`` through the session ``clients.logging_session`` builds, rather
 than adding google-cloud-logging for one call. Following polls with a timestamp cursor
-(``cloudtrain.providers.follow``) and drops entries it has already printed.
+(``cloudtrain.provider.follow``) and drops entries it has already printed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain.providers.follow import read_until_done
+from cloudtrain.provider.follow import read_until_done
 from cloudtrain.providers.vertex.clients import (
     LOGGING_API,
     LOGGING_URL,

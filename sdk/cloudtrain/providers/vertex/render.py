@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import container, runs
 from cloudtrain.errors import ProviderError, SpecError
-from cloudtrain.providers.base import ExpectedCost
-from cloudtrain.providers.transfer import bundle_uri
+from cloudtrain.planning import ExpectedCost
+from cloudtrain.provider.transfer import bundle_uri
 from cloudtrain.providers.vertex.settings import VertexSettings
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The ``vertex:`` section of a job spec: the project, region and identity of a Vertex AI job.
 
 Only the vertex provider reads it; ``JobSpec`` has it because the provider is installed
-(``cloudtrain.providers.installed``). This module imports nothing of the provider's own,
+(``cloudtrain.installed``). This module imports nothing of the provider's own,
 so building the spec does not load the provider.
 
 Example:
@@ -15,8 +15,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from cloudtrain.sections import Duration, shaped
-from cloudtrain.uris import StoredSection
+from cloudtrain.sections import Duration, StoredSection, shaped
 
 # Region shapes: us-central1, northamerica-northeast1.
 _GCP_REGION = r"^[a-z]+(-[a-z]+)+\d+$"

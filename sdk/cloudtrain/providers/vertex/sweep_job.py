@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
-from cloudtrain.providers.base import JobStatus, JobSummary, Usage
-from cloudtrain.providers.jobs import WaitsByPolling
-from cloudtrain.providers.vertex import sweep
+from cloudtrain.provider.base import JobStatus, JobSummary, Usage
+from cloudtrain.provider.jobs import WaitsByPolling
+from cloudtrain.provider.sweeps import STOPPED, Trial, TrialEventLogs, best_of
+from cloudtrain.providers.vertex import failures, sweep
 from cloudtrain.providers.vertex.clients import VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.job import upload_and_open
 from cloudtrain.providers.vertex.listing import MEASURE, machine_usage
 from cloudtrain.providers.vertex.names import PARENT, REUSABLE_STATES, STATES, api_call
 from cloudtrain.providers.vertex.render import JOB_LABEL, REQUEST_LABEL, estimate_from_labels
-from cloudtrain.sweep.trials import STOPPED, Trial, TrialEventLogs, best_of
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
@@ -155,7 +155,9 @@ class VertexSweep(TrialEventLogs, WaitsByPolling):
 
     def status(self) -> JobStatus:
         job = self._get()
-        return JobStatus(STATES[job.state.name], job.state.name, job.error.message or "")
+        state, detail = STATES[job.state.name], job.error.message or ""
+        failure = failures.job_failure(job.error.code, detail) if state == "failed" else None
+        return JobStatus(state, job.state.name, detail, failure)
 
     @property
     def goal(self) -> str:

@@ -1,7 +1,7 @@
 """Upload a code bundle to Cloud Storage once: its name is its content hash.
 
 ``upload_once`` skips the upload when the object already exists, so resubmitting an
-unchanged project sends nothing (``cloudtrain.providers.transfer``, which also reports
+unchanged project sends nothing (``cloudtrain.provider.transfer``, which also reports
 the upload's progress). The storage client comes from ``clients``.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
-from cloudtrain.providers import transfer
+from cloudtrain.provider import transfer
 from cloudtrain.providers.vertex.clients import STORAGE_API, ApiCall, with_retries
 
 if TYPE_CHECKING:

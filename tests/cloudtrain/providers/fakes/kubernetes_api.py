@@ -67,6 +67,8 @@ class FakeKubernetes:
     requests: list[tuple[str, str]] = field(default_factory=list)
     bodies: list[dict[str, Any]] = field(default_factory=list)
     failures: list[int] = field(default_factory=list)  # statuses the next requests answer, in order
+    # A ResourceQuota of the namespace whose object count a new JobSet would exceed, by name.
+    full_quota: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
     _versions: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -76,6 +78,7 @@ class FakeKubernetes:
             self.crd_installed = True
             self.controller = False
             self.forbidden = set()
+            self.full_quota = ""
             self.jobsets.clear()
             self.pods.clear()
             self.logs.clear()
@@ -292,6 +295,18 @@ def _refused(fake: FakeKubernetes, handler: Handler, verb: str, resource: str, n
     return True
 
 
+def _quota_exceeded(quota: str, name: str) -> dict[str, Any]:
+    """What the ResourceQuota admission plugin answers a create over an object count: 403 Forbidden,
+    "exceeded quota: NAME, requested: ..., used: ..., limited: ..." (kubernetes/kubernetes
+    plugin/pkg/admission/resourcequota/controller.go, ``admission.NewForbidden``)."""
+    count = f"count/{PLURAL}.{GROUP}"
+    message = (
+        f'{PLURAL}.{GROUP} "{name}" is forbidden: exceeded quota: {quota}, requested: {count}=1, '
+        f"used: {count}=4, limited: {count}=4"
+    )
+    return _status(403, "Forbidden", message, {"name": name, "group": GROUP, "kind": PLURAL})
+
+
 def _resources(fake: FakeKubernetes, handler: Handler, params: Params, query: Params, body: Any) -> None:
     if not fake.crd_installed:
         handler.send_json(404, _status(404, "NotFound", "the server could not find the requested resource"))
@@ -337,6 +352,9 @@ def _list_jobsets(fake: FakeKubernetes, handler: Handler, params: Params, query:
 def _create_jobset(fake: FakeKubernetes, handler: Handler, params: Params, query: Params, body: Any) -> None:
     namespace = params["ns"]
     if _missing_crd(fake, handler) or _refused(fake, handler, "create", f"{PLURAL}.{GROUP}", namespace):
+        return
+    if fake.full_quota:
+        handler.send_json(403, _quota_exceeded(fake.full_quota, body["metadata"]["name"]))
         return
     if namespace not in fake.namespaces:
         handler.send_json(

@@ -112,7 +112,7 @@ class FakeSageMaker:
             self.calls: list[tuple[str, dict[str, Any]]] = []
             self.next_script: list[Step] = list(DEFAULT_SCRIPT)
             self.next_failure_reason = ""
-            self._failures: dict[str, list[tuple[str, int]]] = {}
+            self._failures: dict[str, list[tuple[str, int, str]]] = {}
             self.on_create: Callable[[dict[str, Any]], None] | None = None
             self.tuning_jobs: dict[str, dict[str, Any]] = {}
             self.on_trial: Callable[[dict[str, Any], dict[str, str]], list[str]] | None = None
@@ -123,9 +123,11 @@ class FakeSageMaker:
         """The life cycle of jobs created from now on."""
         self.next_script, self.next_failure_reason = list(steps), failure_reason
 
-    def fail(self, operation: str, code: str, times: int = 1, status: int = 400) -> None:
-        """Answer the next ``times`` calls of ``operation`` with error ``code``."""
-        self._failures.setdefault(operation, []).extend([(code, status)] * times)
+    def fail(self, operation: str, code: str, times: int = 1, status: int = 400, message: str = "") -> None:
+        """Answer the next ``times`` calls of ``operation`` with error ``code`` (and AWS's ``message``)."""
+        self._failures.setdefault(operation, []).extend(
+            [(code, status, message or f"Injected {code}")] * times
+        )
 
     def count(self, operation: str) -> int:
         return sum(1 for name, _ in self.calls if name == operation)
@@ -148,8 +150,8 @@ class FakeSageMaker:
             self.calls.append((operation, params))
             pending = self._failures.get(operation)
             if pending:
-                code, status = pending.pop(0)
-                raise ApiError(code, f"Injected {code}", status)
+                code, status, message = pending.pop(0)
+                raise ApiError(code, message, status)
             problems = sagemaker_model.problems(operation, params)
             if problems:
                 raise ApiError("ValidationException", "; ".join(problems))

@@ -125,10 +125,12 @@ class FakeJobService:
         """The requests received for ``method``, failed ones included, in order."""
         return [request for name, request in self.requests if name == method]
 
-    def set_state(self, name: str, state: str) -> None:
-        """Put a job in ``state`` and keep it there."""
+    def set_state(self, name: str, state: str, *, error: tuple[int, str] | None = None) -> None:
+        """Put a job in ``state`` and keep it there; ``error`` is the ``google.rpc.Status`` (code, message) it failed with."""
         self._enter(self.jobs[name], state)
         self._progress[name] = deque()
+        if error is not None:
+            self.jobs[name].error = {"code": error[0], "message": error[1]}
 
     @contextlib.contextmanager
     def serve(self) -> Iterator[str]:
@@ -217,7 +219,7 @@ class FakeJobService:
         job = self._find(request.name, context)
         if self._progress[job.name]:
             self._enter(job, self._progress[job.name].popleft())
-        if job.state.name == "JOB_STATE_FAILED":
+        if job.state.name == "JOB_STATE_FAILED" and not job.error.message:
             job.error = {
                 "code": 9,
                 "message": "The replica workerpool0-0 exited with a non-zero status of 1.",

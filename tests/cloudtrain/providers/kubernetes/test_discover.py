@@ -10,7 +10,7 @@ import yaml
 from kubernetes.config import kube_config
 
 from cloudtrain import api
-from cloudtrain.providers.base import Discovered
+from cloudtrain.provider.base import Discovered
 from cloudtrain.providers.kubernetes.discover import discover
 from cloudtrain.providers.kubernetes.settings import KubernetesSettings
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from cloudtrain.errors import CredentialsError, ProviderError
-from cloudtrain.providers.base import attached
+from cloudtrain.provider.base import attached
 from cloudtrain.providers.kubernetes import job
 from cloudtrain.providers.kubernetes.clients import KubernetesCallError, KubernetesClients
 from cloudtrain.providers.kubernetes.render import render

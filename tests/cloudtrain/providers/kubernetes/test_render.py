@@ -13,7 +13,7 @@ from kubernetes.client.models import V1JobTemplateSpec
 from pydantic import ValidationError
 
 from cloudtrain.errors import ProviderError, SpecError
-from cloudtrain.providers.jobs import ExpectedCost
+from cloudtrain.planning import ExpectedCost
 from cloudtrain.providers.kubernetes import emulate, storage
 from cloudtrain.providers.kubernetes.render import NAME_MAX, render
 from cloudtrain.providers.kubernetes.settings import KubernetesSettings

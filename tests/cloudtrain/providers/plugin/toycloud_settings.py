@@ -12,8 +12,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from cloudtrain.sections import shaped
-from cloudtrain.uris import StoredSection
+from cloudtrain.sections import StoredSection, shaped
 
 ZONE = r"toy-[a-z]+-\d"
 

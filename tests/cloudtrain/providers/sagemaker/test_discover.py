@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.provider.base import Discovered, DiscoversSettings
 from cloudtrain.providers import get
-from cloudtrain.providers.base import Discovered, DiscoversSettings
 from cloudtrain.providers.sagemaker.discover import discover
 
 CONFIG = """\

@@ -9,8 +9,8 @@ import pytest
 
 from cloudtrain import api
 from cloudtrain.errors import ProviderError
+from cloudtrain.planning import WORST_CASE
 from cloudtrain.providers import sagemaker
-from cloudtrain.providers.base import WORST_CASE
 from cloudtrain.providers.sagemaker import listing
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_spec

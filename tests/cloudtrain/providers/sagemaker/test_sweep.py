@@ -12,8 +12,8 @@ import pytest
 import cloudtrain
 from cloudtrain import api
 from cloudtrain.errors import SpecError
+from cloudtrain.provider.sweeps import HasTrials
 from cloudtrain.providers import sagemaker
-from cloudtrain.sweep.trials import HasTrials
 from cloudtrain_runtime.callbacks import Progress
 from cloudtrain_runtime.config import join_pieces
 from tests.cloudtrain.providers.fakes import sagemaker_model

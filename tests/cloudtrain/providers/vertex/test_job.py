@@ -17,7 +17,8 @@ import cloudtrain
 from cloudtrain import api
 from cloudtrain.api import plan
 from cloudtrain.errors import CredentialsError, ProviderError
-from cloudtrain.providers import JobStatus, vertex
+from cloudtrain.provider import JobStatus
+from cloudtrain.providers import vertex
 from cloudtrain.providers.vertex import clients as vertex_clients
 from cloudtrain.providers.vertex.clients import ATTEMPTS
 from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService

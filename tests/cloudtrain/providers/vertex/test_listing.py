@@ -10,8 +10,9 @@ from google.cloud import aiplatform_v1
 from google.protobuf import timestamp_pb2
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.planning import WORST_CASE, ExpectedCost
+from cloudtrain.provider.base import Usage
 from cloudtrain.providers import vertex
-from cloudtrain.providers.base import WORST_CASE, ExpectedCost, Usage
 from cloudtrain.providers.vertex import listing
 from cloudtrain.spec import JobSpec
 from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService

@@ -14,9 +14,9 @@ from google.protobuf import json_format
 
 import cloudtrain
 from cloudtrain import api
+from cloudtrain.provider.sweeps import HasTrials
 from cloudtrain.providers import vertex
 from cloudtrain.providers.vertex import sweep
-from cloudtrain.sweep.trials import HasTrials
 from cloudtrain_runtime import hparams
 from cloudtrain_runtime.providers.vertex import ENVIRONMENT
 from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService

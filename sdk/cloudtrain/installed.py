@@ -1,6 +1,6 @@
 """Which providers are installed, and what the spec and the catalog need of them, without loading them.
 
-A provider is its package (``cloudtrain.providers.registry`` loads it when it is asked
+A provider is its package (``cloudtrain.provider.registry`` loads it when it is asked
 for); what must be known before that is here, read from each provider's section class
 (``cloudtrain.sections.ProviderSection``), a small module that imports nothing of the
 provider's own: the spec's provider sections (``JobSpec`` gets one field per section),
@@ -42,7 +42,10 @@ from cloudtrain.errors import CloudtrainError
 from cloudtrain_runtime import entry_points
 
 if TYPE_CHECKING:
-    from cloudtrain.sections import ProviderSection
+    # A provider's section class is a ``cloudtrain.sections.ProviderSection``; this module
+    # reads only what it declares, and sits below the section models (which check URIs
+    # against the catalog, which reads every installed provider's rows from here).
+    from pydantic import BaseModel
 
 PROVIDER_GROUP = "cloudtrain.providers"
 SECTION_GROUP = "cloudtrain.spec_sections"
@@ -66,7 +69,7 @@ class Registered:
     """A provider registered at run time: its name, section, title, schemes and catalog folder."""
 
     name: str
-    section: type[ProviderSection] | None
+    section: type[BaseModel] | None
     title: str
     schemes: tuple[str, ...]
     catalog_dir: Path | None
@@ -82,7 +85,7 @@ def names() -> tuple[str, ...]:
     return (*BUILTIN, *extra)
 
 
-def sections() -> dict[str, type[ProviderSection]]:
+def sections() -> dict[str, type[BaseModel]]:
     """Each provider's section class, by provider name, in the order of ``names()``."""
     found = {**_builtin_sections(), **_plugin_sections()}
     found.update({name: entry.section for name, entry in _registered.items() if entry.section})
@@ -120,7 +123,7 @@ def title(name: str) -> str:
 def add(
     name: str,
     *,
-    section: type[ProviderSection] | None,
+    section: type[BaseModel] | None,
     title: str,
     schemes: tuple[str, ...],
     catalog_dir: Path | None,
@@ -173,7 +176,7 @@ def _declared(name: str, attribute: str) -> Any:
 
 
 @functools.cache
-def _builtin_sections() -> dict[str, type[ProviderSection]]:
+def _builtin_sections() -> dict[str, type[BaseModel]]:
     return {name: importlib.import_module(module).SECTION for name, module in SECTIONS.items()}
 
 
@@ -183,7 +186,7 @@ def _provider_entry_points() -> dict[str, Any]:
 
 
 @functools.cache
-def _plugin_sections() -> dict[str, type[ProviderSection]]:
+def _plugin_sections() -> dict[str, type[BaseModel]]:
     """The ``cloudtrain.spec_sections`` entry points of installed packages, loaded, by name."""
     return {name: load(entry, "spec section") for name, entry in _entry_points()[SECTION_GROUP].items()}
 

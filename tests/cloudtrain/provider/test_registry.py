@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from cloudtrain.errors import CloudtrainError, SpecError
-from cloudtrain.providers import Provider, local, registry, sagemaker, vertex
+from cloudtrain.provider import registry
+from cloudtrain.providers import Provider, local, sagemaker, vertex
 from cloudtrain.spec import JobSpec
 
 

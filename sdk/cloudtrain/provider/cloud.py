@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
-    from cloudtrain.providers.base import Job
+    from cloudtrain.provider.base import Job
     from cloudtrain.sections import ProviderSection
     from cloudtrain.spec import JobSpec
 

@@ -3,7 +3,7 @@
 Every place that needs "all providers" or "the provider called X" asks here: the CLI's
 ``--provider`` choices, the cost table and its plot, the price refresh and ``cloudtrain
 status ID``. Which providers exist, and what the spec and the catalog need of them
-before any is loaded (sections, schemes, catalog rows), is ``cloudtrain.providers.installed``.
+before any is loaded (sections, schemes, catalog rows), is ``cloudtrain.installed``.
 
 A third-party package adds a provider with an entry point::
 
@@ -28,11 +28,11 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from cloudtrain import installed
 from cloudtrain.errors import CloudtrainError, SpecError, did_you_mean
-from cloudtrain.providers import installed
 
 if TYPE_CHECKING:
-    from cloudtrain.providers.base import Provider
+    from cloudtrain.provider.base import Provider
 
 ENTRY_POINT_GROUP = installed.PROVIDER_GROUP
 BUILTIN = installed.BUILTIN

@@ -2,7 +2,7 @@
 
 These are the types ``status``, ``logs``, ``list`` and the Python API's users hold; they
 import nothing of planning or the spec, so ``cloudtrain.Job`` is cheap to import for a
-type hint. What a provider is (``Provider``) is ``cloudtrain.providers.base``.
+type hint. What a provider is (``Provider``) is ``cloudtrain.provider.base``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from cloudtrain.outputs import Outputs
+    from cloudtrain.planning import ExpectedCost
+    from cloudtrain.provider.failures import Failure
 
 # Neutral job states, shared by every provider's Job.status().
 TERMINAL_STATES = ("succeeded", "failed", "cancelled")
@@ -25,11 +27,16 @@ WAITING_STATES = ("queued", "pending")
 
 @dataclass(frozen=True)
 class JobStatus:
-    """A job's state in neutral words, the provider's own word, and a detail line."""
+    """A job's state in neutral words, the provider's own word, and a detail line.
+
+    ``failure`` says why a failed job failed, in every provider's words
+    (``cloudtrain.provider.failures``), where the provider said enough to tell.
+    """
 
     state: str
     provider_state: str
     detail: str = ""
+    failure: Failure | None = None
 
     @property
     def done(self) -> bool:
@@ -139,25 +146,6 @@ class Job(Protocol):
     ) -> JobStatus:
         """Poll until the job ends, or until ``until(status)`` holds; ``on_status`` sees each change."""
         ...
-
-
-# How an estimate stored with a job was made (``ExpectedCost.basis``).
-FROM_THROUGHPUT = "throughput"
-WORST_CASE = "worst-case"
-
-
-@dataclass(frozen=True)
-class ExpectedCost:
-    """What a billed job was expected to cost when it was submitted, stored with the job.
-
-    ``basis`` is ``throughput`` (a measured speed priced for the planned shape) or
-    ``worst-case`` (every host billed for all of ``limits.max_runtime``: an upper bound).
-    A provider keeps it in the job's own labels or tags, so ``list`` and ``status`` can
-    put the actual cost beside it after the run without any record on this machine.
-    """
-
-    usd: float
-    basis: str
 
 
 @runtime_checkable

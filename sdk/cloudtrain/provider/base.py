@@ -1,6 +1,6 @@
 """What every provider is: the ``Provider`` protocol and the optional ones a provider may add.
 
-The job side (the ``Job`` handle, neutral job states, summaries) is ``cloudtrain.providers.jobs``,
+The job side (the ``Job`` handle, neutral job states, summaries) is ``cloudtrain.provider.jobs``,
 re-exported here.
 
 A provider is one object (``cloudtrain.providers.<name>.provider`` for the built-ins, an
@@ -24,12 +24,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from cloudtrain.planning import Plan, Target
-from cloudtrain.providers.jobs import (
-    FROM_THROUGHPUT,
+from cloudtrain.provider.jobs import (
     TERMINAL_STATES,
     WAITING_STATES,
-    WORST_CASE,
-    ExpectedCost,
     HasConsole,
     HasSummary,
     Job,
@@ -53,14 +50,11 @@ if TYPE_CHECKING:
     from cloudtrain_runtime.diagnosis import Check
 
 __all__ = [
-    "FROM_THROUGHPUT",
     "TERMINAL_STATES",
     "WAITING_STATES",
-    "WORST_CASE",
     "ChecksSetup",
     "Discovered",
     "DiscoversSettings",
-    "ExpectedCost",
     "HasConsole",
     "HasSummary",
     "Job",
@@ -138,7 +132,7 @@ class Provider(Target, Protocol):
         """Upload the code once and create the job; the only call that creates anything.
 
         ``progress`` is the caller's callback: call it with a ``cloudtrain.Progress`` as the
-        code uploads (``cloudtrain.providers.transfer.upload_once`` does), and print nothing.
+        code uploads (``cloudtrain.provider.transfer.upload_once`` does), and print nothing.
         A job an earlier submit of the same request created is returned with
         ``attached = True`` (see ``attached``), so the caller can say nothing new started.
         """

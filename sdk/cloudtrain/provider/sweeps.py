@@ -1,4 +1,9 @@
-"""What a sweep handle reports: its trials, each with its values and objective, and the best one.
+"""What a provider that runs sweeps does, and what its sweep handle reports.
+
+A provider that runs sweeps is ``TunesJobs``: ``render_sweep(plan)`` is the request
+(pure: a Vertex HyperparameterTuningJob, SageMaker CreateHyperParameterTuningJob
+arguments, the local driver's request), ``submit_sweep`` creates it and returns a handle
+that is a ``Job`` and ``HasTrials``.
 
 Every provider's sweep handle (a ``Job`` that is also ``HasTrials``) describes its trials
 in these words, whatever the service calls them, so ``status`` prints one table and
@@ -16,14 +21,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from cloudtrain.providers.follow import read_until_done
+from cloudtrain.provider.follow import read_until_done
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from cloudtrain.providers.jobs import JobStatus
+    from cloudtrain.bundle import Bundle
+    from cloudtrain.outputs import Outputs
+    from cloudtrain.planning import Plan
+    from cloudtrain.progress import OnProgress
+    from cloudtrain.provider.jobs import Job, JobStatus
 
-# Neutral trial states: a job's (providers.base.TERMINAL_STATES and the rest), and ``stopped``:
+# Neutral trial states: a job's (provider.jobs.TERMINAL_STATES and the rest), and ``stopped``:
 # ended early by the search's early stopping (Optuna: pruned; Vertex AI: the stopping rule).
 STOPPED = "stopped"
 
@@ -61,6 +70,34 @@ class Trial:
         found["values"] = dict(self.values)
         found.pop("extra")
         return found
+
+
+@runtime_checkable
+class TunesJobs(Protocol):
+    """A provider that runs hyperparameter sweeps (optional)."""
+
+    def render_sweep(self, plan: Plan) -> dict[str, Any]:
+        """The exact request ``submit_sweep`` sends for the sweep of ``plan``: pure."""
+        ...
+
+    def sweep_outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        """Where the sweep's artifacts land: the best trial's, ``{trial}`` until it is known.
+
+        With the rendered ``request``, whatever it already names is filled in.
+        """
+        ...
+
+    def submit_sweep(
+        self,
+        plan: Plan,
+        request: dict[str, Any],
+        bundle: Bundle,
+        *,
+        clients: Any = None,
+        progress: OnProgress | None = None,
+    ) -> Job:
+        """Upload the code once and create the sweep; the handle is also ``HasTrials``."""
+        ...
 
 
 @runtime_checkable
@@ -167,7 +204,7 @@ def trial_events(
 
     A tuning job on a cloud service writes no log of its own (each trial's job does), so
     what ``cloudtrain logs`` shows of it is made here, from its trials, read again every
-    ``poll_s`` while following (``cloudtrain.providers.follow.read_until_done``). The
+    ``poll_s`` while following (``cloudtrain.provider.follow.read_until_done``). The
     objective's name is read once: a sweep's objective never changes.
 
     Example:

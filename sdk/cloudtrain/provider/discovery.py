@@ -19,7 +19,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from cloudtrain.providers.base import Discovered
+from cloudtrain.provider.base import Discovered
 
 # Such files are a few hundred bytes; a larger one is not worth reading for a default.
 MAX_INI_BYTES = 256 * 1024

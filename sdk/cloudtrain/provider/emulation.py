@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cloudtrain.container import ROOT_ENV
-from cloudtrain.providers.base import Provider
+from cloudtrain.provider.base import Provider
 from cloudtrain_runtime import environments
 
 if TYPE_CHECKING:
