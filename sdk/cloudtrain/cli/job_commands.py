@@ -260,10 +260,12 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
         times = as_dict(described) if described else {}
         backup = {"backup_kept": asdict(kept) if kept else None}
         trials = trials_table.as_json(sweep) if sweep is not None else {}
-        shown = {**times, "id": job.id, **current.__dict__, "done": current.done, **backup, **trials}
+        shown = {**times, "id": job.id, **current.to_dict(), **backup, **trials}
         click.echo(json.dumps({**shown, **_last(found)}))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
+    if current.failure is not None:
+        click.echo(f"why: {current.failure.reason.explained} ({current.failure.code or 'no code'})")
     if described:
         tables.echo(DETAIL_COLUMNS, details(described))
     if kept:

@@ -110,7 +110,7 @@ async def wait_for(job_id: str, provider: str | None, poll_s: float) -> dict[str
     while not (status := await asyncio.to_thread(job.status)).done:
         await asyncio.sleep(poll_s)
     outputs = await asyncio.to_thread(lambda: job.outputs.to_dict())
-    return {"job_id": job_id, **status.__dict__, "outputs": outputs}
+    return {"job_id": job_id, **status.to_dict(), "outputs": outputs}
 
 
 def outputs_of(event: dict[str, Any]) -> dict[str, str]:

@@ -47,6 +47,15 @@ class Reason(StrEnum):
     INTERNAL = "internal"
 
     @property
+    def explained(self) -> str:
+        """The reason and what to do about it, in a few words.
+
+        >>> Reason.QUOTA.explained
+        'quota: the account may not use that many machines there now; request more, or use another region or shape'
+        """
+        return f"{self}: {EXPLANATIONS[self]}"
+
+    @property
     def recoverable(self) -> bool:
         """Whether another attempt of the same run, unchanged, may get further.
 
@@ -55,6 +64,17 @@ class Reason(StrEnum):
         stay as they are until someone changes them.
         """
         return self in (Reason.CAPACITY, Reason.PREEMPTED, Reason.INTERNAL)
+
+
+EXPLANATIONS = {
+    Reason.CAPACITY: "no machines of that shape there now; try another region or shape, or again later",
+    Reason.QUOTA: "the account may not use that many machines there now; request more, or use another region or shape",
+    Reason.PERMISSION: "the caller or the job's identity is not allowed; grant the role the message names",
+    Reason.CONFIGURATION: "the request or a setting is wrong; fix what the message names",
+    Reason.USER_CODE: "the training code failed; see its last lines",
+    Reason.PREEMPTED: "the provider took the machines back; the run resumes from its last backup",
+    Reason.INTERNAL: "the provider failed; try again",
+}
 
 
 @dataclass(frozen=True)

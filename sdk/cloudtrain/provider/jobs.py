@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -41,6 +41,14 @@ class JobStatus:
     @property
     def done(self) -> bool:
         return self.state in TERMINAL_STATES
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the fields, the failure as a mapping (or None), and ``done``.
+
+        >>> JobStatus("running", "RUNNING").to_dict()
+        {'state': 'running', 'provider_state': 'RUNNING', 'detail': '', 'failure': None, 'done': False}
+        """
+        return {**asdict(self), "done": self.done}
 
 
 @dataclass(frozen=True)

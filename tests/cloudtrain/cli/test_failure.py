@@ -98,9 +98,15 @@ def test_status_of_a_failed_job_shows_them_too_and_in_json(run_cli: Run, failed:
     run_cli("wait", failed, "--poll", "0.2")
     out = run_cli("status", failed).out.splitlines()
     assert out[0] == "failed (FAILED): Replica chief-0 failed (exit 1)."
+    assert out[1] == "why: user_code: the training code failed; see its last lines (exit 1)"
     assert out[-5:] == [f"Last lines of chief-0 (all of them: cloudtrain logs {failed}):", *SHOWN]
     document = json.loads(run_cli("status", failed, "--json").out)
     assert (document["failed_replica"], document["last_lines"]) == ("chief-0", SHOWN)
+    assert document["failure"] == {
+        "reason": "user_code",
+        "message": "Replica chief-0 failed (exit 1).",
+        "code": "exit 1",
+    }
 
 
 def test_a_job_that_succeeded_shows_no_lines(run_cli: Run, scripted_job: Scripted, tmp_path: Path) -> None:

@@ -74,3 +74,9 @@ def test_a_call_error_is_a_provider_error_with_its_reason() -> None:
     assert isinstance(error, ProviderError)
     assert error.reason is Reason.CAPACITY
     assert str(error.failure) == "capacity: stockout (CapacityError)"
+
+
+def test_every_reason_says_what_to_do() -> None:
+    for reason in Reason:
+        assert reason.explained.startswith(f"{reason}: ")
+        assert len(reason.explained) > len(f"{reason}: ") + 20

@@ -81,6 +81,7 @@ def test_submit_then_status_finds_the_owner_from_the_id(run_cli: RunCli, example
             "state": "running",
             "provider_state": "RUNNING",
             "detail": "",
+            "failure": None,
             "done": False,
             "backup_kept": None,
         }

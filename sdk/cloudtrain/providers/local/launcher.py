@@ -55,6 +55,7 @@ from cloudtrain.container import CONFIG_ENV
 from cloudtrain.errors import ProviderError
 from cloudtrain.provider.emulation import bucket_path
 from cloudtrain.provider.failures import Failure
+from cloudtrain.provider.jobs import JobStatus
 from cloudtrain.providers.local import failures, hosts
 from cloudtrain.providers.local.logfile import LogWriter
 from cloudtrain.providers.local.processes import ProcessRecord
@@ -66,6 +67,7 @@ from cloudtrain.providers.local.records import (
     STATUS_FILE,
     parse_request,
     read_record,
+    status_record,
     untrusted,
     write_record,
 )
@@ -171,10 +173,7 @@ class RunFiles:
         self, state: str, provider_state: str, detail: str = "", failure: Failure | None = None
     ) -> None:
         """Rewrite status.json atomically, so a reader never sees half a file."""
-        record: dict[str, Any] = {"state": state, "provider_state": provider_state, "detail": detail}
-        if failure is not None:
-            record["failure"] = failures.to_record(failure)
-        write_record(self.dir / STATUS_FILE, record)
+        write_record(self.dir / STATUS_FILE, status_record(JobStatus(state, provider_state, detail, failure)))
 
     def record_replicas(self, pids: dict[str, int]) -> None:
         """Write ``replicas.pid``: if this launcher is killed, ``cancel`` stops them by it."""

@@ -35,6 +35,7 @@ from cloudtrain.providers.local.records import (
     parse_request,
     parse_status,
     read_record,
+    status_record,
     write_record,
 )
 
@@ -103,15 +104,9 @@ def _record_end(run_dir: Path, job_id: str, stopped: list[str]) -> None:
         detail = (
             f"Cancelled by the user after the local launcher died ({seen}); stopped {', '.join(stopped)}."
         )
-        write_record(
-            run_dir / STATUS_FILE, {"state": "cancelled", "provider_state": "CANCELLED", "detail": detail}
-        )
+        write_record(run_dir / STATUS_FILE, status_record(JobStatus("cancelled", "CANCELLED", detail)))
         return
-    gone = status(run_dir, job_id)
-    write_record(
-        run_dir / STATUS_FILE,
-        {"state": gone.state, "provider_state": gone.provider_state, "detail": gone.detail},
-    )
+    write_record(run_dir / STATUS_FILE, status_record(status(run_dir, job_id)))
     if (when := last_seen(run_dir)) is not None:
         os.utime(run_dir / STATUS_FILE, (when.timestamp(), when.timestamp()))
 

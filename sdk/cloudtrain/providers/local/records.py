@@ -90,6 +90,18 @@ def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
         raise
 
 
+def status_record(status: JobStatus) -> dict[str, Any]:
+    """``status`` as ``status.json`` keeps it (``parse_status`` reads it back)."""
+    record: dict[str, Any] = {
+        "state": status.state,
+        "provider_state": status.provider_state,
+        "detail": status.detail,
+    }
+    if status.failure is not None:
+        record["failure"] = failures.to_record(status.failure)
+    return record
+
+
 def parse_status(data: Any) -> JobStatus:
     """``status.json``: the run's state, the provider's word for it, a detail line, and why it failed."""
     state = field(data, "state", str)
