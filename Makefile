@@ -1,17 +1,18 @@
 # Two entry points for a fresh machine: `make run` (the example job on 2 local hosts)
-# and `make test` (lint + the whole suite, then `make test-lanes`). Both create .venv
-# from pyproject.toml first.
+# and `make test` (lint + the whole suite, the documentation build included, then
+# `make test-lanes`). Both create .venv from pyproject.toml first. `make docs` builds the
+# documentation site into docs/_build/html.
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast test-lanes bench
+.PHONY: run test test-fast test-lanes bench docs
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[all,test]'
+	$(PY) -m pip install --quiet -e '.[all,test,docs]'
 	# tf-keras (legacy Keras 2 path) declares a dependency on the full `tensorflow`
 	# wheel, which would overwrite tensorflow-cpu: install it without dependencies.
 	$(PY) -m pip install --quiet --no-deps 'tf-keras==2.21.*'
@@ -49,6 +50,10 @@ test-lanes: $(foreach lane,$(LANES),$(VENV)/lanes/$(lane)/.installed)
 			eval "$(VENV)/lanes/$$lane/bin/pytest -p no:cacheprovider $$args" || exit 1; \
 		done; \
 	done
+
+# Warnings are errors (-W), as in the suite's tests/test_docs_site.py.
+docs: $(STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
 
 bench: $(STAMP)
 	$(PY) benchmarks/cli_startup.py

@@ -2,8 +2,8 @@
 
 Each function and the one argument the runtime passes it. The SDK checks a project
 against this before a job starts (``cloudtrain.usercode``, by parsing, never
-importing), the runtime calls exactly these (``managed``), and the README's "Your
-training code" section states them (a test reads all three). Standard library only.
+importing), the runtime calls exactly these (``managed``), and the documentation's
+"Your training code" page states them (a test reads all three). Standard library only.
 
 Example:
 >>> REQUIRED

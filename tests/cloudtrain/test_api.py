@@ -86,7 +86,7 @@ def test_plan_and_estimate_read_no_code_from_a_jobspec() -> None:
 
 
 class PlansThroughThePublicApi(Local):
-    """A provider written as README's "Adding a provider" says: ``plan`` is ``cloudtrain.plan(spec, self.name)``."""
+    """A provider written as docs/adding-a-provider.md says: ``plan`` is ``cloudtrain.plan(spec, self.name)``."""
 
     name = "through-api"
 

@@ -44,13 +44,14 @@ def test_public_api_is_sorted_and_every_name_resolves() -> None:
     assert callable(cloudtrain.plan)  # the function, not the planning module
 
 
-def test_the_readme_tour_shows_the_errors_as_printed(
+def test_the_concepts_page_shows_the_errors_as_printed(
     run_cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each ``$ cloudtrain ...`` line of the README's error block, run on the example, prints what follows it."""
+    """Each ``$ cloudtrain ...`` line of the error block under the commands at a glance
+    (docs/concepts.md), run on the example, prints what follows it."""
     repo = Path(__file__).resolve().parents[2]
     example = repo / "examples" / "binary_classifier"
-    text = (repo / "README.md").read_text()
+    text = (repo / "docs" / "concepts.md").read_text()
     block = re.search(r"\n```\n(\$ cloudtrain validate .*?)```", text, re.DOTALL)
     assert block is not None
     monkeypatch.chdir(example)

@@ -1,4 +1,4 @@
-"""The README's user contract states exactly the functions and arguments the runtime calls."""
+"""The documentation's user contract (docs/training-code.md) states exactly the functions and arguments the runtime calls."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ CALL = re.compile(r"`(\w+)\((\w*)\)`")
 
 
 def _contract_paragraph() -> str:
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Your training code", 1)[1]
+    page = (REPO / "docs" / "training-code.md").read_text()
+    section = page.split("# Your training code", 1)[1]
     return section.split("\n\n", 2)[1]
 
 
@@ -32,12 +32,12 @@ def _called_names() -> set[str]:
     }
 
 
-def test_readme_contract_line_matches_the_signatures_the_runtime_calls() -> None:
+def test_the_documented_contract_matches_the_signatures_the_runtime_calls() -> None:
     documented = dict(CALL.findall(_contract_paragraph()))
     assert documented == contract.SIGNATURES
 
 
 def test_every_user_function_called_is_in_the_signatures() -> None:
-    # regression: the README promised make_optimizer(config); the runtime passes the rate
+    # regression: the documentation promised make_optimizer(config); the runtime passes the rate
     called = _called_names() | {"make_dataset", "make_validation_dataset"}  # called by name in _User.dataset
     assert called == set(contract.SIGNATURES)

@@ -183,12 +183,12 @@ def test_a_new_project_is_priced_with_and_without_a_throughput(run_cli: Run, tmp
     assert json.loads(ranked.out)["work_basis"] == "256 examples/epoch × 5 epochs"
 
 
-def test_the_readme_price_list_is_what_cost_prints(
+def test_the_documented_price_list_is_what_cost_prints(
     run_cli: Run, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     block = re.search(
         r"\n```\n\$ cloudtrain cost examples/binary_classifier/job.yaml\n(.*?)\n\.\.\.\n```",
-        (repo / "README.md").read_text(),
+        (repo / "docs" / "cost.md").read_text(),
         re.DOTALL,
     )
     assert block is not None

@@ -1,6 +1,6 @@
 """``cloudtrain schema`` describes what users write, and jsonschema agrees with the spec's own checks.
 
-Every example spec, the README's spec block and every corpus spec that only a plan can
+Every example spec, the spec block of docs/job-spec.md and every corpus spec that only a plan can
 reject (hardware offered, provider limits, strategy against hosts) validate against the
 schema; the corpus specs whose problem the schema can express (unknown keys, wrong
 types, enum values, bounds, bad durations and names) are rejected by it.
@@ -80,11 +80,10 @@ def _errors(validator: jsonschema.Draft202012Validator, document: Any) -> list[s
     return [error.message for error in validator.iter_errors(document)]
 
 
-def readme_spec() -> Any:
-    """The YAML block under the README's "The job spec" heading."""
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("## The job spec") :]
-    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+def documented_spec() -> Any:
+    """The first YAML block of the documentation's "The job spec" page."""
+    text = (REPO / "docs" / "job-spec.md").read_text()
+    block = re.search(r"```yaml\n(.*?)```", text, re.DOTALL)
     assert block is not None
     return yaml.safe_load(block.group(1))
 
@@ -98,8 +97,8 @@ def test_example_specs_validate(validator: jsonschema.Draft202012Validator, path
     assert _errors(validator, yaml.safe_load(path.read_text())) == []
 
 
-def test_the_readme_spec_validates(validator: jsonschema.Draft202012Validator) -> None:
-    spec = readme_spec()
+def test_the_documented_spec_validates(validator: jsonschema.Draft202012Validator) -> None:
+    spec = documented_spec()
     assert spec["limits"]["max_runtime"] == "24h"  # a duration as written, not seconds
     assert _errors(validator, spec) == []
 
