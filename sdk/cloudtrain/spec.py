@@ -32,6 +32,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from cloudtrain import installed, uris
+from cloudtrain.candidates import Placement
 from cloudtrain.errors import CloudtrainError
 from cloudtrain.messages import CONTROL, MAX_DIGITS, QUOTE_LIMIT, quote, shorten
 from cloudtrain.sections import (
@@ -815,6 +816,17 @@ class JobSpec(Section):
         description="The longest the job may run and the most it may cost.",
         examples=[{"max_runtime": "24h", "max_cost_usd": 400}],
     )
+    placement: Placement | None = Field(
+        None,
+        description="Where the run may start, tried in order: providers, regions and shapes. "
+        "The first that takes it runs it; the global batch and learning rate hold on every one.",
+        examples=[
+            [
+                {"provider": "vertex", "region": "us-central1"},
+                {"provider": "sagemaker", "region": "us-east-1"},
+            ]
+        ],
+    )
     tuning: Tuning | None = Field(
         None,
         description="A hyperparameter sweep: a Vertex AI tuning job, a SageMaker tuning job, or trials here.",
@@ -912,6 +924,24 @@ class JobSpec(Section):
         )
         if verdict.broken:
             raise PydanticCustomError("strategy", verdict.text("spec"))
+        return self
+
+    @model_validator(mode="after")
+    def _candidates_have_settings(self) -> JobSpec:
+        """A placement candidate on a provider with a section of the spec needs that section written.
+
+        Without it the candidate would run on the section's defaults (no project, no role),
+        which its provider refuses only when the candidate is tried.
+        """
+        sections = provider_sections(type(self))
+        for index, candidate in enumerate(self.placement.candidates if self.placement else ()):
+            if candidate.provider in sections and candidate.provider not in self.model_fields_set:
+                raise PydanticCustomError(
+                    "candidate_settings",
+                    "placement.candidates[{index}].provider: {provider} has no {provider}: section in the "
+                    "spec; add one with its settings (or take it from a profile)",
+                    {"index": index, "provider": candidate.provider},
+                )
         return self
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.provider.base import Discovered, Job, JobSummary, Provider
+    from cloudtrain.provider.quotas import QuotaNeed, QuotaReading
     from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
@@ -103,6 +104,17 @@ class SageMaker(CloudProvider):
         from cloudtrain.providers.sagemaker import job, sweep_job
 
         return sweep_job.owns(job_id) or job.owns(job_id)
+
+    def quota_needs(self, plan: Plan) -> list[QuotaNeed]:
+        from cloudtrain.providers.sagemaker import quotas
+
+        return quotas.plan_needs(plan)
+
+    def read_quotas(self, plan: Plan, needs: list[QuotaNeed], *, clients: Any = None) -> list[QuotaReading]:
+        from cloudtrain.providers.sagemaker import quotas
+        from cloudtrain.providers.sagemaker.clients import AwsClients
+
+        return quotas.read(needs, clients or AwsClients(region=plan.region))
 
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         return discover.discover(environ)
