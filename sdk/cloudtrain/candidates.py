@@ -79,12 +79,7 @@ class Placement(Section):
     candidates: list[Candidate] = Field(
         ...,
         description=f"Providers, regions and shapes to try, at most {MAX_CANDIDATES}.",
-        examples=[
-            [
-                {"provider": "vertex", "region": "us-central1"},
-                {"provider": "sagemaker", "region": "us-east-1"},
-            ]
-        ],
+        examples=[[{"provider": name} for name in installed.BUILTIN if name != "local"]],
     )
     order: PlacementOrder = Field(
         "listed",

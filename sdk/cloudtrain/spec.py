@@ -44,6 +44,7 @@ from cloudtrain.sections import (
     Real,
     Section,
     Text,
+    Wait,
     Whole,
     identities,
     parse_duration,
@@ -513,6 +514,14 @@ class Limits(Section):
         description="submit refuses a job whose estimate (or worst case) is above this, unless --force.",
         examples=[400],
     )
+    max_pending: Wait = Field(
+        600,
+        description="How long a submitted job may wait to start (queued for quota, waiting for capacity) "
+        "before it is cancelled and, with placement, the next candidate is tried: a duration like 10m; "
+        "0 waits for ever.",
+        examples=["10m", "1h", 0],
+        json_schema_extra={"default": "10m"},
+    )
 
 
 def _choices(values: list[Any]) -> list[Any]:
@@ -820,12 +829,7 @@ class JobSpec(Section):
         None,
         description="Where the run may start, tried in order: providers, regions and shapes. "
         "The first that takes it runs it; the global batch and learning rate hold on every one.",
-        examples=[
-            [
-                {"provider": "vertex", "region": "us-central1"},
-                {"provider": "sagemaker", "region": "us-east-1"},
-            ]
-        ],
+        examples=[[{"provider": name} for name in installed.BUILTIN if name != "local"]],
     )
     tuning: Tuning | None = Field(
         None,

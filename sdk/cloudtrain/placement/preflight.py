@@ -26,6 +26,8 @@ from cloudtrain.provider.quotas import BUSY, OVER, ChecksQuota, QuotaNeed, Quota
 if TYPE_CHECKING:
     from cloudtrain.placement.resolve import Resolved
 
+DRY_RUN = "a dry run"
+
 
 @dataclass(frozen=True)
 class Check:
@@ -78,6 +80,4 @@ def check(candidate: Resolved, *, clients: Any = None) -> Check:
 
 def dry_run(candidate: Resolved) -> Check:
     """``candidate``'s quota needs without reading anything: what ``quotas --dry-run`` shows."""
-    return Check(
-        candidate, [QuotaReading(need, None, None, "not read (--dry-run)") for need in needs(candidate)]
-    )
+    return Check(candidate, [QuotaReading(need, None, None, DRY_RUN) for need in needs(candidate)])

@@ -90,7 +90,7 @@ class QuotaReading:
         need = self.need
         wanted = f"{need.name} in {need.region}: needs {need.amount} {need.unit}"
         if self.verdict == UNKNOWN:
-            return f"{wanted}; not read ({self.problem or 'no such quota'}), so not checked"
+            return f"{wanted}; not checked ({self.problem or 'no such quota'})"
         assert self.limit is not None  # a reading other than unknown has one
         used = f", {_count(self.used)} in use" if self.used is not None else ""
         said = f"{wanted}, the limit is {_count(self.limit)}{used}"

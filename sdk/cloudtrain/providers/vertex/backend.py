@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.provider.base import Discovered, Job, JobSummary, Provider
+    from cloudtrain.provider.failures import CallError
+    from cloudtrain.provider.jobs import JobStatus
     from cloudtrain.provider.quotas import QuotaNeed, QuotaReading
     from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
@@ -130,6 +132,16 @@ class Vertex(CloudProvider):
         from cloudtrain.providers.vertex import emulate
 
         return emulate.replicas(request)
+
+    def quota_refusal(self, plan: Plan) -> CallError:
+        from cloudtrain.providers.vertex import emulate
+
+        return emulate.quota_refusal(plan)
+
+    def stockout(self, plan: Plan) -> JobStatus:
+        from cloudtrain.providers.vertex import emulate
+
+        return emulate.stockout(plan)
 
     def job_names(self, first: str) -> Iterator[str]:
         from cloudtrain.providers.vertex import emulate
