@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
+# The clouds' loopback fakes, as the provider tests have them: a placement talks to every provider.
+from tests.cloudtrain.providers.conftest import aws, fake_gcs, fake_vertex, google_fakes, loopback_aws
 from tests.cloudtrain.providers.test_local_launcher import stop_runs
+
+__all__ = ["aws", "fake_gcs", "fake_vertex", "google_fakes", "loopback_aws"]
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
