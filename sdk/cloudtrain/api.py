@@ -45,6 +45,7 @@ __all__ = [
     "attach",
     "bundle_cache",
     "estimate",
+    "in_order",
     "jobs",
     "list_jobs",
     "listing_providers",
@@ -145,6 +146,13 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     'ml.g4dn.xlarge'
     """
     spec = as_spec(spec)
+    if spec.placement is not None and provider is None:
+        from cloudtrain.placement.resolve import resolve
+
+        candidates = resolve(spec)
+        for candidate in candidates:
+            placeholder_request(candidate.plan, candidate.plan.target)  # type: ignore[arg-type]
+        return candidates[0].plan
     target = provider_for(provider, spec)
     planned = target.plan(spec)
     placeholder_request(planned, target)
@@ -299,7 +307,7 @@ def place(
         raise SpecError("--fault runs on this machine: give it with --provider local --emulate placement.")
     emulation.check_refusals(refusals, candidates)
     chosen = run_id or runs.fresh()
-    order = _in_order(spec, candidates)
+    order = in_order(spec, candidates)
 
     def submit_one(candidate: resolve.Resolved) -> Job:
         target: str | Provider = candidate.plan.provider
@@ -324,7 +332,7 @@ def place(
     ).run()
 
 
-def _in_order(spec: JobSpec, candidates: list[Resolved]) -> list[Resolved]:
+def in_order(spec: JobSpec, candidates: list[Resolved]) -> list[Resolved]:
     """The candidates as listed, or (``order: cheapest``) by their estimated cost, unpriced last."""
     if spec.placement is None or spec.placement.order == "listed":
         return candidates

@@ -35,6 +35,7 @@ from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
+    from cloudtrain.placement.trail import Attempt
     from cloudtrain.spec import JobSpec
 
 # Seconds between status reads while a submitted job waits to start (a local one: every second).
@@ -321,12 +322,14 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     kept = job.kept_backup() if current.done and isinstance(job, ReportsBackup) else None
     found = failure.failure_lines(job) if current.state == "failed" else None
     sweep = job if isinstance(job, HasTrials) else None
+    placed = _placement(described.run if described else None)
     if as_json:
         times = as_dict(described) if described else {}
         backup = {"backup_kept": asdict(kept) if kept else None}
         trials = trials_table.as_json(sweep) if sweep is not None else {}
         shown = {**times, "id": job.id, **current.to_dict(), **backup, **trials}
-        click.echo(json.dumps({**shown, **_last(found)}))
+        attempts = {"placement": [asdict(attempt) for attempt in placed]} if placed else {}
+        click.echo(json.dumps({**shown, **attempts, **_last(found)}))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
     if current.failure is not None:
@@ -344,10 +347,23 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
         )
     if sweep is not None:
         trials_table.echo(sweep)
+    if placed:
+        click.echo(
+            "\n".join(["Placement of the run, attempt by attempt:", *(f"  {a.line()}" for a in placed)])
+        )
     if found is not None:
         click.echo("\n".join(["", *failure.describe(found, job.id)]))
     if isinstance(job, HasConsole):
         click.echo(f"Console: {job.console_url}", err=True)
+
+
+def _placement(run_id: str | None) -> list[Attempt]:
+    """The attempts of the placement of run ``run_id``, as recorded on this machine; none for a run not placed."""
+    if run_id is None:
+        return []
+    from cloudtrain.placement.trail import Trail
+
+    return Trail.of_run(run_id).attempts
 
 
 def _last(found: failure.LastLines | str | None) -> dict[str, object]:
