@@ -64,7 +64,7 @@ def resolve(spec: JobSpec) -> list[Resolved]:
     """
     reference = registry.get(spec.provider).plan(spec)
     if spec.placement is None:
-        return [Resolved(0, _as_candidate(spec), spec, reference)]
+        return [Resolved(0, as_candidate(spec), spec, reference)]
     resolved: list[Resolved] = []
     problems: list[str] = []
     for index, candidate in enumerate(spec.placement.candidates):
@@ -131,6 +131,6 @@ def _held(training: dict[str, Any], reference: Plan) -> dict[str, Any]:
     return {**held, "global_batch": reference.global_batch, "learning_rate": rate}
 
 
-def _as_candidate(spec: JobSpec) -> Candidate:
+def as_candidate(spec: JobSpec) -> Candidate:
     """The spec's own provider, as the one candidate of a spec without placement."""
     return Candidate(provider=spec.provider)

@@ -3,7 +3,9 @@ the SageMaker client against the fake SageMaker for the instances running jobs h
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -14,6 +16,7 @@ from cloudtrain.providers import sagemaker
 from cloudtrain.providers.sagemaker import quotas
 from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 from tests.cloudtrain.providers.sagemaker.test_submit import EXAMPLE
+from tests.conftest import Result
 
 # The Service Quotas names of SageMaker's training quotas (docs.aws.amazon.com/general/latest/gr/sagemaker.html).
 QUOTA_NAME = re.compile(r"ml\.[a-z0-9]+\.[a-z0-9]+ for (spot )?training job usage")
@@ -104,3 +107,36 @@ def test_a_quota_service_quotas_does_not_list_is_unknown(aws: LoopbackAws) -> No
         "Service Quotas lists no such quota in this region",
     )
     assert reading.need.increase.startswith(quotas.CONSOLE)
+
+
+def test_the_quotas_command_reads_them_and_check_adds_a_line(
+    aws: LoopbackAws, run_cli: Callable[..., Result]
+) -> None:
+    aws.quotas.set_quota("ml.g4dn.xlarge for training job usage", 0, code="L-G4DNX")
+    shown = run_cli("quotas", str(EXAMPLE), "--provider", "sagemaker")
+    assert shown.code == 0
+    assert (
+        "ml.g4dn.xlarge for training job usage in us-east-1: needs 2 instances, the limit is 0, 0 in use: over the limit."
+        in shown.out
+    )
+    document = json.loads(run_cli("quotas", str(EXAMPLE), "--provider", "sagemaker", "--json").out)
+    assert [(q["name"], q["verdict"]) for q in document[0]["quotas"]] == [
+        ("ml.g4dn.xlarge for training job usage", OVER)
+    ]
+    checked = run_cli("check", str(EXAMPLE), "--provider", "sagemaker", "--json")
+    [quota] = [line for line in json.loads(checked.out) if line["check"] == "quota"]
+    assert (quota["status"], quota["fix"]) == (
+        "fail",
+        "aws service-quotas request-service-quota-increase --service-code sagemaker --quota-code L-G4DNX "
+        "--desired-value 2 --region us-east-1",
+    )
+
+
+def test_a_dry_run_reads_nothing(aws: LoopbackAws, run_cli: Callable[..., Result]) -> None:
+    document = json.loads(
+        run_cli("quotas", str(EXAMPLE), "--provider", "sagemaker", "--dry-run", "--json").out
+    )
+    assert [(q["name"], q["amount"], q["verdict"]) for q in document[0]["quotas"]] == [
+        ("ml.g4dn.xlarge for training job usage", 2, UNKNOWN)
+    ]
+    assert aws.quotas.calls == []
