@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.errors import CloudtrainError
 from cloudtrain.provider import registry
 from cloudtrain.provider.quotas import BUSY, OVER, ChecksQuota, QuotaNeed, QuotaReading
 
@@ -72,8 +71,10 @@ def check(candidate: Resolved, *, clients: Any = None) -> Check:
         return Check(candidate, ())
     try:
         readings = provider.read_quotas(candidate.plan, wanted, clients=clients)
-    except CloudtrainError as failed:  # no credentials, no network: the submit will say what is wrong
-        problem = str(failed).splitlines()[0]
+    except (
+        Exception
+    ) as failed:  # fail open: no credentials, no network, a provider's surprise; submit still tries
+        problem = str(failed).splitlines()[0] if str(failed).strip() else type(failed).__name__
         readings = [QuotaReading(need, None, None, problem) for need in wanted]
     return Check(candidate, readings)
 

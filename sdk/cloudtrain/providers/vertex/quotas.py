@@ -47,6 +47,8 @@ SERVICE = "aiplatform.googleapis.com"
 METRICS = Path(__file__).with_name("quota_metrics.csv")
 # The states in which a custom job holds its quota.
 HOLDING = ("JOB_STATE_QUEUED", "JOB_STATE_PENDING", "JOB_STATE_RUNNING")
+# Seconds one quota read may take: the preflight must not hold a submit up.
+TIMEOUT_S = 20.0
 
 
 @functools.cache
@@ -144,7 +146,12 @@ def _quota_infos(project: str, metrics: set[str], clients: VertexClients) -> dic
     service = clients.quota_service()
     call = api_call("ListQuotaInfos", f"list the quotas of {SERVICE} in project {project}", parent)
     call = dataclasses.replace(call, api="cloudquotas.googleapis.com", project=project)
-    infos = with_retries(lambda: list(service.list_quota_infos(parent=parent)), call, sleep=clients.sleep)
+    # retry=None: with_retries retries, waiting through ``sleep``; the client's own retry would wait minutes.
+    infos = with_retries(
+        lambda: list(service.list_quota_infos(parent=parent, retry=None, timeout=TIMEOUT_S)),
+        call,
+        sleep=clients.sleep,
+    )
     return {info.metric: info for info in infos if info.metric in metrics}
 
 
