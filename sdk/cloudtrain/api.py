@@ -13,12 +13,12 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack, overload
 
 from cloudtrain import planning, runs
-from cloudtrain.errors import CloudtrainError
+from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.planning import WORST_CASE, ExpectedCost, Plan
 from cloudtrain.progress import OnProgress
 from cloudtrain.provider import Job, Provider, registry
@@ -40,19 +40,23 @@ from cloudtrain.submission import (
 __all__ = [
     "JobListing",
     "Submission",
+    "Submitting",
     "as_spec",
     "attach",
     "bundle_cache",
     "estimate",
+    "in_order",
     "jobs",
     "list_jobs",
     "listing_providers",
     "new_run_id",
     "pack_code",
+    "place",
     "placeholder_request",
     "plan",
     "prepare",
     "provider_for",
+    "quotas",
     "render",
     "stage",
     "submit",
@@ -63,6 +67,9 @@ if TYPE_CHECKING:  # the cost package loads its price catalogs' code: only the c
     from cloudtrain.cost import compare
     from cloudtrain.cost.option import CostOption
     from cloudtrain.cost.throughput import Throughput
+    from cloudtrain.placement.preflight import Check
+    from cloudtrain.placement.resolve import Resolved
+    from cloudtrain.placement.trail import Attempt
 
 
 def plan(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> Plan:
@@ -139,6 +146,13 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     'ml.g4dn.xlarge'
     """
     spec = as_spec(spec)
+    if spec.placement is not None and provider is None:
+        from cloudtrain.placement.resolve import resolve
+
+        candidates = resolve(spec)
+        for candidate in candidates:
+            placeholder_request(candidate.plan, candidate.plan.target)  # type: ignore[arg-type]
+        return candidates[0].plan
     target = provider_for(provider, spec)
     planned = target.plan(spec)
     placeholder_request(planned, target)
@@ -216,6 +230,130 @@ def submit(
         check = budget.check_budget(submission.plan, throughput)
         budget.enforce_budget(check, force=force, strict=strict_budget)
     return submission.submit(clients, progress)
+
+
+class Submitting(TypedDict, total=False):
+    """How each job of a placement is submitted, as ``submit`` takes it; each key is optional."""
+
+    clients: Any
+    throughput: str | Throughput | None
+    force: bool
+    strict_budget: bool
+    progress: OnProgress | None
+
+
+def quotas(
+    spec: JobSpec | str | os.PathLike[str], *, dry_run: bool = False, clients: Any = None
+) -> list[Check]:
+    """What each candidate of the spec's placement (else its own provider) needs of its quotas, and what is left.
+
+    Args:
+        spec: a JobSpec, or the path of a job.yaml.
+        dry_run: name the quotas and amounts only; read nothing (no credentials needed).
+        clients: provider clients to read with (tests, custom transports).
+
+    Example:
+    >>> [check.lines() for check in quotas(JobSpec(name="demo", code={"module": "trainer.task"}))]
+    [['local: no quota to check']]
+    """
+    from cloudtrain.placement import preflight, resolve
+
+    candidates = resolve.resolve(_spec_of(spec))
+    return [preflight.dry_run(c) if dry_run else preflight.check(c, clients=clients) for c in candidates]
+
+
+def place(
+    spec: JobSpec | str | os.PathLike[str],
+    *,
+    run_id: str | None = None,
+    emulate: bool = False,
+    faults: Sequence[str] = (),
+    check_quotas: bool = True,
+    on_attempt: Callable[[Attempt], None] | None = None,
+    **submitting: Unpack[Submitting],
+) -> Job:
+    """Start the run on the first candidate of the spec's placement that takes it.
+
+    Every candidate is tried as ``submit`` would send it (its budget checked, its code
+    uploaded), under one run id; a candidate that fails to start is read in the providers'
+    shared words and the next one tried (``cloudtrain.placement.failover``). The run's
+    trail of attempts is kept on this machine (``cloudtrain.placement.trail``) and passed to
+    ``on_attempt`` as each attempt ends.
+
+    Args:
+        spec: a JobSpec with ``placement:``, or the path of one.
+        run_id: the run every attempt belongs to; default: a new one. With the run id of a
+            placement that was interrupted, the job it left live is attached, not doubled.
+        emulate: run each candidate here, as its provider would (``--emulate placement``).
+        faults: with ``emulate``, ``capacity@PROVIDER:REGION`` and ``quota@PROVIDER:REGION``
+            refusals, and at most one replica fault for whichever candidate runs.
+        check_quotas: read each candidate's quotas first and skip one that is short.
+        on_attempt: called with each attempt as it is recorded.
+        **submitting: ``clients``, ``throughput``, ``force``, ``strict_budget`` and
+            ``progress``, as ``submit`` takes them.
+
+    Raises:
+        PlacementFailed: no candidate started the run; its ``trail`` says why each did not.
+        SpecError: a candidate cannot run the job, or a fault names no candidate.
+    """
+    from cloudtrain.placement import emulation, preflight, resolve
+    from cloudtrain.placement.failover import Failover
+    from cloudtrain.placement.trail import Trail
+
+    spec = as_spec(spec)
+    candidates = resolve.resolve(spec)
+    refusals, replica_faults = emulation.split_faults(faults)
+    if (refusals or replica_faults) and not emulate:
+        raise SpecError("--fault runs on this machine: give it with --provider local --emulate placement.")
+    emulation.check_refusals(refusals, candidates)
+    chosen = run_id or runs.fresh()
+    order = in_order(spec, candidates)
+
+    def submit_one(candidate: resolve.Resolved) -> Job:
+        target: str | Provider = candidate.plan.provider
+        if emulate:
+            where = (candidate.plan.provider, candidate.plan.region)
+            target = _local(candidate.plan.provider, replica_faults, refusals.get(where))
+        return submit(candidate.spec, target, run_id=chosen, **submitting)
+
+    def check(candidate: resolve.Resolved) -> preflight.Check:
+        if emulate:
+            return emulation.emulated_check(candidate, refusals)
+        return preflight.check(candidate, clients=submitting.get("clients"))
+
+    return Failover(
+        candidates=order,
+        submit=submit_one,
+        attach=lambda job_id, provider: attach(job_id, "local" if emulate else provider),
+        trail=Trail.of_run(chosen),
+        preflight=check if check_quotas else None,
+        max_pending_s=spec.limits.max_pending,
+        on_attempt=on_attempt or (lambda attempt: None),
+    ).run()
+
+
+def in_order(spec: JobSpec, candidates: list[Resolved]) -> list[Resolved]:
+    """The candidates as listed, or (``order: cheapest``) by their estimated cost, unpriced last."""
+    if spec.placement is None or spec.placement.order == "listed":
+        return candidates
+    from cloudtrain.cost import budget
+
+    def cost(candidate: Resolved) -> float:
+        if not candidate.plan.target.billed:
+            return 0.0
+        worst = budget.worst_case(candidate.plan).usd
+        return float("inf") if worst is None else worst
+
+    return sorted(candidates, key=cost)
+
+
+def _local(emulated: str, faults: tuple[str, ...], refuse: str | None) -> Provider:
+    """The local provider emulating ``emulated``, with at most one replica fault and a refusal."""
+    from cloudtrain.providers.local import Local
+
+    if len(faults) > 1:
+        raise SpecError(f"--fault: one replica fault at a time; got {', '.join(faults)}.")
+    return Local(emulate=emulated, fault=faults[0] if faults else None, refuse=refuse)
 
 
 def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> Job:

@@ -186,9 +186,12 @@ _BOUNDS = {
 _OWN_MESSAGES = {
     "accelerator",
     "batch",
+    "candidate_settings",
+    "candidates",
     "channel",
     "code_entry",
     "code_module",
+    "duplicate_candidate",
     "email",
     "env_key",
     "gcp_project",
@@ -234,17 +237,21 @@ def _path(loc: tuple[Any, ...]) -> str:
 
 
 def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The pydantic model class that holds the field at ``loc`` (None inside dicts/lists)."""
-    model = root
+    """The pydantic model class that holds the field at ``loc`` (None inside dicts; a list's items' model)."""
+    annotation: Any = root
     for part in loc:
-        field = model.model_fields.get(str(part)) if isinstance(part, str) else None
+        if isinstance(part, int) and typing.get_origin(annotation) is list:
+            annotation = _unwrap(typing.get_args(annotation)[0])
+            continue
+        field = annotation.model_fields.get(str(part)) if _is_model(annotation) else None
         if field is None:
             return None
-        inner = _unwrap(field.annotation)
-        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
-            return None
-        model = inner
-    return model
+        annotation = _unwrap(field.annotation)
+    return annotation if _is_model(annotation) else None
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
 def _unwrap(annotation: Any) -> Any:

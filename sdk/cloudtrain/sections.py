@@ -136,6 +136,18 @@ def parse_duration(value: Any) -> int:
     return int(seconds)
 
 
+def parse_wait(value: Any) -> int:
+    """A duration (``parse_duration``), or 0 for no limit at all.
+
+    Example:
+    >>> parse_wait("10m"), parse_wait(0), parse_wait("0s")
+    (600, 0, 0)
+    """
+    if not isinstance(value, bool) and str(value).strip() in ("0", "0s", "0m", "0h", "0d"):
+        return 0
+    return parse_duration(value)
+
+
 # What users write for a duration, for the JSON Schema: "90m", "24h", "2d", "3600s", or seconds.
 DURATION_SCHEMA = {
     "anyOf": [
@@ -144,6 +156,9 @@ DURATION_SCHEMA = {
     ]
 }
 Duration = Annotated[int, BeforeValidator(parse_duration), WithJsonSchema(DURATION_SCHEMA)]
+# A duration, or 0: no limit.
+WAIT_SCHEMA = {"anyOf": [DURATION_SCHEMA["anyOf"][0], {"type": "number", "minimum": 0}]}
+Wait = Annotated[int, BeforeValidator(parse_wait), WithJsonSchema(WAIT_SCHEMA)]
 
 
 class Section(BaseModel):

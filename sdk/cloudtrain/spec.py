@@ -32,6 +32,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from cloudtrain import installed, uris
+from cloudtrain.candidates import Placement
 from cloudtrain.errors import CloudtrainError
 from cloudtrain.messages import CONTROL, MAX_DIGITS, QUOTE_LIMIT, quote, shorten
 from cloudtrain.sections import (
@@ -43,6 +44,7 @@ from cloudtrain.sections import (
     Real,
     Section,
     Text,
+    Wait,
     Whole,
     identities,
     parse_duration,
@@ -512,6 +514,14 @@ class Limits(Section):
         description="submit refuses a job whose estimate (or worst case) is above this, unless --force.",
         examples=[400],
     )
+    max_pending: Wait = Field(
+        600,
+        description="How long a submitted job may wait to start (queued for quota, waiting for capacity) "
+        "before it is cancelled and, with placement, the next candidate is tried: a duration like 10m; "
+        "0 waits for ever.",
+        examples=["10m", "1h", 0],
+        json_schema_extra={"default": "10m"},
+    )
 
 
 def _choices(values: list[Any]) -> list[Any]:
@@ -815,6 +825,12 @@ class JobSpec(Section):
         description="The longest the job may run and the most it may cost.",
         examples=[{"max_runtime": "24h", "max_cost_usd": 400}],
     )
+    placement: Placement | None = Field(
+        None,
+        description="Where the run may start, tried in order: providers, regions and shapes. "
+        "The first that takes it runs it; the global batch and learning rate hold on every one.",
+        examples=[[{"provider": name} for name in installed.BUILTIN if name != "local"]],
+    )
     tuning: Tuning | None = Field(
         None,
         description="A hyperparameter sweep: a Vertex AI tuning job, a SageMaker tuning job, or trials here.",
@@ -912,6 +928,24 @@ class JobSpec(Section):
         )
         if verdict.broken:
             raise PydanticCustomError("strategy", verdict.text("spec"))
+        return self
+
+    @model_validator(mode="after")
+    def _candidates_have_settings(self) -> JobSpec:
+        """A placement candidate on a provider with a section of the spec needs that section written.
+
+        Without it the candidate would run on the section's defaults (no project, no role),
+        which its provider refuses only when the candidate is tried.
+        """
+        sections = provider_sections(type(self))
+        for index, candidate in enumerate(self.placement.candidates if self.placement else ()):
+            if candidate.provider in sections and candidate.provider not in self.model_fields_set:
+                raise PydanticCustomError(
+                    "candidate_settings",
+                    "placement.candidates[{index}].provider: {provider} has no {provider}: section in the "
+                    "spec; add one with its settings (or take it from a profile)",
+                    {"index": index, "provider": candidate.provider},
+                )
         return self
 
 

@@ -57,7 +57,7 @@ LAYERS = (
             "cloudtrain.uris",
         ),
     ),
-    ("spec", ("cloudtrain.sections", "cloudtrain.spec", "cloudtrain.usercode")),
+    ("spec", ("cloudtrain.sections", "cloudtrain.candidates", "cloudtrain.spec", "cloudtrain.usercode")),
     (
         "plan",
         (
@@ -77,6 +77,7 @@ LAYERS = (
             "cloudtrain.sweep.cost",
             "cloudtrain.sweep.submit",
             "cloudtrain.submission",
+            "cloudtrain.placement",
             "cloudtrain.specfile",
             "cloudtrain.defaults",
             "cloudtrain.scaling",

@@ -33,6 +33,7 @@ COMMANDS = {
     "logs": "cloudtrain.cli.job_commands:logs",
     "cancel": "cloudtrain.cli.job_commands:cancel",
     "check": "cloudtrain.cli.check_command:check_command",
+    "quotas": "cloudtrain.cli.quotas_command:quotas_command",
     "wait": "cloudtrain.cli.job_commands:wait",
     "cost": "cloudtrain.cli.cost_commands:cost_command",
     "prices": "cloudtrain.cli.cost_commands:prices_group",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
+from cloudtrain.errors import CloudtrainError
 from cloudtrain.specfile import load_settings
 
 if TYPE_CHECKING:
@@ -29,6 +30,34 @@ def setup_checks(provider: Provider, spec: JobSpec, sources: Sources) -> list[Ch
     if isinstance(provider, ChecksSetup):
         return provider.check_setup(spec, sources)
     return [Check("setup", OK, f"{provider.title} has no set-up checks; submit tells what is missing")]
+
+
+def quota_checks(provider: Provider, spec: JobSpec) -> list[Check]:
+    """One line per quota the job needs on ``provider``: ok, or short (with the command that asks for more).
+
+    A quota that cannot be read is a warning, never a failure: submit still tries (``cloudtrain quotas``).
+    """
+    from cloudtrain.placement import preflight
+    from cloudtrain.placement.resolve import Resolved, as_candidate
+    from cloudtrain.provider.quotas import OK as ENOUGH
+    from cloudtrain.provider.quotas import UNKNOWN
+    from cloudtrain_runtime.diagnosis import FAIL, OK, WARN, Check
+
+    try:
+        planned = provider.plan(spec)
+    except CloudtrainError as refused:  # the spec does not run here: the setup lines and validate say why
+        return [Check("quota", WARN, f"not checked: {str(refused).splitlines()[0]}")]
+    found = preflight.check(Resolved(0, as_candidate(spec), spec, planned))
+    status = {ENOUGH: OK, UNKNOWN: WARN}
+    return [
+        Check(
+            "quota",
+            status.get(reading.verdict, FAIL),
+            reading.explained(),
+            None if reading.verdict == ENOUGH else reading.need.increase,
+        )
+        for reading in found.readings
+    ]
 
 
 @click.command("check")
@@ -75,6 +104,9 @@ def check_command(
     from cloudtrain_runtime.diagnosis import exit_code, render_json, render_text
 
     spec, sources = load_settings(job, overrides, profile)
-    checks = setup_checks(registry.get(provider or spec.provider), spec, sources)
+    target = registry.get(provider or spec.provider)
+    checks = setup_checks(target, spec, sources)
+    if job is not None:  # a job's shape says which quota it needs
+        checks += quota_checks(target, spec)
     click.echo(render_json(checks) if as_json else render_text(checks))
     click.get_current_context().exit(exit_code(checks))

@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -35,6 +35,8 @@ from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
+    from cloudtrain.placement.trail import Attempt
+    from cloudtrain.spec import JobSpec
 
 # Seconds between status reads while a submitted job waits to start (a local one: every second).
 START_POLL_S = 10.0
@@ -53,21 +55,25 @@ provider_option = click.option(
 )
 
 
-def _target(name: str, *, emulate: str | None, fault: str | None) -> str | Provider:
+def _target(name: str, *, emulate: str | None, faults: tuple[str, ...]) -> str | Provider:
     """The provider to submit to: a name, or the local provider configured with --emulate/--fault."""
-    if not (emulate or fault):
+    if not (emulate or faults):
         return name
     from cloudtrain.providers import local
 
+    if len(faults) > 1:
+        raise SpecError(f"--fault: one replica fault at a time; got {', '.join(faults)}.")
+    fault = faults[0] if faults else None
     local.check_options(name, emulate=emulate, fault=fault)
     return local.Local(emulate=emulate, fault=fault)
 
 
 def emulable() -> tuple[str, ...]:
-    """The providers ``--emulate`` accepts, asked of the local provider when first needed."""
+    """What ``--emulate`` accepts: the providers the local provider can emulate, and a placement."""
+    from cloudtrain.placement.emulation import EMULATE
     from cloudtrain.providers.local.emulate import emulable as names
 
-    return names()
+    return (*names(), EMULATE)
 
 
 @click.command("render")
@@ -108,9 +114,17 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
 )
 @click.option(
     "--fault",
-    metavar="TASK:INDEX@epoch:N",
-    default=None,
-    help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts).",
+    "faults",
+    metavar="FAULT",
+    multiple=True,
+    help="With --provider local: TASK:INDEX@epoch:N makes that replica kill itself once, e.g. "
+    "worker:0@epoch:1 (tests restarts); with --emulate placement, capacity@PROVIDER:REGION and "
+    "quota@PROVIDER:REGION refuse that candidate as its provider would (repeatable).",
+)
+@click.option(
+    "--no-quota-check",
+    is_flag=True,
+    help="Placement: try every candidate without reading its quotas first.",
 )
 @run_id_option
 @click.option(
@@ -143,7 +157,8 @@ def submit_command(
     list_files: bool,
     wait_: bool | None,
     emulate: str | None,
-    fault: str | None,
+    faults: tuple[str, ...],
+    no_quota_check: bool,
     run_id: str | None,
     new: bool,
     throughput: str | None,
@@ -183,8 +198,23 @@ def submit_command(
         os.environ[VERBOSE_ENV] = "1"
     if new and run_id:
         raise SpecError("--new makes a fresh run id; give --new or --run-id ID, not both.")
-    target = _target(provider or spec.provider, emulate=emulate, fault=fault)
-    submission = api.prepare(spec, target, run_id=runs.fresh() if new else run_id, throughput=throughput)
+    run_id = runs.fresh() if new else run_id
+    placing = emulate == "placement" or (spec.placement is not None and provider is None and emulate is None)
+    if placing and not dry_run:
+        budget = {"throughput": throughput, "force": force, "strict_budget": strict_budget}
+        placed = _place(
+            spec,
+            emulated=emulate is not None,
+            faults=faults,
+            run_id=run_id,
+            quotas=not no_quota_check,
+            **budget,
+        )
+        return _submitted(placed, wait_=wait_, as_json=as_json)
+    if placing:
+        spec = _first_candidate(spec)
+    target = _target(provider or spec.provider, emulate=emulate, faults=faults)
+    submission = api.prepare(spec, target, run_id=run_id, throughput=throughput)
     if submission.provider.billed:
         budget_guard(submission.plan, throughput, dry_run=dry_run, force=force, strict=strict_budget)
     if dry_run:
@@ -198,6 +228,11 @@ def submit_command(
         return
     with UploadBars() as progress:
         submitted = submission.submit(progress=progress)
+    _submitted(submitted, wait_=wait_, as_json=as_json)
+
+
+def _submitted(submitted: Job, *, wait_: bool | None, as_json: bool) -> None:
+    """Print what submit made (its ID, or the JSON document), then follow it as asked."""
     earlier = attached(submitted)
     if as_json:
         outputs = submitted.outputs.to_dict()
@@ -218,6 +253,37 @@ def submit_command(
         _follow(submitted, logs_to_stderr=as_json or not _terminal(sys.stdout))
     else:
         click.echo(f"Follow it with: cloudtrain logs {submitted.id} --follow", err=True)
+
+
+def _place(
+    spec: JobSpec, *, emulated: bool, faults: tuple[str, ...], run_id: str | None, quotas: bool, **budget: Any
+) -> Job:
+    """Start the run on the first candidate of its placement that takes it, printing each attempt."""
+    count = len(spec.placement.candidates) if spec.placement else 1
+    click.echo(f"Placing the run on the first of {count} candidate(s) that takes it:", err=True)
+    with UploadBars() as progress:
+        return api.place(
+            spec,
+            run_id=run_id,
+            emulate=emulated,
+            faults=faults,
+            check_quotas=quotas,
+            on_attempt=lambda attempt: click.echo(f"  {attempt.line()}", err=True),
+            progress=progress,
+            **budget,
+        )
+
+
+def _first_candidate(spec: JobSpec) -> JobSpec:
+    """The spec of the first candidate of its placement: what a dry run shows (the others: ``plan``)."""
+    from cloudtrain.placement import resolve
+
+    first = resolve.resolve(spec)[0]
+    click.echo(
+        f"Placement: the request of {first.where} ({first.label}); every candidate: cloudtrain plan JOB",
+        err=True,
+    )
+    return first.spec
 
 
 def _terminal(stream: object) -> bool:
@@ -256,12 +322,14 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     kept = job.kept_backup() if current.done and isinstance(job, ReportsBackup) else None
     found = failure.failure_lines(job) if current.state == "failed" else None
     sweep = job if isinstance(job, HasTrials) else None
+    placed = _placement(described.run if described else None)
     if as_json:
         times = as_dict(described) if described else {}
         backup = {"backup_kept": asdict(kept) if kept else None}
         trials = trials_table.as_json(sweep) if sweep is not None else {}
         shown = {**times, "id": job.id, **current.to_dict(), **backup, **trials}
-        click.echo(json.dumps({**shown, **_last(found)}))
+        attempts = {"placement": [asdict(attempt) for attempt in placed]} if placed else {}
+        click.echo(json.dumps({**shown, **attempts, **_last(found)}))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
     if current.failure is not None:
@@ -279,10 +347,23 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
         )
     if sweep is not None:
         trials_table.echo(sweep)
+    if placed:
+        click.echo(
+            "\n".join(["Placement of the run, attempt by attempt:", *(f"  {a.line()}" for a in placed)])
+        )
     if found is not None:
         click.echo("\n".join(["", *failure.describe(found, job.id)]))
     if isinstance(job, HasConsole):
         click.echo(f"Console: {job.console_url}", err=True)
+
+
+def _placement(run_id: str | None) -> list[Attempt]:
+    """The attempts of the placement of run ``run_id``, as recorded on this machine; none for a run not placed."""
+    if run_id is None:
+        return []
+    from cloudtrain.placement.trail import Trail
+
+    return Trail.of_run(run_id).attempts
 
 
 def _last(found: failure.LastLines | str | None) -> dict[str, object]:

@@ -37,7 +37,8 @@ def validate(
     from cloudtrain import api
 
     try:
-        planned = api.validate(load_spec(job, overrides, profile=profile, check_code=False), provider)
+        spec = load_spec(job, overrides, profile=profile, check_code=False)
+        planned = api.validate(spec, provider)
     except SpecError as err:
         if not as_json:
             raise
@@ -45,6 +46,11 @@ def validate(
         click.get_current_context().exit(err.exit_code)
     if as_json:
         click.echo(json.dumps({"valid": True, "provider": planned.provider, "summary": summary(planned)}))
+    elif spec.placement is not None and provider is None:
+        count = len(spec.placement.candidates)
+        click.echo(
+            f"{job} is valid on every candidate of its placement ({count}); the first: {planned.provider}, {summary(planned)}"
+        )
     else:
         click.echo(f"{job} is valid for {planned.provider}: {summary(planned)}")
 
@@ -74,12 +80,25 @@ def plan_command(
       cloudtrain plan job.yaml --provider sagemaker --json | jq .global_batch
     """
     spec, sources = load_spec_sources(job, overrides, profile=profile)
+    placed = spec.placement is not None and provider is None
+    placement_spec = spec
+    if placed:
+        from cloudtrain.cli import candidates_view
+
+        candidates = candidates_view.ordered(spec)
+        spec = candidates[0].spec
     planned = plan(spec, registry.get(provider or spec.provider)).with_run(run_id)
     if as_json:
-        click.echo(json.dumps({**planned.to_dict(), "sources": sources.fields}, indent=2))
-    else:
-        notes = sources.notes(spec, planned.provider)
-        click.echo(describe(planned) + (f"\n{describe_defaults(notes)}" if notes else ""))
+        document = {**planned.to_dict(), "sources": sources.fields}
+        if placed:
+            document["candidates"] = candidates_view.rows(candidates)
+        click.echo(json.dumps(document, indent=2))
+        return
+    if placed:
+        candidates_view.echo(placement_spec)
+        click.echo(f"\nThe first candidate ({candidates[0].label}):")
+    notes = sources.notes(spec, planned.provider)
+    click.echo(describe(planned) + (f"\n{describe_defaults(notes)}" if notes else ""))
 
 
 @click.command()

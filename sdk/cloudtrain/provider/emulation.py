@@ -28,6 +28,8 @@ from cloudtrain_runtime import environments
 if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
+    from cloudtrain.provider.failures import CallError
+    from cloudtrain.provider.jobs import JobStatus
 
 __all__ = [
     "CPU_DEVICES_ENV",
@@ -36,6 +38,7 @@ __all__ = [
     "ROOT_ENV",
     "RUNTIME_ENTRYPOINT",
     "Emulable",
+    "RefusesWhenEmulated",
     "bucket_path",
     "container_path",
     "host_python",
@@ -73,6 +76,25 @@ class Emulable(Provider, Protocol):
         ``first`` is the request's ``"job"``. The emulator takes the first not yet given
         on this machine, so no two emulated jobs share a name, as no two real ones can.
         """
+        ...
+
+
+@runtime_checkable
+class RefusesWhenEmulated(Protocol):
+    """An emulable provider that can refuse a job here as its service would. Optional.
+
+    ``cloudtrain submit --fault quota@PROVIDER:REGION`` and ``capacity@PROVIDER:REGION``
+    make an emulated placement meet the provider's own refusals, in its own words, so
+    that what reads them (``cloudtrain.provider.failures``, the placement's failover)
+    runs as it would against the service.
+    """
+
+    def quota_refusal(self, plan: Plan) -> CallError:
+        """The error creating ``plan``'s job raises when its quota is exhausted, as the service words it."""
+        ...
+
+    def stockout(self, plan: Plan) -> JobStatus:
+        """The status of ``plan``'s job once the service found no capacity for it, as it reports it."""
         ...
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.cloudtrain.providers.fakes.cloud_quotas import FakeCloudQuotas
 from tests.cloudtrain.providers.fakes.kubernetes_api import TOKEN, FakeKubernetes
 from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
@@ -41,6 +42,7 @@ from tests.cloudtrain.providers.test_local_launcher import stop_runs
 
 VERTEX_ENDPOINTS = (
     "CLOUDTRAIN_VERTEX_ENDPOINT",
+    "CLOUDTRAIN_VERTEX_QUOTAS_ENDPOINT",
     "CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT",
     "STORAGE_EMULATOR_HOST",
 )
@@ -51,6 +53,7 @@ def google_fakes() -> Iterator[dict[str, tuple[Any, str]]]:
     """The Google fakes, serving: the variable that points cloudtrain at each -> (fake, address)."""
     fakes = {
         "CLOUDTRAIN_VERTEX_ENDPOINT": FakeJobService(),
+        "CLOUDTRAIN_VERTEX_QUOTAS_ENDPOINT": FakeCloudQuotas(),
         "CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT": FakeLogging(),
         "STORAGE_EMULATOR_HOST": FakeStorage(),
     }
@@ -69,6 +72,13 @@ def loopback_aws() -> Iterator[LoopbackAws]:
 def fake_vertex(google_fakes: dict[str, tuple[Any, str]], monkeypatch: pytest.MonkeyPatch) -> FakeJobService:
     """A fake JobService on loopback, used by every JobServiceClient cloudtrain creates."""
     fake: FakeJobService = _emptied(google_fakes, "CLOUDTRAIN_VERTEX_ENDPOINT", monkeypatch)
+    return fake
+
+
+@pytest.fixture
+def fake_quotas(google_fakes: dict[str, tuple[Any, str]], monkeypatch: pytest.MonkeyPatch) -> FakeCloudQuotas:
+    """A fake Cloud Quotas API on loopback, used by every CloudQuotasClient cloudtrain creates."""
+    fake: FakeCloudQuotas = _emptied(google_fakes, "CLOUDTRAIN_VERTEX_QUOTAS_ENDPOINT", monkeypatch)
     return fake
 
 

@@ -55,6 +55,8 @@ if fault or os.environ.get("MODE") == "hang":
     time.sleep(600)
 if os.environ.get("MODE") == "fail":
     sys.exit(3)
+if os.environ.get("MODE", "").startswith("exit:") and me == "chief:0":
+    sys.exit(int(os.environ["MODE"].removeprefix("exit:")))
 if os.environ.get("MODE") == "crash" and me == "worker:0":
     os.kill(os.getpid(), signal.SIGKILL)
 if os.environ.get("MODE", "").startswith("exported"):  # the chief records a verified export

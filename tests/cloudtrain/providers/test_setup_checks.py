@@ -23,6 +23,7 @@ from cloudtrain.providers.vertex import setup_checks as google_checks
 from cloudtrain.providers.vertex.clients import VertexClients
 from cloudtrain.specfile import load_settings
 from cloudtrain_runtime.diagnosis import Check
+from tests.cloudtrain.providers.fakes.cloud_quotas import FakeCloudQuotas
 from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 
@@ -183,16 +184,29 @@ def test_vertex_without_project_names_where_to_set_it(vertex_check: Callable[...
 
 
 def test_cli_check_vertex_exits_1_and_prints_the_fix(
-    vertex_check: Callable[..., list[Check]], run_cli: Callable[..., Any]
+    vertex_check: Callable[..., list[Check]], run_cli: Callable[..., Any], fake_quotas: FakeCloudQuotas
 ) -> None:
+    fake_quotas.set_quota(
+        "my-project", "aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus", {"us-central1": 8}
+    )
     code, out, _ = run_cli(
         "check", str(EXAMPLE), "--provider", "vertex", "--set", "vertex.storage_root=gs://gone/x"
     )
     assert code == 1
     assert "fix: Create the bucket first: gcloud storage buckets create gs://gone" in out
+    assert "ok    quota" in out  # the job's 2 T4 GPUs fit the region's 8
     assert (
-        out.splitlines()[-1] == "1 failed, 0 warnings, 4 ok, 1 skipped"
+        out.splitlines()[-1] == "1 failed, 0 warnings, 5 ok, 1 skipped"
     )  # the write, after the bucket failed
+
+
+def test_vertex_refuses_a_bucket_outside_the_jobs_region(vertex_check: Callable[..., list[Check]]) -> None:
+    bucket = line(vertex_check("vertex.region=europe-west4"), "bucket")
+    assert (bucket.status, bucket.detail) == (
+        "fail",
+        "gs://my-bucket is in US-CENTRAL1, the job runs in europe-west4: Vertex AI needs the bucket in the job's region",
+    )
+    assert "gcloud storage buckets create gs://BUCKET --location europe-west4" in (bucket.fix or "")
 
 
 # ---- SageMaker ---------------------------------------------------------------------------
@@ -333,5 +347,8 @@ def test_cli_check_sagemaker_json(iam_aws: LoopbackAws, run_cli: Callable[..., A
         "write",
         "role",
         "sagemaker-api",
+        "quota",  # with a job: its instance type's training quota
     ]
-    assert {row["status"] for row in rows} == {"ok"}
+    assert {row["status"] for row in rows if row["check"] != "quota"} == {"ok"}
+    # no Service Quotas value for it on the fake: not checked, a warning, never a failure
+    assert [row["status"] for row in rows if row["check"] == "quota"] == ["warn"]

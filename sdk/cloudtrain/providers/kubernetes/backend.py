@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.provider.base import Discovered, Job, JobSummary, Provider
+    from cloudtrain.provider.quotas import QuotaNeed, QuotaReading
     from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
@@ -91,6 +92,16 @@ class Kubernetes(CloudProvider):
         from cloudtrain.providers.kubernetes import job
 
         return job.owns(job_id)
+
+    def quota_needs(self, plan: Plan) -> list[QuotaNeed]:
+        from cloudtrain.providers.kubernetes import quotas
+
+        return quotas.plan_needs(plan)
+
+    def read_quotas(self, plan: Plan, needs: list[QuotaNeed], *, clients: Any = None) -> list[QuotaReading]:
+        from cloudtrain.providers.kubernetes import quotas
+
+        return quotas.read(plan, needs, clients or _clients(KubernetesSettings.of(plan.spec)))
 
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         return discover.discover(environ)

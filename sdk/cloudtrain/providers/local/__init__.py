@@ -3,7 +3,9 @@
 ``Local()`` runs the local request; ``Local(emulate="vertex")`` plans for that provider,
 renders its real request and runs it here with the environment that provider gives each
 replica; ``fault="worker:0@epoch:1"`` makes that replica kill itself once, to watch the
-restart recover. These options belong to this provider alone: they reach it as a
+restart recover; ``refuse="capacity"`` or ``"quota"`` makes the emulated provider refuse
+the job as its service would (no capacity for it; no quota left), to watch a placement
+fail over. These options belong to this provider alone: they reach it as a
 configured provider object, never through the neutral submit path.
 
 Example:
@@ -25,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain import planning, runs
 from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
-from cloudtrain.providers.local.emulate import emulator
+from cloudtrain.provider.emulation import Emulable, RefusesWhenEmulated
+from cloudtrain.providers.local.emulate import emulable, emulator
+from cloudtrain.providers.local.records import status_record
 from cloudtrain.providers.local.render import MAX_RESTARTS, render, with_fault
 from cloudtrain_runtime import requirements
 
@@ -42,12 +46,35 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_RESTARTS", "Local", "LocalJob", "provider"]
 
+# What an emulated provider may refuse a job for (``RefusesWhenEmulated``).
+REFUSALS = ("capacity", "quota")
+
 # What every replica imports (cloudtrain_runtime.session: _start_tensorflow, _start_jax), by
 # training.keras_backend, and the extras that install it. JAX trains, tf.data feeds it.
 RUNTIME_STACK = {
     "tensorflow": (("tensorflow", "keras", "numpy"), "runtime"),
     "jax": (("jax", "keras", "tensorflow", "numpy"), "runtime,jax"),
 }
+
+
+def refuser(emulated: Emulable | None, refuse: str | None) -> RefusesWhenEmulated | None:
+    """The emulated provider that refuses jobs as ``refuse`` says; None when nothing is refused.
+
+    Raises:
+        SpecError: ``refuse`` is not a refusal, or is given without an emulated provider
+            that can refuse.
+    """
+    if refuse is None:
+        return None
+    if refuse not in REFUSALS:
+        raise SpecError(f"refuse: {refuse!r} is not a refusal; use {' or '.join(REFUSALS)}.")
+    if not isinstance(emulated, RefusesWhenEmulated):
+        able = [name for name in emulable() if isinstance(emulator(name), RefusesWhenEmulated)]
+        raise SpecError(
+            f"{refuse}@: only an emulated {' or '.join(able)} refuses jobs here; "
+            f"{emulated.name if emulated else 'the local provider'} does not."
+        )
+    return emulated
 
 
 class Local:
@@ -66,11 +93,15 @@ class Local:
     catalog_dir: Path | None = None
     color = "#5f6368"
 
-    def __init__(self, *, emulate: str | None = None, fault: str | None = None) -> None:
+    def __init__(
+        self, *, emulate: str | None = None, fault: str | None = None, refuse: str | None = None
+    ) -> None:
         self.emulate = emulate
         self.fault = fault
+        self.refuse = refuse
         with_fault({}, fault)  # a bad fault is refused before anything is planned
         self.emulated = emulator(emulate) if emulate is not None else None
+        self.refuser = refuser(self.emulated, refuse)
 
     @property
     def plans_for(self) -> str:
@@ -78,7 +109,7 @@ class Local:
         return self.emulate or self.name
 
     def __repr__(self) -> str:
-        return f"Local(emulate={self.emulate!r}, fault={self.fault!r})"
+        return f"Local(emulate={self.emulate!r}, fault={self.fault!r}, refuse={self.refuse!r})"
 
     def region(self, spec: JobSpec) -> str:
         return "local"
@@ -98,7 +129,10 @@ class Local:
         return runs.fresh()
 
     def render(self, plan: Plan) -> dict[str, Any]:
-        return with_fault(render(plan), self.fault)
+        request = with_fault(render(plan), self.fault)
+        if self.refuse == "capacity" and self.refuser is not None:
+            return {**request, "stockout": status_record(self.refuser.stockout(plan))}
+        return request
 
     def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
         """Under the storage root, as the runtime writes them; the logs in the run folder (``{job}``).
@@ -132,9 +166,14 @@ class Local:
         clients: Any = None,
         progress: OnProgress | None = None,
     ) -> LocalJob:
-        """Start the replicas here, once this Python can import what they train with."""
+        """Start the replicas here, once this Python can import what they train with.
+
+        An emulated provider told to refuse the job for quota raises what its service would.
+        """
         from cloudtrain.providers.local import run
 
+        if self.refuse == "quota" and self.refuser is not None:
+            raise self.refuser.quota_refusal(plan)
         require_runnable(plan.spec)
         return run.submit(plan, request, bundle, progress)
 

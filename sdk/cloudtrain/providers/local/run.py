@@ -38,6 +38,7 @@ from cloudtrain.providers.local.job import HOME_ENV, LocalJob, local_home, run_d
 from cloudtrain.providers.local.launcher import substitute
 from cloudtrain.providers.local.records import (
     REQUEST_FILE,
+    STATUS_FILE,
     parse_request,
     read_record,
     write_atomically,
@@ -93,7 +94,10 @@ def submit(
                 resolved = substitute(request, placeholders)
                 _upload(bundle.path, Path(resolved["upload"]["target"]), progress)
                 write_record(run_dir / REQUEST_FILE, {**resolved, KEY_FIELD: key})
-                start_detached(run_dir)
+                if "stockout" in resolved:  # the emulated service found no capacity: nothing starts
+                    write_record(run_dir / STATUS_FILE, resolved["stockout"])
+                else:
+                    start_detached(run_dir)
             except BaseException:
                 shutil.rmtree(run_dir, ignore_errors=True)  # no half-made run is left to be listed
                 raise

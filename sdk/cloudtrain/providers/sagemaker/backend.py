@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.provider.base import Discovered, Job, JobSummary, Provider
+    from cloudtrain.provider.failures import CallError
+    from cloudtrain.provider.jobs import JobStatus
+    from cloudtrain.provider.quotas import QuotaNeed, QuotaReading
     from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
@@ -104,6 +107,17 @@ class SageMaker(CloudProvider):
 
         return sweep_job.owns(job_id) or job.owns(job_id)
 
+    def quota_needs(self, plan: Plan) -> list[QuotaNeed]:
+        from cloudtrain.providers.sagemaker import quotas
+
+        return quotas.plan_needs(plan)
+
+    def read_quotas(self, plan: Plan, needs: list[QuotaNeed], *, clients: Any = None) -> list[QuotaReading]:
+        from cloudtrain.providers.sagemaker import quotas
+        from cloudtrain.providers.sagemaker.clients import AwsClients
+
+        return quotas.read(needs, clients or AwsClients(region=plan.region))
+
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         return discover.discover(environ)
 
@@ -116,6 +130,16 @@ class SageMaker(CloudProvider):
         from cloudtrain.providers.sagemaker import emulate
 
         return emulate.replicas(request, plan.region)
+
+    def quota_refusal(self, plan: Plan) -> CallError:
+        from cloudtrain.providers.sagemaker import emulate
+
+        return emulate.quota_refusal(plan)
+
+    def stockout(self, plan: Plan) -> JobStatus:
+        from cloudtrain.providers.sagemaker import emulate
+
+        return emulate.stockout(plan)
 
     def job_names(self, first: str) -> Iterator[str]:
         from cloudtrain.providers.sagemaker import emulate

@@ -31,7 +31,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog
 from cloudtrain.provider.emulation import (
@@ -44,7 +44,13 @@ from cloudtrain.provider.emulation import (
     host_python,
     restart,
 )
+from cloudtrain.provider.jobs import JobStatus
+from cloudtrain.providers.sagemaker import failures, quotas
+from cloudtrain.providers.sagemaker.clients import AwsCallError
 from cloudtrain.providers.sagemaker.job import MAX_ATTEMPTS, attempt_name
+
+if TYPE_CHECKING:
+    from cloudtrain.planning import Plan
 
 OPT_ML_CONFIG = "opt/ml/input/config"
 RESOURCE_CONFIG = f"{OPT_ML_CONFIG}/resourceconfig.json"
@@ -245,3 +251,34 @@ def _devices(instance_type: str) -> int:
         if machine.machine_type == instance_type:
             return machine.devices
     return 1
+
+
+def quota_refusal(plan: Plan) -> AwsCallError:
+    """What ``CreateTrainingJob`` raises over an account limit: ``ResourceLimitExceeded``, as AWS words it.
+
+    The message's form is SageMaker's ("The account-level service limit '<quota name>' is N
+    Instances, with current utilization of N Instances and a request delta of N Instances. Please
+    use AWS Service Quotas to request an increase for this quota."), here for a quota of 0.
+    """
+    [need] = quotas.plan_needs(plan)
+    said = (
+        f"The account-level service limit '{need.name}' is 0 Instances, with current utilization of 0 "
+        f"Instances and a request delta of {need.amount} Instances. Please use AWS Service Quotas to "
+        "request an increase for this quota"
+    )
+    return AwsCallError(
+        f"AWS create_training_job failed: ResourceLimitExceeded: {said}.", "ResourceLimitExceeded", said=said
+    )
+
+
+def stockout(plan: Plan) -> JobStatus:
+    """How a job SageMaker found no capacity for ends: Failed, with a ``CapacityError`` FailureReason.
+
+    The reason as SageMaker words it; the SageMaker Python SDK raises ``CapacityError`` for it
+    (sagemaker-python-sdk v2, ``sagemaker/session.py`` ``_check_job_status``).
+    """
+    reason = (
+        "CapacityError: Unable to provision requested ML compute capacity. "
+        "Please retry using a different ML instance type."
+    )
+    return JobStatus("failed", "Failed/Failed", reason, failures.job_failure(reason))

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.provider.base import Discovered, Job, JobSummary, Provider
+    from cloudtrain.provider.failures import CallError
+    from cloudtrain.provider.jobs import JobStatus
+    from cloudtrain.provider.quotas import QuotaNeed, QuotaReading
     from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
@@ -106,6 +109,17 @@ class Vertex(CloudProvider):
 
         return sweep_job.owns(job_id) or job.owns(job_id)
 
+    def quota_needs(self, plan: Plan) -> list[QuotaNeed]:
+        from cloudtrain.providers.vertex import quotas
+
+        return quotas.plan_needs(plan)
+
+    def read_quotas(self, plan: Plan, needs: list[QuotaNeed], *, clients: Any = None) -> list[QuotaReading]:
+        from cloudtrain.providers.vertex import quotas
+        from cloudtrain.providers.vertex.clients import VertexClients
+
+        return quotas.read(plan, needs, clients or VertexClients())
+
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         return discover.discover(environ)
 
@@ -118,6 +132,16 @@ class Vertex(CloudProvider):
         from cloudtrain.providers.vertex import emulate
 
         return emulate.replicas(request)
+
+    def quota_refusal(self, plan: Plan) -> CallError:
+        from cloudtrain.providers.vertex import emulate
+
+        return emulate.quota_refusal(plan)
+
+    def stockout(self, plan: Plan) -> JobStatus:
+        from cloudtrain.providers.vertex import emulate
+
+        return emulate.stockout(plan)
 
     def job_names(self, first: str) -> Iterator[str]:
         from cloudtrain.providers.vertex import emulate

@@ -7,6 +7,7 @@ command that sets them up. Test-only endpoints (no cloud account needed):
 
 - ``CLOUDTRAIN_VERTEX_ENDPOINT=host:port``: the JobService client talks gRPC to that
   address over an insecure channel, which carries no credentials (none are looked up).
+- ``CLOUDTRAIN_VERTEX_QUOTAS_ENDPOINT=host:port``: the Cloud Quotas client likewise.
 - ``CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT=host:port``: Cloud Logging's ``entries:list``
   is called over plain HTTP at that address, without credentials.
 - ``STORAGE_EMULATOR_HOST=http://host:port``: google-cloud-storage's own setting for
@@ -44,6 +45,7 @@ from cloudtrain.providers.vertex import failures
 T = TypeVar("T")
 
 ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_ENDPOINT"
+QUOTAS_ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_QUOTAS_ENDPOINT"
 LOGGING_ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_LOGGING_ENDPOINT"
 LOGGING_URL = "https://logging.googleapis.com"
 LOGGING_READ_SCOPE = "https://www.googleapis.com/auth/logging.read"
@@ -59,9 +61,15 @@ DEPENDENCIES = (
 )
 
 VERTEX_API = "aiplatform.googleapis.com"
+QUOTAS_API = "cloudquotas.googleapis.com"
 STORAGE_API = "storage.googleapis.com"
 LOGGING_API = "logging.googleapis.com"
-TITLES = {VERTEX_API: "Vertex AI", STORAGE_API: "Cloud Storage", LOGGING_API: "Cloud Logging"}
+TITLES = {
+    VERTEX_API: "Vertex AI",
+    STORAGE_API: "Cloud Storage",
+    LOGGING_API: "Cloud Logging",
+    QUOTAS_API: "Cloud Quotas",
+}
 
 ADC_FIX = "No usable Google credentials. Run:\n  $ gcloud auth application-default login"
 
@@ -203,12 +211,14 @@ class VertexClients:
 
     Args:
         jobs: an ``aiplatform_v1.JobServiceClient`` (any transport).
+        quotas: a ``cloudquotas_v1.CloudQuotasClient`` for the quota preflight.
         storage: a ``google.cloud.storage.Client`` for the code upload.
         logs: a ``requests``-style session for Cloud Logging, with ``logging_url``.
         sleep: how to wait between retries and polls (tests pass a recorder).
     """
 
     jobs: Any = None
+    quotas: Any = None
     storage: Any = None
     logs: Any = None
     logging_url: str | None = None
@@ -219,13 +229,18 @@ class VertexClients:
             self.jobs = job_service_client(region)
         return self.jobs
 
+    def quota_service(self) -> Any:
+        if self.quotas is None:
+            self.quotas = cloud_quotas_client()
+        return self.quotas
+
     def storage_client(self, project: str | None) -> Any:
         if self.storage is None:
             self.storage = cloud_storage_client(project)
         return self.storage
 
     def __repr__(self) -> str:
-        given = [name for name in ("jobs", "storage", "logs") if getattr(self, name) is not None]
+        given = [name for name in ("jobs", "quotas", "storage", "logs") if getattr(self, name) is not None]
         return f"VertexClients(given={given})"
 
 
@@ -262,6 +277,35 @@ def job_service_client(region: str) -> Any:
         return aiplatform_v1.JobServiceClient(
             client_options={"api_endpoint": f"{region}-aiplatform.googleapis.com"}
         )
+    except auth_exceptions.DefaultCredentialsError as exc:
+        raise CredentialsError(ADC_FIX) from exc
+
+
+def cloud_quotas_client() -> Any:
+    """A ``CloudQuotasClient`` (google-cloud-quotas), or one for ``$CLOUDTRAIN_VERTEX_QUOTAS_ENDPOINT``.
+
+    The Cloud Quotas API is global (cloudquotas.googleapis.com); the test endpoint gets an
+    insecure gRPC channel and no credentials, as the JobService's does.
+
+    Raises:
+        CredentialsError: no Application Default Credentials are set up.
+        MissingDependencyError: google-cloud-quotas is not installed.
+    """
+    require_google()
+    require("google.cloud.cloudquotas_v1", "vertex")
+    from google.auth import exceptions as auth_exceptions
+    from google.cloud import cloudquotas_v1
+
+    endpoint = os.environ.get(QUOTAS_ENDPOINT_ENV)
+    if endpoint:
+        import grpc
+        from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import CloudQuotasGrpcTransport
+
+        return cloudquotas_v1.CloudQuotasClient(
+            transport=CloudQuotasGrpcTransport(channel=grpc.insecure_channel(endpoint))
+        )
+    try:
+        return cloudquotas_v1.CloudQuotasClient()
     except auth_exceptions.DefaultCredentialsError as exc:
         raise CredentialsError(ADC_FIX) from exc
 

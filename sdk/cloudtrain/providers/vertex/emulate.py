@@ -19,7 +19,7 @@ import itertools
 import secrets
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain.provider.emulation import (
     CPU_DEVICES_ENV,
@@ -29,6 +29,12 @@ from cloudtrain.provider.emulation import (
     host_python,
     restart,
 )
+from cloudtrain.provider.jobs import JobStatus
+from cloudtrain.providers.vertex import failures, quotas
+from cloudtrain.providers.vertex.clients import GoogleCallError
+
+if TYPE_CHECKING:
+    from cloudtrain.planning import Plan
 
 # Vertex maps worker pool i to a TF_CONFIG task type (https://cloud.google.com/vertex-ai/docs/training/distributed-training).
 POOL_TASK_TYPES = ("chief", "worker", "ps", "evaluator")
@@ -157,3 +163,34 @@ def job_names(first: str) -> Iterator[str]:
     """
     low, high = 10 ** (JOB_ID_DIGITS - 1), 10**JOB_ID_DIGITS
     return (str(low + secrets.randbelow(high - low)) for _ in itertools.count())
+
+
+def quota_refusal(plan: Plan) -> GoogleCallError:
+    """What ``CreateCustomJob`` raises over a training quota: 429 RESOURCE_EXHAUSTED naming the metric.
+
+    Google's words, as users met them (github.com/GoogleCloudPlatform/stable-diffusion-on-gcp/issues/12):
+    "The following quota metrics exceed quota limits: aiplatform.googleapis.com/custom_model_training_nvidia_l4_gpus".
+    """
+    metrics = (
+        ", ".join(need.name for need in quotas.plan_needs(plan))
+        or f"{quotas.SERVICE}/custom_model_training_cpus"
+    )
+    said = f"The following quota metrics exceed quota limits: {metrics}"
+    parent = f"projects/{plan.spec.vertex.project}/locations/{plan.region}"  # type: ignore[attr-defined]
+    return GoogleCallError(
+        f"Could not create a custom job in {parent}: {said} (ResourceExhausted). Request more quota, "
+        "or use another accelerator or region.",
+        code="RESOURCE_EXHAUSTED",
+        cause="quota",
+        said=said,
+    )
+
+
+def stockout(plan: Plan) -> JobStatus:
+    """How a job Vertex found no capacity for ends: failed, once every zone of the region was tried.
+
+    The message as Vertex words it (github.com/openreview/openreview-expertise/issues/401);
+    the code, RESOURCE_EXHAUSTED (8), is google.rpc's for an exhausted resource.
+    """
+    message = f"Resources are insufficient in region: {plan.region}. Please try a different region."
+    return JobStatus("failed", "JOB_STATE_FAILED", message, failures.job_failure(8, message))

@@ -89,7 +89,7 @@ def check_setup(
     return [
         found.check,
         *settings,
-        *storage_checks(root, project, clients),
+        *storage_checks(root, project, clients, region=region),
         api_check(project, region, clients),
     ]
 
@@ -144,8 +144,8 @@ def region_check(spec: JobSpec, sources: Sources) -> Check:
     return Check("region", OK, f"{VertexSettings.of(spec).region} (from {sources.label('vertex.region')})")
 
 
-def storage_checks(root: str, project: str | None, clients: VertexClients) -> list[Check]:
-    """The bucket of ``root`` exists, and a probe object under ``root`` can be written and deleted."""
+def storage_checks(root: str, project: str | None, clients: VertexClients, *, region: str) -> list[Check]:
+    """The bucket of ``root`` exists in the job's ``region``, and a probe object under ``root`` can be written and deleted."""
     if not root.startswith("gs://"):
         return [
             Check(
@@ -168,8 +168,26 @@ def storage_checks(root: str, project: str | None, clients: VertexClients) -> li
         )
     except CloudtrainError as error:
         return [failed("bucket", error, bucket_call), *skipped(["write"], "the bucket check failed")]
-    where = f" in {bucket.location}" if bucket.location else ""
-    return [Check("bucket", OK, f"gs://{name} exists{where}"), write_check(bucket, prefix, clients.sleep)]
+    return [location_check(name, bucket.location or "", region), write_check(bucket, prefix, clients.sleep)]
+
+
+def location_check(name: str, location: str, region: str) -> Check:
+    """The bucket is in the job's region, as Vertex AI requires: a multi-region or another region is refused.
+
+    Vertex AI answers a job whose bucket is elsewhere with FAILED_PRECONDITION "The Cloud
+    Storage bucket of gs://... is in location `us`. It must be in the same regional location
+    as the service location" (github.com/googleapis/python-aiplatform/issues/885).
+    """
+    if not location or location.lower() == region.lower():
+        where = f" in {location}" if location else ""
+        return Check("bucket", OK, f"gs://{name} exists{where}")
+    return Check(
+        "bucket",
+        FAIL,
+        f"gs://{name} is in {location}, the job runs in {region}: Vertex AI needs the bucket in the job's region",
+        f"Use a bucket in {region} for vertex.storage_root (or the placement candidate's storage_root): "
+        f"gcloud storage buckets create gs://BUCKET --location {region}",
+    )
 
 
 def write_check(bucket: Any, prefix: str, sleep: Callable[[float], None]) -> Check:

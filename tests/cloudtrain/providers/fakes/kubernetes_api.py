@@ -69,6 +69,10 @@ class FakeKubernetes:
     failures: list[int] = field(default_factory=list)  # statuses the next requests answer, in order
     # A ResourceQuota of the namespace whose object count a new JobSet would exceed, by name.
     full_quota: str = ""
+    # The namespaces' ResourceQuotas: (namespace, name) -> (status.hard, status.used).
+    resource_quotas: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = field(
+        default_factory=dict
+    )
     lock: threading.Lock = field(default_factory=threading.Lock)
     _versions: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -79,6 +83,7 @@ class FakeKubernetes:
             self.controller = False
             self.forbidden = set()
             self.full_quota = ""
+            self.resource_quotas.clear()
             self.jobsets.clear()
             self.pods.clear()
             self.logs.clear()
@@ -209,6 +214,7 @@ def _handler(fake: FakeKubernetes) -> type[BaseHTTPRequestHandler]:
         ),
         ("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)", _get_namespace),
         ("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)/pods", _list_pods),
+        ("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)/resourcequotas", _list_resource_quotas),
         ("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)/log", _pod_log),
         ("POST", r"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", _access_review),
     ]
@@ -451,6 +457,31 @@ def _delete_jobset(fake: FakeKubernetes, handler: Handler, params: Params, query
             "details": {"name": name, "group": GROUP, "kind": PLURAL, "uid": found["metadata"]["uid"]},
         },
     )
+
+
+def _list_resource_quotas(
+    fake: FakeKubernetes, handler: Handler, params: Params, query: Params, body: Any
+) -> None:
+    """core/v1 ResourceQuotaList: each quota's ``spec.hard`` and ``status`` (hard, used), as the API answers."""
+    if _refused(fake, handler, "list", "resourcequotas", params["ns"]):
+        return
+    items = [
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": name, "namespace": namespace, "uid": str(uuid.uuid4())},
+            "spec": {"hard": hard},
+            "status": {"hard": hard, "used": used},
+        }
+        for (namespace, name), (hard, used) in fake.resource_quotas.items()
+        if namespace == params["ns"]
+    ]
+    listing = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuotaList",
+        "metadata": {"resourceVersion": fake.version()},
+    }
+    handler.send_json(200, {**listing, "items": items})
 
 
 def _get_namespace(fake: FakeKubernetes, handler: Handler, params: Params, query: Params, body: Any) -> None:

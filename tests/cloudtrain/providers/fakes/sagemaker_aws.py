@@ -1,4 +1,4 @@
-"""Loopback AWS for the SageMaker backend: moto (S3, CloudWatch Logs) plus the fake SageMaker.
+"""Loopback AWS for the SageMaker backend: moto (S3, CloudWatch Logs), the fake SageMaker and Service Quotas.
 
 moto in server mode is faithful for S3 and Logs; SageMaker is ``sagemaker_service``.
 Both listen on 127.0.0.1 and the real boto3 clients reach them through endpoint URLs,
@@ -23,6 +23,7 @@ from cloudtrain.providers.sagemaker.clients import AwsClients
 from cloudtrain.providers.sagemaker.logs import LOG_GROUP
 
 from .sagemaker_service import FakeSageMaker
+from .service_quotas import FakeServiceQuotas
 
 REGION = "us-east-1"
 BUCKET = "my-bucket"
@@ -50,6 +51,7 @@ class LoopbackAws:
     def __init__(self) -> None:
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self.sagemaker = FakeSageMaker(REGION)
+        self.quotas = FakeServiceQuotas()
         self.sleeps: list[float] = []
         self.env: dict[str, str] = {}
         self._t0 = int(time.time() * 1000)
@@ -64,6 +66,7 @@ class LoopbackAws:
             "AWS_ENDPOINT_URL_S3": moto_url,
             "AWS_ENDPOINT_URL_CLOUDWATCH_LOGS": moto_url,
             "AWS_ENDPOINT_URL_SAGEMAKER": self.sagemaker.serve(),
+            "AWS_ENDPOINT_URL_SERVICE_QUOTAS": self.quotas.serve(),
         }
         return self
 
@@ -73,12 +76,14 @@ class LoopbackAws:
         moto_url = self.env["AWS_ENDPOINT_URL_S3"]
         urllib.request.urlopen(urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")).close()
         self.sagemaker.reset()
+        self.quotas.reset()
         self.sleeps.clear()
         self._t0 = int(time.time() * 1000)
         self.client("s3").create_bucket(Bucket=BUCKET)
 
     def stop(self) -> None:
         self.sagemaker.shutdown()
+        self.quotas.shutdown()
         self.moto.stop()
 
     def __enter__(self) -> LoopbackAws:
@@ -107,7 +112,7 @@ class LoopbackAws:
 
     def client(self, service: str, endpoint_url: str | None = None) -> Any:
         """A real boto3 client for ``service`` on its loopback endpoint, no botocore retries."""
-        name = "CLOUDWATCH_LOGS" if service == "logs" else service.upper()
+        name = "CLOUDWATCH_LOGS" if service == "logs" else service.upper().replace("-", "_")
         url = endpoint_url or self.env[f"AWS_ENDPOINT_URL_{name}"]
         return _session().client(service, endpoint_url=url, config=Config(retries={"total_max_attempts": 1}))
 

@@ -202,7 +202,7 @@ class FakeSageMaker:
                 "TrainingJobStatus": job.step[0],
             }
             for name, job in self.jobs.items()
-            if contains in name
+            if contains in name and params.get("StatusEquals", job.step[0]) == job.step[0]
         ]
         return {"TrainingJobSummaries": summaries}
 

@@ -43,6 +43,8 @@ from grpc_status import rpc_status
 SERVICE = "google.cloud.aiplatform.v1.JobService"
 # labels.KEY="VALUE" (equality) or labels.KEY:* (the key exists), as ListCustomJobsRequest.filter documents.
 LABEL_FILTER = re.compile(r'\Alabels\.([a-z][a-z0-9_-]*)(?:="([a-z0-9_-]*)"|(:\*))\Z')
+# state=JOB_STATE_X, alone or joined by OR (ListCustomJobsRequest.filter: "state supports = and !=").
+STATE_FILTER = re.compile(r"state=JOB_STATE_[A-Z_]+(?: OR state=JOB_STATE_[A-Z_]+)*")
 DEFAULT_STATES = ("JOB_STATE_QUEUED", "JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED")
 ENDED_STATES = (
     "JOB_STATE_SUCCEEDED",
@@ -228,12 +230,16 @@ class FakeJobService:
 
     def _list(self, request: Any, context: grpc.ServicerContext) -> aiplatform_v1.ListCustomJobsResponse:
         match = LABEL_FILTER.match(request.filter)
-        if request.filter and not match:
+        states = STATE_FILTER.fullmatch(request.filter)
+        if request.filter and not (match or states):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Unsupported filter: {request.filter}")
+        wanted = set(re.findall(r"state=(JOB_STATE_[A-Z_]+)", request.filter)) if states else None
         jobs = [
             job
             for name, job in self.jobs.items()
-            if name.startswith(f"{request.parent}/") and (not match or _matches(job, *match.groups()))
+            if name.startswith(f"{request.parent}/")
+            and (not match or _matches(job, *match.groups()))
+            and (wanted is None or job.state.name in wanted)
         ]
         return aiplatform_v1.ListCustomJobsResponse(custom_jobs=jobs)
 

@@ -7,11 +7,15 @@ emulator. ``reset`` empties the bucket, so one server can serve a whole test ses
 from __future__ import annotations
 
 import contextlib
+import json
+import urllib.request
 from collections.abc import Iterator
 
 from gcp_storage_emulator.server import create_server
 
 BUCKET = "my-bucket"  # the bucket of examples/binary_classifier/job.yaml's vertex.storage_root
+# Where it is: the example job's region, as Vertex AI requires (Cloud Storage names locations in capitals).
+LOCATION = "US-CENTRAL1"
 
 
 class FakeStorage:
@@ -26,10 +30,24 @@ class FakeStorage:
         self._server.start()
         try:
             # The emulator binds port 0 itself and has no public accessor for the port it got.
-            yield f"http://127.0.0.1:{self._server._api._httpd.server_address[1]}"
+            url = f"http://127.0.0.1:{self._server._api._httpd.server_address[1]}"
+            _locate(url, BUCKET, LOCATION)
+            yield url
         finally:
             self._server.stop()
 
     def reset(self) -> None:
         """Delete every object; the buckets stay."""
         self._server.wipe(keep_buckets=True)
+
+
+def _locate(url: str, bucket: str, location: str) -> None:
+    """Put ``bucket`` in ``location``, through the JSON API's buckets.patch (the emulator creates it in US)."""
+    body = json.dumps({"location": location}).encode()
+    patch = urllib.request.Request(
+        f"{url}/storage/v1/b/{bucket}",
+        data=body,
+        method="PATCH",
+        headers={"Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(patch).close()
