@@ -80,7 +80,7 @@ def plan(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None
     >>> plan(spec, "local").replicas
     2
     """
-    spec = _spec_of(spec)
+    spec = _spec_of(spec, provider)
     if provider is None or isinstance(provider, str):
         # By name, not through ``provider.plan``: a provider's own plan() may call cloudtrain.plan.
         return planning.plan(spec, registry.get(provider or spec.provider))
@@ -110,13 +110,13 @@ def estimate(
     return compare.estimate(_spec_of(spec), throughput=throughput, **scope)
 
 
-def _spec_of(spec: JobSpec | str | os.PathLike[str]) -> JobSpec:
-    """A JobSpec as given, or the one at a path, loaded by ``as_spec``.
+def _spec_of(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> JobSpec:
+    """A JobSpec as given, or the one at a path, loaded by ``as_spec`` for ``provider``.
 
     Planning and pricing never read the code, so a JobSpec's code is not looked for on
     disk: a job can be planned and priced before its code is written.
     """
-    return spec if isinstance(spec, JobSpec) else as_spec(spec)
+    return spec if isinstance(spec, JobSpec) else as_spec(spec, provider=provider)
 
 
 # The bundle name and run id a request is checked against before the code is packed.
@@ -138,7 +138,7 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     >>> validate("examples/binary_classifier/job.yaml", "sagemaker").machine.machine_type  # doctest: +SKIP
     'ml.g4dn.xlarge'
     """
-    spec = as_spec(spec)
+    spec = as_spec(spec, provider=provider)
     target = provider_for(provider, spec)
     planned = target.plan(spec)
     placeholder_request(planned, target)

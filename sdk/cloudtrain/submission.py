@@ -33,13 +33,19 @@ if TYPE_CHECKING:
     from cloudtrain.sweep.submit import SweepSubmission
 
 
-def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:
+def as_spec(
+    spec: JobSpec | str | os.PathLike[str],
+    overrides: tuple[str, ...] = (),
+    *,
+    provider: str | Provider | None = None,
+) -> JobSpec:
     """Accept a JobSpec, or the path of a job.yaml (with optional ``KEY=VALUE`` overrides).
 
     Either way the code is checked on disk first (``cloudtrain.usercode``); a JobSpec's
     ``code.source_dir`` is taken as it is, relative to the current folder. A path gets
-    the profile and environment defaults (``cloudtrain.defaults``); a JobSpec is used as
-    written (``cloudtrain.with_defaults(spec)`` applies them).
+    the profile and environment defaults (``cloudtrain.defaults``) for ``provider``, the
+    one the job goes to (default: the spec's); a JobSpec is used as written
+    (``cloudtrain.with_defaults(spec)`` applies them).
 
     Raises:
         SpecError: the spec is invalid, or its code is missing or lacks a required function;
@@ -53,7 +59,12 @@ def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] =
             f"Expected a JobSpec or the path of a job spec. Received: {type(spec).__name__}. "
             "Pass cloudtrain.JobSpec(**data), or a path such as 'job.yaml'."
         )
-    return load_spec(os.fspath(spec), overrides)
+    return load_spec(os.fspath(spec), overrides, provider=provider_name(provider))
+
+
+def provider_name(provider: str | Provider | None) -> str | None:
+    """The name of ``provider``, given by name or as a provider object; None for the spec's own."""
+    return provider if provider is None or isinstance(provider, str) else provider.name
 
 
 def pack_code(plan_: Plan) -> tuple[Plan, bundles.Bundle]:
@@ -123,7 +134,7 @@ def prepare(
     A billed job's request carries the cost expected now (``budget.expected_cost``: from
     ``throughput`` if given, else the worst case), for ``status`` to set beside the actual.
     """
-    spec = as_spec(spec)
+    spec = as_spec(spec, provider=provider)
     target = provider_for(provider, spec)
     planned = target.plan(spec).with_run(run_id)
     if target.billed:

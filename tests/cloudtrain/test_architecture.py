@@ -55,6 +55,8 @@ LAYERS = (
             "cloudtrain.catalog",
             "cloudtrain.buckets",
             "cloudtrain.uris",
+            "cloudtrain.files",
+            "cloudtrain.boundedyaml",
         ),
     ),
     ("spec", ("cloudtrain.sections", "cloudtrain.spec", "cloudtrain.usercode")),

@@ -129,7 +129,7 @@ def bench_command(
     from cloudtrain.recommend import load_target
     from cloudtrain.specfile import load_spec
 
-    spec = load_spec(job, overrides, profile=profile)
+    spec = load_spec(job, overrides, profile=profile, provider=provider)
     target = load_target(target_from, spec) if target_from else None  # a bad file fails before any run
     usd = worst_cost(spec, provider)
     if usd is not None:

@@ -74,7 +74,7 @@ def check_command(
     from cloudtrain.provider import registry
     from cloudtrain_runtime.diagnosis import exit_code, render_json, render_text
 
-    spec, sources = load_settings(job, overrides, profile)
+    spec, sources = load_settings(job, overrides, profile, provider=provider)
     checks = setup_checks(registry.get(provider or spec.provider), spec, sources)
     click.echo(render_json(checks) if as_json else render_text(checks))
     click.get_current_context().exit(exit_code(checks))

@@ -82,8 +82,8 @@ def compare_command(
     from cloudtrain.scaling.plot import plot
     from cloudtrain.specfile import load_settings, load_spec
 
-    settings = load_settings(None, profile=profile)[0]
-    spec = load_spec(spec_path, (), profile=profile) if spec_path else None
+    settings = load_settings(None, profile=profile, provider=provider)[0]
+    spec = load_spec(spec_path, (), profile=profile, provider=provider) if spec_path else None
     found = compare(*runs, target=target, metric=metric, settings=settings, spec=spec, provider=provider)
     if plot_path:
         click.echo(f"Plot written to {plot(found, plot_path)}", err=True)

@@ -75,7 +75,7 @@ def list_command(provider: str | None, show_all: bool, profile: str | None, as_j
     """
     for name in _unlisted(provider):
         click.echo(f"{name}: cannot list its jobs yet; skipped.", err=True)
-    settings = load_settings(None, profile=profile)[0]
+    settings = load_settings(None, profile=profile, provider=provider)[0]
     listing = api.list_jobs(provider, limit=None if show_all else DEFAULT_LIMIT, settings=settings)
     for name, why in listing.skipped.items():
         click.echo(f"{name}: skipped: {why}", err=True)

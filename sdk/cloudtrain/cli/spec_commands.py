@@ -37,7 +37,8 @@ def validate(
     from cloudtrain import api
 
     try:
-        planned = api.validate(load_spec(job, overrides, profile=profile, check_code=False), provider)
+        spec = load_spec(job, overrides, profile=profile, check_code=False, provider=provider)
+        planned = api.validate(spec, provider)
     except SpecError as err:
         if not as_json:
             raise
@@ -73,7 +74,7 @@ def plan_command(
       cloudtrain plan job.yaml --provider vertex --run-id 2026-12-03   where that run's model lands
       cloudtrain plan job.yaml --provider sagemaker --json | jq .global_batch
     """
-    spec, sources = load_spec_sources(job, overrides, profile=profile)
+    spec, sources = load_spec_sources(job, overrides, profile=profile, provider=provider)
     planned = plan(spec, registry.get(provider or spec.provider)).with_run(run_id)
     if as_json:
         click.echo(json.dumps({**planned.to_dict(), "sources": sources.fields}, indent=2))
