@@ -25,8 +25,10 @@ import os
 import select
 import stat
 import time
+from typing import Any
 
 from cloudtrain.errors import CloudtrainError
+from cloudtrain_runtime.inputs import loads
 
 # How long a special file (a pipe) may stay silent before its reader gives up.
 WAIT_S = 5.0
@@ -34,13 +36,21 @@ _CHUNK = 1 << 16
 SHOWN_CHARS = 80
 
 
-class UnreadableFile(CloudtrainError):
-    """A file that cannot be read as the caller needs it: ``str()`` is ``PATH: the problem``."""
+class FileProblem(CloudtrainError):
+    """A file that cannot be read or written as the caller needs: ``str()`` is ``PATH: the problem``."""
 
     def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
         super().__init__(f"{path}: {problem}")
         self.path = str(path)
         self.problem = problem
+
+
+class UnreadableFile(FileProblem):
+    """A file that cannot be read as the caller needs it."""
+
+
+class UnwritableFile(FileProblem):
+    """A path the user named that cannot take what cloudtrain writes there."""
 
 
 def read_bytes(
@@ -95,6 +105,46 @@ def read_text(
         UnreadableFile: as ``read_bytes``, or the bytes are not UTF-8 text.
     """
     return decoded(read_bytes(path, limit=limit, special=special, wait_s=wait_s), path)
+
+
+def read_json(path: str | os.PathLike[str], *, limit: int) -> Any:
+    """The JSON document in the file at ``path`` (``read_text``, then ``cloudtrain_runtime.inputs.loads``).
+
+    Raises:
+        FileNotFoundError: nothing is at ``path``.
+        UnreadableFile: as ``read_text``, or the text is not JSON (NaN, 4,300-digit
+            numbers and nesting too deep included).
+    """
+    text = read_text(path, limit=limit)
+    try:
+        return loads(text)
+    except ValueError as exc:
+        raise UnreadableFile(path, f"not JSON ({_cut(str(exc))}).") from None
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path``, creating or replacing the file, and say so if any of it failed.
+
+    Opened without blocking, so a FIFO with no reader fails at once rather than waiting;
+    every write error (a full disk, ``/dev/full``, a missing folder) is raised, never lost
+    in a buffer closed behind the caller's back.
+
+    Raises:
+        UnwritableFile: the path cannot be opened for writing, or a write failed.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except (OSError, ValueError) as exc:
+        raise UnwritableFile(_shown(path), f"cannot be written ({_reason(exc)}).") from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as exc:
+        raise UnwritableFile(path, f"cannot be written ({_reason(exc)}).") from None
+    finally:
+        os.close(fd)
 
 
 def decoded(raw: bytes, path: str | os.PathLike[str]) -> str:
@@ -171,9 +221,14 @@ def _read_special(fd: int, limit: int, deadline: float) -> bytes:
 
 def _shown(path: str | os.PathLike[str]) -> str:
     """The path quoted and cut short: one that holds a NUL byte may hold anything else too."""
-    text = repr(os.fsdecode(path))
+    return _cut(repr(os.fsdecode(path)))
+
+
+def _cut(text: str) -> str:
     return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}…"
 
 
-def _reason(exc: OSError) -> str:
+def _reason(exc: OSError | ValueError) -> str:
+    if isinstance(exc, ValueError):  # a NUL byte in the path
+        return "the path holds a NUL byte"
     return exc.strerror or type(exc).__name__

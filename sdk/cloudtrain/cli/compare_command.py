@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cloudtrain.cli import tables
-from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
+from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, plot_option, profile_option
 from cloudtrain.cost.units import dollars, duration
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ RUN_COLUMNS = (
 @click.option(
     "--metric", help="The metric to compare without --target. Default: a validation metric every run logged."
 )
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Also draw the runs to this PNG.")
+@plot_option("the runs", "plot_path")
 @click.option(
     "--spec",
     "spec_path",

@@ -20,6 +20,7 @@ from cloudtrain.cli import tables
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
 from cloudtrain.cost.actual import ActualCost, actual_cost
 from cloudtrain.errors import CloudtrainError
+from cloudtrain.messages import quote
 from cloudtrain.planning import WORST_CASE
 from cloudtrain.provider import registry
 from cloudtrain.provider.base import JobSummary
@@ -102,7 +103,7 @@ def resolve(reference: str, provider: str | None = None) -> str:
     """
     if not reference.strip():
         raise JobLookupError(
-            f"No job given: the job reference {reference!r} is empty. Give its full ID, its name or "
+            f"No job given: the job reference {quote(reference)} is empty. Give its full ID, its name or "
             "part of its id as `cloudtrain list` shows it (is the shell variable you passed set?)."
         )
     if any(p.owns(reference) for p in _candidates(provider)):
@@ -115,11 +116,11 @@ def resolve(reference: str, provider: str | None = None) -> str:
         return matches[0].id
     if not matches:
         raise JobLookupError(
-            f"No job matches {reference!r}: give its full ID, its name or part of its id as "
+            f"No job matches {quote(reference)}: give its full ID, its name or part of its id as "
             "`cloudtrain list --all` shows it."
         )
     ids = "\n  ".join(job.id for job in matches)
-    raise JobLookupError(f"{reference!r} matches {len(matches)} jobs; give one of their IDs:\n  {ids}")
+    raise JobLookupError(f"{quote(reference)} matches {len(matches)} jobs; give one of their IDs:\n  {ids}")
 
 
 def complete_job_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:

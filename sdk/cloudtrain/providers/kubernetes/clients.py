@@ -198,7 +198,7 @@ def connect(context: str | None, environ: dict[str, str] | None = None) -> tuple
 
 def _no_context(found: kubeconfig.Kubeconfig, context: str | None) -> str:
     names = ", ".join(shorten(name) for name in list(found.contexts)[:20]) or "none"
-    where = ", ".join(shorten(str(path)) for path in found.files)
+    where = ", ".join(str(path) for path in found.files)
     if context is None:
         current = found.current.name if found.current else None
         what = (
@@ -242,7 +242,7 @@ def _load(found: kubeconfig.Kubeconfig, chosen: kubeconfig.Entry, configuration:
     # value of the wrong shape with whatever Python raises: each is one line here.
     except (ConfigException, OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         raise CredentialsError(
-            f"The kubeconfig context {quote(chosen.name)} ({shorten(str(chosen.path))}) cannot be used: "
+            f"The kubeconfig context {quote(chosen.name)} ({chosen.path}) cannot be used: "
             f"{shorten(str(exc) or type(exc).__name__)}"
         ) from None
 

@@ -33,7 +33,6 @@ from typing import Any
 
 from cloudtrain import boundedyaml, files
 from cloudtrain.errors import CredentialsError
-from cloudtrain.messages import shorten
 from cloudtrain.provider.discovery import home
 
 KUBECONFIG_VARIABLE = "KUBECONFIG"
@@ -58,7 +57,7 @@ class KubeconfigError(CredentialsError):
     """
 
     def __init__(self, path: Path, problem: str) -> None:
-        self.detail = f"kubeconfig {shorten(str(path))}: {problem}"
+        self.detail = f"kubeconfig {path}: {problem}"
         super().__init__(f"{self.detail} {FIX}")
 
 

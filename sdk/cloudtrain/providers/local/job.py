@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.messages import quote
 from cloudtrain.outputs import Outputs
 from cloudtrain.provider import JobStatus
 from cloudtrain.provider.base import TERMINAL_STATES, JobSummary, Stored
@@ -76,7 +77,7 @@ def run_dir_for(job_id: str) -> Path:
     """
     name = job_id.removeprefix("local:")
     if not job_id.startswith("local:") or not RUN_NAME.fullmatch(name):
-        raise ProviderError(f"{job_id!r} is not a local job ID. Expected {ID_FORM}.")
+        raise ProviderError(f"{quote(job_id)} is not a local job ID. Expected {ID_FORM}.")
     return local_home() / "runs" / name
 
 
