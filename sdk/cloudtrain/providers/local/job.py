@@ -167,8 +167,10 @@ class LocalJob(WaitsByPolling):
         launcher is gone, ``orphans.stop_and_tidy`` does its part. Only the process
         records are needed, and only a process proven to be the recorded one is
         signalled (``ProcessRecord.signal``); cancelling a run that has ended does nothing.
+        A damaged ``launcher.pid`` stops nothing once the launcher has been silent for
+        ``orphans.SILENT_S``: it is gone, and its replicas are stopped by their own records.
         """
-        launcher = self._launcher()
+        launcher = self._launcher_unless_gone()
         if launcher is not None and launcher.is_alive() and launcher.signal(signal.SIGTERM):
             deadline = time.monotonic() + CANCEL_WAIT_S
             while launcher.is_alive() and time.monotonic() < deadline:
@@ -178,6 +180,20 @@ class LocalJob(WaitsByPolling):
 
     def _launcher(self) -> ProcessRecord | None:
         return read_record(self.run_dir / LAUNCHER_FILE, ProcessRecord.from_json)
+
+    def _launcher_unless_gone(self) -> ProcessRecord | None:
+        """The launcher's record; None when it is damaged but the launcher has long been silent.
+
+        Raises:
+            ProviderError: the record is damaged and the launcher was seen alive lately,
+                so it may run and cannot be proven to be the process to stop.
+        """
+        try:
+            return self._launcher()
+        except ProviderError:
+            if orphans.seen_lately(self.run_dir):
+                raise
+            return None
 
     def _launcher_runs(self) -> bool:
         launcher = self._launcher()
