@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack, overload
 
 from cloudtrain import planning, runs
-from cloudtrain.errors import CloudtrainError
+from cloudtrain.arguments import CALLABLE, COUNT, FLAG, TEXT, TEXTS, expect, instance_of
+from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.planning import WORST_CASE, ExpectedCost, Plan
 from cloudtrain.progress import OnProgress
 from cloudtrain.provider import Job, Provider, registry
@@ -81,10 +82,11 @@ def plan(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None
     2
     """
     spec = _spec_of(spec, provider)
+    target = provider_for(provider, spec)
     if provider is None or isinstance(provider, str):
         # By name, not through ``provider.plan``: a provider's own plan() may call cloudtrain.plan.
-        return planning.plan(spec, registry.get(provider or spec.provider))
-    return provider.plan(spec)
+        return planning.plan(spec, target)
+    return target.plan(spec)
 
 
 def estimate(
@@ -106,7 +108,17 @@ def estimate(
     ('cheapest', 'pareto')
     """
     from cloudtrain.cost import compare
+    from cloudtrain.cost.inputs import CostSettings
 
+    _expect_throughput(throughput)
+    unknown = sorted(set(scope) - set(compare.Scope.__annotations__))
+    if unknown:
+        raise SpecError(f"estimate() takes no {unknown[0]!r}. Valid: providers, regions, settings.")
+    expect(
+        providers=(scope.get("providers", ()), TEXTS),
+        regions=(scope.get("regions", ()), TEXTS),
+        settings=(scope.get("settings"), instance_of(CostSettings, "a cloudtrain.cost.CostSettings") | None),
+    )
     return compare.estimate(_spec_of(spec), throughput=throughput, **scope)
 
 
@@ -117,6 +129,19 @@ def _spec_of(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     disk: a job can be planned and priced before its code is written.
     """
     return spec if isinstance(spec, JobSpec) else as_spec(spec, provider=provider)
+
+
+def _expect_throughput(throughput: object, *, optional: bool = False) -> None:
+    """Refuse a ``throughput`` that is neither ``RATE@ACCELERATOR``, a path nor a ``Throughput``.
+
+    Checked up front: a job that is not billed never reads it, and would take any value silently.
+    """
+    if isinstance(throughput, str) or (optional and throughput is None):
+        return
+    from cloudtrain.cost.throughput import Throughput
+
+    kind = TEXT | instance_of(Throughput, "a cloudtrain.cost.Throughput")
+    expect(throughput=(throughput, kind | None if optional else kind))
 
 
 # The bundle name and run id a request is checked against before the code is packed.
@@ -209,6 +234,8 @@ def submit(
         BudgetError: the estimate (or worst case) exceeds ``limits.max_cost_usd`` and ``force``
             is False; or ``strict_budget`` and the price is unknown.
     """
+    expect(force=(force, FLAG), strict_budget=(strict_budget, FLAG), progress=(progress, CALLABLE | None))
+    _expect_throughput(throughput, optional=True)
     submission = prepare(spec, provider, run_id=run_id, throughput=throughput)
     if submission.provider.billed:
         from cloudtrain.cost import budget
@@ -224,6 +251,7 @@ def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> 
     Raises:
         CloudtrainError: ``job_id`` is empty or blank, or no provider owns it.
     """
+    expect(job_id=(job_id, TEXT), provider=(provider, TEXT | None))
     if not job_id.strip():
         raise CloudtrainError(f"No job ID given ({job_id!r}). Pass the ID that submit printed.")
     owner = registry.get(provider) if provider else registry.for_job(job_id)
@@ -286,7 +314,12 @@ def list_jobs(
     Raises:
         CloudtrainError: ``provider`` was given and could not list its jobs.
     """
-    settings = settings if settings is not None else load_settings(None)[0]
+    expect(
+        provider=(provider, TEXT | None),
+        limit=(limit, COUNT | None),
+        settings=(settings, instance_of(JobSpec, "a cloudtrain.JobSpec") | None),
+    )
+    settings = settings if settings is not None else load_settings(None, provider=provider)[0]
     found: list[JobSummary] = []
     skipped: dict[str, str] = {}
     for owner in listing_providers(provider):

@@ -12,10 +12,10 @@ number where the parser gives one.
 Example:
 >>> load("a: &x [1, 2]\\nb: *x")
 {'a': [1, 2], 'b': [1, 2]}
->>> load("a: &x [1, 2]\\nb: [*x, *x, *x]", Limits(depth=8, values=8))
+>>> load("a: &x [1, 2]\\nb: [*x, *x, *x]", Limits(depth=8, values=12))
 Traceback (most recent call last):
     ...
-cloudtrain.boundedyaml.YamlRefused: holds more than 8 values once its aliases are expanded (an alias bomb?).
+cloudtrain.boundedyaml.YamlRefused: holds more than 12 values once its aliases are expanded (an alias bomb?).
 """
 
 from __future__ import annotations

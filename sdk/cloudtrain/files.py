@@ -13,7 +13,7 @@ one): then it is read, still within ``limit``, until its writer closes it or ``w
 seconds have passed.
 
 Example:
->>> read_text("/dev/null")
+>>> read_text("/dev/null", limit=100)
 Traceback (most recent call last):
     ...
 cloudtrain.files.UnreadableFile: /dev/null: not a regular file (a FIFO, socket or device).

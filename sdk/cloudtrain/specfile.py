@@ -24,6 +24,7 @@ import yaml
 from pydantic import ValidationError
 
 from cloudtrain import defaults, usercode
+from cloudtrain.arguments import FLAG, MAPPING, PATH, TEXT, TEXTS, expect, instance_of
 from cloudtrain.errors import SpecError, SpecValidationError
 from cloudtrain.messages import quote, shorten, validation_problems
 from cloudtrain.spec import JobSpec
@@ -61,6 +62,14 @@ def load_spec(
     Raises:
         SpecError: one message per problem; nothing is contacted over the network.
     """
+    expect(
+        path=(path, PATH),
+        overrides=(overrides, TEXTS),
+        profile=(profile, TEXT | None),
+        environ=(environ, MAPPING | None),
+        check_code=(check_code, FLAG),
+        provider=(provider, TEXT | None),
+    )
     return load_spec_sources(
         path, overrides, profile=profile, environ=environ, check_code=check_code, provider=provider
     )[0]
@@ -148,6 +157,12 @@ def with_defaults(
     >>> with_defaults(spec, environ={"HOME": "/nonexistent", "AWS_REGION": "eu-west-1"}).sagemaker.region
     'eu-west-1'
     """
+    expect(
+        spec=(spec, instance_of(JobSpec, "a cloudtrain.JobSpec (load a file with load_spec)")),
+        profile=(profile, TEXT | None),
+        environ=(environ, MAPPING | None),
+        provider=(provider, TEXT | None),
+    )
     written = spec.model_dump(exclude_unset=True)
     layered = defaults.layer(
         written, spec=written, overrides={}, profile=profile, environ=environ, provider=provider

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import bundle as bundles
 from cloudtrain import runs, usercode
+from cloudtrain.arguments import CALLABLE, Kind, expect
 from cloudtrain.errors import SpecError
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
@@ -31,6 +32,13 @@ from cloudtrain.specfile import load_spec
 if TYPE_CHECKING:
     from cloudtrain.cost.throughput import Throughput
     from cloudtrain.sweep.submit import SweepSubmission
+
+
+# What a ``provider`` argument may be: a registered name, a provider object, or None for the spec's.
+PROVIDER = Kind(
+    lambda value: value is None or isinstance(value, str | Provider),
+    "a provider's name (cloudtrain.provider.registry.names()), a provider object, or None",
+)
 
 
 def as_spec(
@@ -63,7 +71,12 @@ def as_spec(
 
 
 def provider_name(provider: str | Provider | None) -> str | None:
-    """The name of ``provider``, given by name or as a provider object; None for the spec's own."""
+    """The name of ``provider``, given by name or as a provider object; None for the spec's own.
+
+    Raises:
+        SpecError: ``provider`` is neither.
+    """
+    expect(provider=(provider, PROVIDER))
     return provider if provider is None or isinstance(provider, str) else provider.name
 
 
@@ -111,7 +124,12 @@ class Submission:
 
 
 def provider_for(provider: str | Provider | None, spec: JobSpec) -> Provider:
-    """A provider object: the one given, the one registered under a name, or the spec's."""
+    """A provider object: the one given, the one registered under a name, or the spec's.
+
+    Raises:
+        SpecError: ``provider`` is neither a name nor a provider, or names none.
+    """
+    expect(provider=(provider, PROVIDER))
     if provider is None or isinstance(provider, str):
         return registry.get(provider or spec.provider)
     return provider
@@ -185,6 +203,7 @@ def stage(
     >>> staged = stage("job.yaml", "vertex", run_id="2026-12-03")  # doctest: +SKIP
     >>> staged.request["jobSpec"]["workerPoolSpecs"]  # doctest: +SKIP
     """
+    expect(progress=(progress, CALLABLE | None))
     staged = prepare(spec, provider, run_id=run_id)
     staged.provider.upload(staged.plan, staged.bundle, clients=clients, progress=progress)
     return staged

@@ -57,6 +57,8 @@ LAYERS = (
             "cloudtrain.uris",
             "cloudtrain.files",
             "cloudtrain.boundedyaml",
+            "cloudtrain.figures",
+            "cloudtrain.arguments",
         ),
     ),
     ("spec", ("cloudtrain.sections", "cloudtrain.spec", "cloudtrain.usercode")),
