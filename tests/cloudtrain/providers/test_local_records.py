@@ -175,13 +175,7 @@ def test_pids_0_minus_1_and_1_in_a_record_are_refused_and_never_signalled(
     record = {"chief-0": _pid_record(pid)} if file == "replicas.pid" else _pid_record(pid)
     write_record(run_dir / file, record)
     (run_dir / "launcher.alive").touch()  # a launcher seen alive lately: its record must be believed
-    witness = subprocess.Popen(["sleep", "60"])  # in our own group: kill(0, …) or kill(-1, …) would end it
-    try:
-        result = run_cli("cancel", JOB_ID)
-        assert _still_alive(witness)
-    finally:
-        witness.kill()
-        witness.wait()
+    result = _cancel_beside_a_witness(run_cli)
     assert result.code == 1
     assert len(result.errors) == 1
     assert result.errors[0].startswith(
@@ -562,12 +556,21 @@ def test_a_damaged_launcher_record_of_a_long_silent_launcher_stops_nothing_it_na
     # the launcher has not touched launcher.alive for longer than orphans.SILENT_S: gone
     write_record(run_dir / "launcher.pid", _pid_record(pid))
     write_record(run_dir / "replicas.pid", {"chief-0": ProcessRecord.of(bystander.pid).to_json()})
-    witness = subprocess.Popen(["sleep", "60"])  # in our own group: kill(0, …) or kill(-1, …) would end it
+    result = _cancel_beside_a_witness(run_cli)
+    assert (result.code, result.err) == (0, f"Cancelled {JOB_ID}.\n")
+    assert bystander.wait(timeout=10) == -signal.SIGKILL
+
+
+def _cancel_beside_a_witness(run_cli: Callable[..., Result]) -> Result:
+    """``cancel JOB_ID``, asserting that a process in our own group outlived it.
+
+    kill(0, …) or kill(-1, …), which a pid of 0 or -1 in a record would make, would end it.
+    """
+    witness = subprocess.Popen(["sleep", "60"])
     try:
         result = run_cli("cancel", JOB_ID)
         assert _still_alive(witness)
     finally:
         witness.kill()
         witness.wait()
-    assert (result.code, result.err) == (0, f"Cancelled {JOB_ID}.\n")
-    assert bystander.wait(timeout=10) == -signal.SIGKILL
+    return result

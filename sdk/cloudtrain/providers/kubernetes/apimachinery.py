@@ -44,6 +44,7 @@ _LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_LABEL = re.compile(_LABEL)
 DNS1123_SUBDOMAIN = re.compile(rf"{_LABEL}(\.{_LABEL})*")
 LABEL_NAME = re.compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+LABEL_VALUE = re.compile(f"({LABEL_NAME.pattern})?")
 QUANTITY = re.compile(r"[+-]?[0-9.]+[eEinumkKMGTP]*[-+]?[0-9]*")
 TOLERATION_OPERATORS = ("Equal", "Exists")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -58,16 +59,14 @@ _NAME_WORDS = "letters, digits, '-', '_' and '.', starting and ending with a let
 
 def dns1123_label(value: str) -> str | None:
     """``IsDNS1123Label``: a namespace's name."""
-    if len(value) > DNS1123_LABEL_MAX:
-        return f"longer than {DNS1123_LABEL_MAX} characters"
-    return None if DNS1123_LABEL.fullmatch(value) else f"not a DNS label ({_LABEL_WORDS})"
+    return _shaped(value, DNS1123_LABEL_MAX, DNS1123_LABEL, f"not a DNS label ({_LABEL_WORDS})")
 
 
 def dns1123_subdomain(value: str) -> str | None:
     """``IsDNS1123Subdomain``: a Secret's or a ServiceAccount's name, a label key's prefix."""
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        return f"longer than {DNS1123_SUBDOMAIN_MAX} characters"
-    return None if DNS1123_SUBDOMAIN.fullmatch(value) else f"not a DNS subdomain ({_SUBDOMAIN_WORDS})"
+    return _shaped(
+        value, DNS1123_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN, f"not a DNS subdomain ({_SUBDOMAIN_WORDS})"
+    )
 
 
 def label_key(value: str) -> str | None:
@@ -91,9 +90,7 @@ def label_key(value: str) -> str | None:
 
 def label_value(value: str) -> str | None:
     """``IsValidLabelValue`` (``IsLabelValue``): empty, or a name of at most 63 characters."""
-    if len(value) > LABEL_VALUE_MAX:
-        return f"longer than {LABEL_VALUE_MAX} characters"
-    return None if not value or LABEL_NAME.fullmatch(value) else f"not {_NAME_WORDS} (or empty)"
+    return _shaped(value, LABEL_VALUE_MAX, LABEL_VALUE, f"not {_NAME_WORDS} (or empty)")
 
 
 def extended_resource(value: str) -> str | None:
@@ -133,6 +130,13 @@ def toleration(value: Mapping[str, Any]) -> str | None:
     if effect and effect not in TAINT_EFFECTS:
         return f"effect must be one of {', '.join(TAINT_EFFECTS)}"
     return None
+
+
+def _shaped(value: str, longest: int, pattern: re.Pattern[str], problem: str) -> str | None:
+    """None when ``value`` has at most ``longest`` characters and matches ``pattern``; else what is wrong."""
+    if len(value) > longest:
+        return f"longer than {longest} characters"
+    return None if pattern.fullmatch(value) else problem
 
 
 def _shown(value: str) -> str:

@@ -108,13 +108,7 @@ def api_server_problems(jobset: dict[str, Any]) -> list[str]:
 
 
 def _meta_problems(where: str, metadata: dict[str, Any]) -> list[str]:
-    labels = metadata.get("labels", {})
-    found = [
-        f"{where}.labels: {key!r} is not a qualified name" for key in labels if not is_qualified_name(key)
-    ]
-    found += [
-        f"{where}.labels.{key}: not a label value" for key, v in labels.items() if not is_label_value(v)
-    ]
+    found = _labels_problems(f"{where}.labels", metadata.get("labels", {}))
     annotations = metadata.get("annotations", {})
     found += [
         f"{where}.annotations: {k!r} is not a qualified name" for k in annotations if not is_qualified_name(k)
@@ -124,14 +118,14 @@ def _meta_problems(where: str, metadata: dict[str, Any]) -> list[str]:
     return found
 
 
+def _labels_problems(where: str, labels: dict[str, str]) -> list[str]:
+    """``ValidateLabels``: qualified keys and label values (metadata.labels, a pod's nodeSelector)."""
+    found = [f"{where}: {key!r} is not a qualified name" for key in labels if not is_qualified_name(key)]
+    return found + [f"{where}.{key}: not a label value" for key, v in labels.items() if not is_label_value(v)]
+
+
 def _pod_problems(where: str, pod: dict[str, Any]) -> list[str]:
-    selector = pod.get("nodeSelector", {})
-    found = [
-        f"{where}.nodeSelector: {k!r} is not a qualified name" for k in selector if not is_qualified_name(k)
-    ]
-    found += [
-        f"{where}.nodeSelector.{k}: not a label value" for k, v in selector.items() if not is_label_value(v)
-    ]
+    found = _labels_problems(f"{where}.nodeSelector", pod.get("nodeSelector", {}))
     found += [
         f"{where}.tolerations.{i}: {p}"
         for i, t in enumerate(pod.get("tolerations", []))

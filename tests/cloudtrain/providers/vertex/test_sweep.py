@@ -4,7 +4,6 @@ and its life through the real JobServiceClient against the fake JobService on lo
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from cloudtrain.providers.vertex import sweep
 from cloudtrain_runtime import hparams
 from cloudtrain_runtime.providers.vertex import ENVIRONMENT
 from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
+from tests.cloudtrain.providers.vertex.racing import race
 
 REPO = Path(__file__).resolve().parents[4]
 EXAMPLE = REPO / "examples" / "tuning" / "job.yaml"
@@ -243,22 +243,7 @@ def test_two_identical_sweep_submits_at_the_same_moment_make_one_tuning_job(
     fake_vertex: FakeJobService,
 ) -> None:
     # regression: both looked, found nothing, and both created a HyperparameterTuningJob
-    fake_vertex.create_barrier = threading.Barrier(2)  # both looks are done before either create
-    spec = api.as_spec(EXAMPLE)
-    start = threading.Barrier(2)
-    handles: list[Any] = []
-
-    def racer() -> None:
-        start.wait()
-        handles.append(
-            cloudtrain.submit(spec, provider="vertex", clients=vertex.VertexClients(sleep=lambda _: None))
-        )
-
-    threads = [threading.Thread(target=racer) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    handles = race(fake_vertex, api.as_spec(EXAMPLE))
     assert len(fake_vertex.calls("CreateHyperparameterTuningJob")) == 2  # the race happened
     earliest = min(fake_vertex.tuning_jobs.values(), key=lambda job: (job.create_time, job.name))
     assert [handle.id for handle in handles] == [earliest.name] * 2
