@@ -148,12 +148,12 @@ def config_path(environ: Mapping[str, str]) -> Path:
     return folder / "cloudtrain" / "config.yaml"
 
 
-def environment_defaults(environ: Mapping[str, str], target: object = None) -> dict[str, Default]:
+def environment_defaults(environ: Mapping[str, str], target: Any = None) -> dict[str, Default]:
     """What each provider with a spec section finds in its cloud's tools, by field path.
 
     A provider whose defaults come from a file only its own jobs need
     (``DiscoversTargetSettings``: the kubeconfig) is asked only when it is ``target``,
-    the provider the command sends the job to.
+    the provider the command sends the job to (as the spec data has it: any YAML value).
     """
     found: dict[str, Default] = {}
     for section in provider_sections():
