@@ -42,6 +42,7 @@ def _no_user_defaults(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     """
     from cloudtrain.defaults import PROFILE_VARIABLE
     from cloudtrain.providers.kubernetes import discover as kube
+    from cloudtrain.providers.kubernetes import kubeconfig
     from cloudtrain.providers.sagemaker import discover as aws
     from cloudtrain.providers.vertex import discover as google
 
@@ -55,7 +56,7 @@ def _no_user_defaults(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(aws_home / "credentials"))
     for name in (*AWS_CREDENTIAL_VARIABLES, kube.IN_CLUSTER_VARIABLE):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv(kube.KUBECONFIG_VARIABLE, str(tmp_path_factory.mktemp("kube") / "config"))
+    monkeypatch.setenv(kubeconfig.KUBECONFIG_VARIABLE, str(tmp_path_factory.mktemp("kube") / "config"))
 
 
 @pytest.fixture

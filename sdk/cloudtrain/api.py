@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack, overload
 
 from cloudtrain import planning, runs
+from cloudtrain.arguments import CALLABLE, COUNT, FLAG, TEXT, TEXTS, expect, instance_of
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.planning import WORST_CASE, ExpectedCost, Plan
 from cloudtrain.progress import OnProgress
@@ -87,11 +88,12 @@ def plan(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None
     >>> plan(spec, "local").replicas
     2
     """
-    spec = _spec_of(spec)
+    spec = _spec_of(spec, provider)
+    target = provider_for(provider, spec)
     if provider is None or isinstance(provider, str):
         # By name, not through ``provider.plan``: a provider's own plan() may call cloudtrain.plan.
-        return planning.plan(spec, registry.get(provider or spec.provider))
-    return provider.plan(spec)
+        return planning.plan(spec, target)
+    return target.plan(spec)
 
 
 def estimate(
@@ -113,17 +115,40 @@ def estimate(
     ('cheapest', 'pareto')
     """
     from cloudtrain.cost import compare
+    from cloudtrain.cost.inputs import CostSettings
 
+    _expect_throughput(throughput)
+    unknown = sorted(set(scope) - set(compare.Scope.__annotations__))
+    if unknown:
+        raise SpecError(f"estimate() takes no {unknown[0]!r}. Valid: providers, regions, settings.")
+    expect(
+        providers=(scope.get("providers", ()), TEXTS),
+        regions=(scope.get("regions", ()), TEXTS),
+        settings=(scope.get("settings"), instance_of(CostSettings, "a cloudtrain.cost.CostSettings") | None),
+    )
     return compare.estimate(_spec_of(spec), throughput=throughput, **scope)
 
 
-def _spec_of(spec: JobSpec | str | os.PathLike[str]) -> JobSpec:
-    """A JobSpec as given, or the one at a path, loaded by ``as_spec``.
+def _spec_of(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> JobSpec:
+    """A JobSpec as given, or the one at a path, loaded by ``as_spec`` for ``provider``.
 
     Planning and pricing never read the code, so a JobSpec's code is not looked for on
     disk: a job can be planned and priced before its code is written.
     """
-    return spec if isinstance(spec, JobSpec) else as_spec(spec)
+    return spec if isinstance(spec, JobSpec) else as_spec(spec, provider=provider)
+
+
+def _expect_throughput(throughput: object, *, optional: bool = False) -> None:
+    """Refuse a ``throughput`` that is neither ``RATE@ACCELERATOR``, a path nor a ``Throughput``.
+
+    Checked up front: a job that is not billed never reads it, and would take any value silently.
+    """
+    if isinstance(throughput, str) or (optional and throughput is None):
+        return
+    from cloudtrain.cost.throughput import Throughput
+
+    kind = TEXT | instance_of(Throughput, "a cloudtrain.cost.Throughput")
+    expect(throughput=(throughput, kind | None if optional else kind))
 
 
 # The bundle name and run id a request is checked against before the code is packed.
@@ -145,7 +170,7 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     >>> validate("examples/binary_classifier/job.yaml", "sagemaker").machine.machine_type  # doctest: +SKIP
     'ml.g4dn.xlarge'
     """
-    spec = as_spec(spec)
+    spec = as_spec(spec, provider=provider)
     if spec.placement is not None and provider is None:
         from cloudtrain.placement.resolve import resolve
 
@@ -223,6 +248,8 @@ def submit(
         BudgetError: the estimate (or worst case) exceeds ``limits.max_cost_usd`` and ``force``
             is False; or ``strict_budget`` and the price is unknown.
     """
+    expect(force=(force, FLAG), strict_budget=(strict_budget, FLAG), progress=(progress, CALLABLE | None))
+    _expect_throughput(throughput, optional=True)
     submission = prepare(spec, provider, run_id=run_id, throughput=throughput)
     if submission.provider.billed:
         from cloudtrain.cost import budget
@@ -362,6 +389,7 @@ def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> 
     Raises:
         CloudtrainError: ``job_id`` is empty or blank, or no provider owns it.
     """
+    expect(job_id=(job_id, TEXT), provider=(provider, TEXT | None))
     if not job_id.strip():
         raise CloudtrainError(f"No job ID given ({job_id!r}). Pass the ID that submit printed.")
     owner = registry.get(provider) if provider else registry.for_job(job_id)
@@ -424,7 +452,12 @@ def list_jobs(
     Raises:
         CloudtrainError: ``provider`` was given and could not list its jobs.
     """
-    settings = settings if settings is not None else load_settings(None)[0]
+    expect(
+        provider=(provider, TEXT | None),
+        limit=(limit, COUNT | None),
+        settings=(settings, instance_of(JobSpec, "a cloudtrain.JobSpec") | None),
+    )
+    settings = settings if settings is not None else load_settings(None, provider=provider)[0]
     found: list[JobSummary] = []
     skipped: dict[str, str] = {}
     for owner in listing_providers(provider):

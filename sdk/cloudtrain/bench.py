@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain import figures
 from cloudtrain.errors import BudgetError, ProviderError, SpecError, require
 from cloudtrain.progress import OnProgress, Progress
 from cloudtrain_runtime import profiling
@@ -667,6 +668,4 @@ def plot(result: BenchResult, path: str | Path) -> Path:
         ax.grid(True, linewidth=0.3, alpha=0.6)
     fig.suptitle(f"{result.name}: cloudtrain bench on {result.job.accelerator}", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return Path(path)
+    return figures.save(fig, path)

@@ -32,6 +32,8 @@ from cloudtrain.providers.local import cache as local_cache
 
 # A bundle written this recently may be one a submit in another shell is about to upload.
 FRESH_S = 60.0
+# Why a cache folder that is a symbolic link is not cleaned through.
+LINKED = "a symbolic link out of the cache, not followed"
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,10 @@ def usage() -> list[Part]:
 def clean(*, older_than: datetime | None = None, buckets: bool = False, dry_run: bool = False) -> Cleaned:
     """Remove the bundles and the ended local runs (older than ``older_than`` when given).
 
+    Nothing outside the cache is removed: a symbolic link in it, or a folder of it that
+    is one (``bundles/index``, ``buckets/``), is removed as a link, its target left as it
+    is. ``runs/`` as a link is kept whole, since a run behind it may still be going.
+
     Args:
         older_than: keep what was written since then; None removes whatever may go.
         buckets: also remove the stand-in buckets of emulated clouds (their models, backups
@@ -91,31 +97,49 @@ def clean(*, older_than: datetime | None = None, buckets: bool = False, dry_run:
     cutoff = older_than.timestamp() if older_than else None
     for path in _bundle_files(submission.bundle_cache()):
         _remove(path, _bundle_kept(path, cutoff), cleaned, dry_run)
-    for run in local_cache.run_folders(older_than=older_than):
-        _remove(run.path, run.why_kept, cleaned, dry_run)
-    if buckets and local_cache.buckets_dir().is_dir():
-        for path in sorted(local_cache.buckets_dir().iterdir()):
+    runs = local_cache.runs_dir()
+    if runs.is_symlink():
+        cleaned.kept.append((runs, f"{LINKED} ({os.readlink(runs)}); its runs are not judged through it"))
+    else:
+        for run in local_cache.run_folders(older_than=older_than):
+            _remove(run.path, run.why_kept, cleaned, dry_run)
+    if buckets:
+        for path in _entries_of(local_cache.buckets_dir()):
             _remove(path, _age_kept(path, cutoff), cleaned, dry_run)
     return cleaned
 
 
+def _entries_of(folder: Path) -> list[Path]:
+    """What ``folder`` holds, sorted; ``folder`` itself when it is a symbolic link (removed as one)."""
+    if folder.is_symlink():
+        return [folder]
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
 def _bundle_files(folder: Path) -> list[Path]:
-    """The bundles, their index records and any temporary file a failed pack left."""
+    """The bundles, their index records and any temporary file a failed pack left; links as links."""
+    if folder.is_symlink():
+        return [folder]
     if not folder.is_dir():
         return []
     index = folder / "index"
-    records = sorted(index.iterdir()) if index.is_dir() else []
-    return sorted(path for path in folder.iterdir() if path.is_file()) + records
+    records = _entries_of(index) if index.is_dir() or index.is_symlink() else []
+    return sorted(path for path in folder.iterdir() if path != index and not _is_folder(path)) + records
+
+
+def _is_folder(path: Path) -> bool:
+    """A real folder: not a symbolic link to one."""
+    return path.is_dir() and not path.is_symlink()
 
 
 def _bundle_kept(path: Path, cutoff: float | None) -> str:
-    if time.time() - path.stat().st_mtime < FRESH_S:
+    if time.time() - path.lstat().st_mtime < FRESH_S:
         return "written in the last minute: a submit may be about to upload it"
     return _age_kept(path, cutoff)
 
 
 def _age_kept(path: Path, cutoff: float | None) -> str:
-    return "it is newer than --older-than" if cutoff is not None and path.stat().st_mtime >= cutoff else ""
+    return "it is newer than --older-than" if cutoff is not None and path.lstat().st_mtime >= cutoff else ""
 
 
 def _remove(path: Path, why_kept: str, cleaned: Cleaned, dry_run: bool) -> None:
@@ -125,7 +149,7 @@ def _remove(path: Path, why_kept: str, cleaned: Cleaned, dry_run: bool) -> None:
     cleaned.removed.append((path, folder_size(path)))
     if dry_run:
         return
-    if path.is_dir() and not path.is_symlink():
+    if _is_folder(path):
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)

@@ -47,7 +47,7 @@ from pydantic import BaseModel
 from cloudtrain.errors import ConfigError, did_you_mean
 from cloudtrain.messages import quote, shorten
 from cloudtrain.provider import registry
-from cloudtrain.provider.base import DiscoversSettings
+from cloudtrain.provider.base import Discovered, DiscoversSettings, DiscoversTargetSettings
 from cloudtrain.provider.discovery import home
 from cloudtrain.sections import provider_sections as provider_sections_of
 from cloudtrain.sources import DEFAULT, ENVIRONMENT, PROFILE, SET, SPEC, Default, Profile, Sources
@@ -80,6 +80,7 @@ def layer(
     overrides: Mapping[str, Any],
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
+    provider: str | None = None,
 ) -> Layered:
     """Fill the fields ``written`` leaves out from the profile, then the environment.
 
@@ -89,14 +90,18 @@ def layer(
             so each field's source can be told.
         profile: the profile's name; default ``$CLOUDTRAIN_PROFILE``, else ``default``.
         environ: the environment to read; default ``os.environ``.
+        provider: the provider the command sends the job to; default the spec's
+            ``provider`` (``local`` when unset). Only its ``DiscoversTargetSettings`` are read.
 
     Raises:
         ConfigError: the config file is invalid, or names no profile that was asked for.
+        CloudtrainError: the target provider's own settings file is unusable (its message).
     """
     environ = os.environ if environ is None else environ
     chosen = read_profile(profile, environ, job_name=written.get("name"))
     given = flatten(written)
-    beneath = {**environment_defaults(environ), **chosen.values}
+    target = provider or written.get("provider", JobSpec.model_fields["provider"].default)
+    beneath = {**environment_defaults(environ, target), **chosen.values}
     used = {path: default for path, default in beneath.items() if not _given(path, given)}
     fields = _sources(flatten(spec), flatten(overrides), used)
     return Layered(fill(written, used), Sources(fields, chosen))
@@ -143,14 +148,23 @@ def config_path(environ: Mapping[str, str]) -> Path:
     return folder / "cloudtrain" / "config.yaml"
 
 
-def environment_defaults(environ: Mapping[str, str]) -> dict[str, Default]:
-    """What each provider with a spec section finds in its cloud's tools, by field path."""
+def environment_defaults(environ: Mapping[str, str], target: Any = None) -> dict[str, Default]:
+    """What each provider with a spec section finds in its cloud's tools, by field path.
+
+    A provider whose defaults come from a file only its own jobs need
+    (``DiscoversTargetSettings``: the kubeconfig) is asked only when it is ``target``,
+    the provider the command sends the job to (as the spec data has it: any YAML value).
+    """
     found: dict[str, Default] = {}
     for section in provider_sections():
         provider = registry.get(section)
+        discovered: dict[str, Discovered] = {}
         if isinstance(provider, DiscoversSettings):
-            for key, discovered in provider.discover_settings(environ).items():
-                found[f"{section}.{key}"] = Default(discovered.value, ENVIRONMENT + discovered.source)
+            discovered = provider.discover_settings(environ)
+        elif isinstance(provider, DiscoversTargetSettings) and section == target:
+            discovered = provider.discover_target_settings(environ)
+        for key, value in discovered.items():
+            found[f"{section}.{key}"] = Default(value.value, ENVIRONMENT + value.source)
     return found
 
 

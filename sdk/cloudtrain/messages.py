@@ -67,6 +67,24 @@ def shorten(text: str) -> str:
     return text if len(text) <= QUOTE_LIMIT else text[:QUOTE_LIMIT] + "…"
 
 
+# A run of non-blank characters longer than this in a message is an echoed value, not a word.
+WORD_LIMIT = 256
+_LONG_WORD = re.compile(rf"\S{{{WORD_LIMIT + 1},}}")
+
+
+def cut_long_words(text: str) -> str:
+    """``text`` with every run of non-blank characters over ``WORD_LIMIT`` cut to ``QUOTE_LIMIT``, with '…'.
+
+    The last guard before an error reaches the terminal: a 10,000-character job ID or path
+    that some message echoed whole still makes one short line.
+
+    Example:
+    >>> len(cut_long_words("No job matches " + "a" * 10_000 + ". Give its ID."))
+    109
+    """
+    return _LONG_WORD.sub(lambda found: shorten(found.group()), text)
+
+
 def quote(value: Any) -> str:
     """``repr(value)``, cut to about ``QUOTE_LIMIT`` characters without building the whole repr of a long string.
 

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cloudtrain import catalog, installed
+from cloudtrain.arguments import TEXT, expect
 from cloudtrain.errors import SpecError
 from cloudtrain.spec import JobSpec
 from cloudtrain_runtime import config as runtime_config
@@ -49,8 +50,9 @@ def check_run_id(run_id: str) -> str:
     """``run_id`` if it is one (``cloudtrain.runs``).
 
     Raises:
-        SpecError: ``run_id`` is not 1-63 lowercase letters, digits, '-' or '_'.
+        SpecError: ``run_id`` is not a string of 1-63 lowercase letters, digits, '-' or '_'.
     """
+    expect(run_id=(run_id, TEXT))
     if not RUN_ID.fullmatch(run_id):
         raise SpecError(
             f"run_id: {run_id[:80]!r} is not a run id. Use 1-63 lowercase letters, digits, '-' or '_', "

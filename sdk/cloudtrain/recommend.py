@@ -19,13 +19,13 @@ The throughput is read from the bench result's JSON exactly as ``cloudtrain cost
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain import files
 from cloudtrain.cost.compare import Estimate, plan_of, report
-from cloudtrain.cost.throughput import from_bench
+from cloudtrain.cost.throughput import MAX_FILE_BYTES, from_bench
 from cloudtrain.errors import SpecError
 
 if TYPE_CHECKING:
@@ -125,9 +125,11 @@ def epochs_to_target(comparison: dict[str, Any], replicas: int, source: str) -> 
 
 def _read(path: str | Path | None) -> dict[str, Any]:
     try:
-        data = json.loads(Path(str(path)).read_text())
-    except (OSError, ValueError) as error:
-        raise SpecError(f"--target-from {path}: not a compare --json file ({error}).") from None
+        data = files.read_json(str(path), limit=MAX_FILE_BYTES)
+    except FileNotFoundError:
+        raise SpecError(f"--target-from {path}: no such file. Pass what compare --json wrote.") from None
+    except files.UnreadableFile as error:
+        raise SpecError(f"--target-from {path}: not a compare --json file ({error.problem})") from None
     if not isinstance(data, dict):
         raise SpecError(f"--target-from {path}: not a compare --json file (expected a JSON object).")
     return data

@@ -24,6 +24,7 @@ import yaml
 from pydantic import ValidationError
 
 from cloudtrain import defaults, usercode
+from cloudtrain.arguments import FLAG, MAPPING, PATH, TEXT, TEXTS, expect, instance_of
 from cloudtrain.errors import SpecError, SpecValidationError
 from cloudtrain.messages import quote, shorten, validation_problems
 from cloudtrain.spec import JobSpec
@@ -42,13 +43,16 @@ def load_spec(
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
     check_code: bool = True,
+    provider: str | None = None,
 ) -> JobSpec:
     """Read ``path`` (YAML), apply ``KEY=VALUE`` overrides, fill in the defaults, and validate.
 
     Fields neither the overrides nor the file set come from the user's profile, then
     from the clouds' own settings in ``environ`` (default ``os.environ``), then the
     built-in defaults (``cloudtrain.defaults``; ``profile`` defaults to
-    ``$CLOUDTRAIN_PROFILE``). ``code.source_dir`` and a local ``storage.root`` are
+    ``$CLOUDTRAIN_PROFILE``). ``provider`` is where the job goes (default: the spec's
+    ``provider``): a provider's settings that only its own jobs need (the kubeconfig's
+    context) are read for that provider alone. ``code.source_dir`` and a local ``storage.root`` are
     resolved relative to the spec file's folder, so a job runs the same from any working
     directory. The code is then checked on disk (``cloudtrain.usercode``): the module or
     script exists, is shipped, and defines what managed mode calls. A caller that hands
@@ -58,7 +62,17 @@ def load_spec(
     Raises:
         SpecError: one message per problem; nothing is contacted over the network.
     """
-    return load_spec_sources(path, overrides, profile=profile, environ=environ, check_code=check_code)[0]
+    expect(
+        path=(path, PATH),
+        overrides=(overrides, TEXTS),
+        profile=(profile, TEXT | None),
+        environ=(environ, MAPPING | None),
+        check_code=(check_code, FLAG),
+        provider=(provider, TEXT | None),
+    )
+    return load_spec_sources(
+        path, overrides, profile=profile, environ=environ, check_code=check_code, provider=provider
+    )[0]
 
 
 def load_spec_sources(
@@ -68,6 +82,7 @@ def load_spec_sources(
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
     check_code: bool = True,
+    provider: str | None = None,
 ) -> tuple[JobSpec, defaults.Sources]:
     """``load_spec``, and where each field's value came from (``set``, ``spec``, ``profile``, ...)."""
     path = Path(path)
@@ -75,7 +90,12 @@ def load_spec_sources(
     overrides = tuple(overrides)
     written = apply_overrides(copy.deepcopy(dict(data)), overrides)
     layered = defaults.layer(
-        written, spec=data, overrides=apply_overrides({}, overrides), profile=profile, environ=environ
+        written,
+        spec=data,
+        overrides=apply_overrides({}, overrides),
+        profile=profile,
+        environ=environ,
+        provider=provider,
     )
     spec = _resolve_local_paths(_parse_layered(layered, str(path)), path.parent)
     if check_code:
@@ -94,40 +114,59 @@ NO_JOB: dict[str, Any] = {
 
 
 def load_settings(
-    job: str | Path | None, overrides: Iterable[str] = (), profile: str | None = None
+    job: str | Path | None,
+    overrides: Iterable[str] = (),
+    profile: str | None = None,
+    *,
+    provider: str | None = None,
 ) -> tuple[JobSpec, defaults.Sources]:
     """The job's spec, or without ``job`` the settings of the profile and the environment.
 
     What ``check`` checks and ``list`` lists with: without ``job``, every setting comes
     from the ``KEY=VALUE`` overrides, the profile, the environment or the built-in
     defaults, as it would beneath a spec that leaves it out. Also says where each came from.
+    ``provider`` is the one the settings are for, as in ``load_spec``.
 
     Raises:
         SpecError: the job spec, or the settings, are invalid.
         ConfigError: the user config file is invalid, or has no such profile.
     """
     if job is not None:
-        return load_spec_sources(job, tuple(overrides), profile=profile)
+        return load_spec_sources(job, tuple(overrides), profile=profile, provider=provider)
     written = apply_overrides(copy.deepcopy(NO_JOB), overrides)
-    layered = defaults.layer(written, spec={}, overrides=apply_overrides({}, overrides), profile=profile)
+    layered = defaults.layer(
+        written, spec={}, overrides=apply_overrides({}, overrides), profile=profile, provider=provider
+    )
     return parse_spec(layered.data, source="the profile and environment"), layered.sources
 
 
 def with_defaults(
-    spec: JobSpec, *, profile: str | None = None, environ: Mapping[str, str] | None = None
+    spec: JobSpec,
+    *,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    provider: str | None = None,
 ) -> JobSpec:
     """``spec`` with the fields it leaves unset filled from the profile and the environment.
 
     A JobSpec built in Python is used as written everywhere else; this applies the layers
-    ``load_spec`` applies to a file, beneath what the spec sets.
+    ``load_spec`` applies to a file, beneath what the spec sets (``provider`` as there).
 
     Example:
     >>> spec = JobSpec(name="demo", code={"module": "trainer.task"})
     >>> with_defaults(spec, environ={"HOME": "/nonexistent", "AWS_REGION": "eu-west-1"}).sagemaker.region
     'eu-west-1'
     """
+    expect(
+        spec=(spec, instance_of(JobSpec, "a cloudtrain.JobSpec (load a file with load_spec)")),
+        profile=(profile, TEXT | None),
+        environ=(environ, MAPPING | None),
+        provider=(provider, TEXT | None),
+    )
     written = spec.model_dump(exclude_unset=True)
-    layered = defaults.layer(written, spec=written, overrides={}, profile=profile, environ=environ)
+    layered = defaults.layer(
+        written, spec=written, overrides={}, profile=profile, environ=environ, provider=provider
+    )
     return _parse_layered(layered, "the spec")
 
 

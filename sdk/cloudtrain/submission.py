@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import bundle as bundles
 from cloudtrain import runs, usercode
+from cloudtrain.arguments import CALLABLE, Kind, expect
 from cloudtrain.errors import SpecError
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
@@ -33,13 +34,26 @@ if TYPE_CHECKING:
     from cloudtrain.sweep.submit import SweepSubmission
 
 
-def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] = ()) -> JobSpec:
+# What a ``provider`` argument may be: a registered name, a provider object, or None for the spec's.
+PROVIDER = Kind(
+    lambda value: value is None or isinstance(value, str | Provider),
+    "a provider's name (cloudtrain.provider.registry.names()), a provider object, or None",
+)
+
+
+def as_spec(
+    spec: JobSpec | str | os.PathLike[str],
+    overrides: tuple[str, ...] = (),
+    *,
+    provider: str | Provider | None = None,
+) -> JobSpec:
     """Accept a JobSpec, or the path of a job.yaml (with optional ``KEY=VALUE`` overrides).
 
     Either way the code is checked on disk first (``cloudtrain.usercode``); a JobSpec's
     ``code.source_dir`` is taken as it is, relative to the current folder. A path gets
-    the profile and environment defaults (``cloudtrain.defaults``); a JobSpec is used as
-    written (``cloudtrain.with_defaults(spec)`` applies them).
+    the profile and environment defaults (``cloudtrain.defaults``) for ``provider``, the
+    one the job goes to (default: the spec's); a JobSpec is used as written
+    (``cloudtrain.with_defaults(spec)`` applies them).
 
     Raises:
         SpecError: the spec is invalid, or its code is missing or lacks a required function;
@@ -53,7 +67,17 @@ def as_spec(spec: JobSpec | str | os.PathLike[str], overrides: tuple[str, ...] =
             f"Expected a JobSpec or the path of a job spec. Received: {type(spec).__name__}. "
             "Pass cloudtrain.JobSpec(**data), or a path such as 'job.yaml'."
         )
-    return load_spec(os.fspath(spec), overrides)
+    return load_spec(os.fspath(spec), overrides, provider=provider_name(provider))
+
+
+def provider_name(provider: str | Provider | None) -> str | None:
+    """The name of ``provider``, given by name or as a provider object; None for the spec's own.
+
+    Raises:
+        SpecError: ``provider`` is neither.
+    """
+    expect(provider=(provider, PROVIDER))
+    return provider if provider is None or isinstance(provider, str) else provider.name
 
 
 def pack_code(plan_: Plan) -> tuple[Plan, bundles.Bundle]:
@@ -100,7 +124,12 @@ class Submission:
 
 
 def provider_for(provider: str | Provider | None, spec: JobSpec) -> Provider:
-    """A provider object: the one given, the one registered under a name, or the spec's."""
+    """A provider object: the one given, the one registered under a name, or the spec's.
+
+    Raises:
+        SpecError: ``provider`` is neither a name nor a provider, or names none.
+    """
+    expect(provider=(provider, PROVIDER))
     if provider is None or isinstance(provider, str):
         return registry.get(provider or spec.provider)
     return provider
@@ -123,7 +152,7 @@ def prepare(
     A billed job's request carries the cost expected now (``budget.expected_cost``: from
     ``throughput`` if given, else the worst case), for ``status`` to set beside the actual.
     """
-    spec = as_spec(spec)
+    spec = as_spec(spec, provider=provider)
     target = provider_for(provider, spec)
     planned = target.plan(spec).with_run(run_id)
     if target.billed:
@@ -174,6 +203,7 @@ def stage(
     >>> staged = stage("job.yaml", "vertex", run_id="2026-12-03")  # doctest: +SKIP
     >>> staged.request["jobSpec"]["workerPoolSpecs"]  # doctest: +SKIP
     """
+    expect(progress=(progress, CALLABLE | None))
     staged = prepare(spec, provider, run_id=run_id)
     staged.provider.upload(staged.plan, staged.bundle, clients=clients, progress=progress)
     return staged

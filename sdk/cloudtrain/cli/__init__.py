@@ -176,9 +176,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = cli.main(args=argv, prog_name="cloudtrain", standalone_mode=False)
     except CloudtrainError as exc:
+        from cloudtrain.messages import cut_long_words
+
         _debug_traceback()
         for problem in exc.problems:
-            click.echo(f"Error: {problem}", err=True)
+            click.echo(f"Error: {cut_long_words(problem)}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort as exc:
         # click turns Ctrl-C into Abort; a job command that follows a job says more itself (job_commands).

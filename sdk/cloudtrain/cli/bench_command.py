@@ -14,7 +14,7 @@ import click
 
 from cloudtrain.bench import BENCH_MAX_RUNTIME, DEFAULT_STEPS, scaling_efficiency
 from cloudtrain.cli import tables
-from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
+from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, plot_option, profile_option
 from cloudtrain.cost.notes import KIND_MARKS
 from cloudtrain.cost.units import dollars, duration
 from cloudtrain.errors import SpecError
@@ -62,9 +62,7 @@ FINDINGS = (tables.Column(""), tables.Column("", wrap=True))
     show_default=True,
     help="Optimizer steps timed per measurement, after as many of warm-up.",
 )
-@click.option(
-    "--plot", "plot_path", type=click.Path(dir_okay=False), help="Also draw the results to this PNG."
-)
+@plot_option("the results", "plot_path")
 @click.option(
     "--target-from",
     type=click.Path(dir_okay=False),
@@ -129,7 +127,7 @@ def bench_command(
     from cloudtrain.recommend import load_target
     from cloudtrain.specfile import load_spec
 
-    spec = load_spec(job, overrides, profile=profile)
+    spec = load_spec(job, overrides, profile=profile, provider=provider)
     target = load_target(target_from, spec) if target_from else None  # a bad file fails before any run
     usd = worst_cost(spec, provider)
     if usd is not None:

@@ -68,11 +68,13 @@ def clean_command(older_than: str | None, buckets: bool, dry_run: bool, as_json:
     A run still queued or running keeps its folder, and a bundle written in the last
     minute stays (a submit may be uploading it). Submit packs again whatever it needs.
     The stand-in buckets of emulated clouds hold their models and results: only with
-    --buckets.
+    --buckets. A symbolic link is removed as a link, never followed: what it points to
+    stays, and a cache folder that is itself a link (runs/) is kept, with why.
     """
     from cloudtrain import cache
 
-    cutoff = datetime.now(UTC) - parse_age(older_than, option="--older-than") if older_than else None
+    # "" (an unset $AGE) is no duration, never "no cutoff"
+    cutoff = None if older_than is None else datetime.now(UTC) - parse_age(older_than, option="--older-than")
     cleaned = cache.clean(older_than=cutoff, buckets=buckets, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps({"dry_run": dry_run, **cleaned.to_dict()}, indent=2))

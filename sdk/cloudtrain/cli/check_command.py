@@ -103,7 +103,7 @@ def check_command(
     from cloudtrain.provider import registry
     from cloudtrain_runtime.diagnosis import exit_code, render_json, render_text
 
-    spec, sources = load_settings(job, overrides, profile)
+    spec, sources = load_settings(job, overrides, profile, provider=provider)
     target = registry.get(provider or spec.provider)
     checks = setup_checks(target, spec, sources)
     if job is not None:  # a job's shape says which quota it needs

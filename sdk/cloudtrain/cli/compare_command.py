@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cloudtrain.cli import tables
-from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
+from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, plot_option, profile_option
 from cloudtrain.cost.units import dollars, duration
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ RUN_COLUMNS = (
 @click.option(
     "--metric", help="The metric to compare without --target. Default: a validation metric every run logged."
 )
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Also draw the runs to this PNG.")
+@plot_option("the runs", "plot_path")
 @click.option(
     "--spec",
     "spec_path",
@@ -82,8 +82,8 @@ def compare_command(
     from cloudtrain.scaling.plot import plot
     from cloudtrain.specfile import load_settings, load_spec
 
-    settings = load_settings(None, profile=profile)[0]
-    spec = load_spec(spec_path, (), profile=profile) if spec_path else None
+    settings = load_settings(None, profile=profile, provider=provider)[0]
+    spec = load_spec(spec_path, (), profile=profile, provider=provider) if spec_path else None
     found = compare(*runs, target=target, metric=metric, settings=settings, spec=spec, provider=provider)
     if plot_path:
         click.echo(f"Plot written to {plot(found, plot_path)}", err=True)

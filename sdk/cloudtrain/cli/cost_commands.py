@@ -9,7 +9,7 @@ import click
 
 from cloudtrain import cost
 from cloudtrain.cli import tables
-from cloudtrain.cli.options import RegistryChoice, profile_option
+from cloudtrain.cli.options import RegistryChoice, plot_option, profile_option
 from cloudtrain.cost import budget, inputs, notes
 from cloudtrain.cost.compare import billed
 from cloudtrain.errors import SpecError
@@ -67,7 +67,7 @@ def throughput_option(required: bool) -> Any:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a spec field.")
 @profile_option
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@click.option("--plot", type=click.Path(dir_okay=False), help="Write hours vs dollars to this PNG.")
+@plot_option("hours against dollars")
 def cost_command(job: str, **options: Any) -> None:
     """Price JOB on every billed provider and shape that fits it, before a cent is spent.
 

@@ -153,7 +153,7 @@ def _plan(
     from cloudtrain.provider import registry
     from cloudtrain.specfile import load_spec
 
-    spec = load_spec(job, overrides, profile=profile)
+    spec = load_spec(job, overrides, profile=profile, provider=provider)
     return plan(spec, registry.get(provider or spec.provider))
 
 

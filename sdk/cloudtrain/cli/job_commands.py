@@ -88,7 +88,9 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     Example:
       cloudtrain render job.yaml --provider vertex > customjob.json
     """
-    spec = load_spec(job, overrides, profile=profile, check_code=False)  # api.render checks the code
+    spec = load_spec(
+        job, overrides, profile=profile, check_code=False, provider=provider
+    )  # api.render checks it
     click.echo(json.dumps(api.render(spec, provider), indent=2))
 
 
@@ -191,7 +193,9 @@ def submit_command(
     Submitting the same spec and code again attaches to the job it created (safe to
     retry). A scheduled retrain of unchanged code on new data needs --new or a new --run-id.
     """
-    spec = load_spec(job, overrides, profile=profile, check_code=False)  # api.prepare checks the code
+    spec = load_spec(
+        job, overrides, profile=profile, check_code=False, provider=provider
+    )  # api.prepare checks it
     if verbose:  # the detached local launcher inherits this process's environment
         from cloudtrain.providers.local.launcher import VERBOSE_ENV
 

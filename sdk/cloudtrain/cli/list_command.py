@@ -20,6 +20,7 @@ from cloudtrain.cli import tables
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
 from cloudtrain.cost.actual import ActualCost, actual_cost
 from cloudtrain.errors import CloudtrainError
+from cloudtrain.messages import quote
 from cloudtrain.planning import WORST_CASE
 from cloudtrain.provider import registry
 from cloudtrain.provider.base import JobSummary
@@ -75,7 +76,7 @@ def list_command(provider: str | None, show_all: bool, profile: str | None, as_j
     """
     for name in _unlisted(provider):
         click.echo(f"{name}: cannot list its jobs yet; skipped.", err=True)
-    settings = load_settings(None, profile=profile)[0]
+    settings = load_settings(None, profile=profile, provider=provider)[0]
     listing = api.list_jobs(provider, limit=None if show_all else DEFAULT_LIMIT, settings=settings)
     for name, why in listing.skipped.items():
         click.echo(f"{name}: skipped: {why}", err=True)
@@ -102,7 +103,7 @@ def resolve(reference: str, provider: str | None = None) -> str:
     """
     if not reference.strip():
         raise JobLookupError(
-            f"No job given: the job reference {reference!r} is empty. Give its full ID, its name or "
+            f"No job given: the job reference {quote(reference)} is empty. Give its full ID, its name or "
             "part of its id as `cloudtrain list` shows it (is the shell variable you passed set?)."
         )
     if any(p.owns(reference) for p in _candidates(provider)):
@@ -115,11 +116,11 @@ def resolve(reference: str, provider: str | None = None) -> str:
         return matches[0].id
     if not matches:
         raise JobLookupError(
-            f"No job matches {reference!r}: give its full ID, its name or part of its id as "
+            f"No job matches {quote(reference)}: give its full ID, its name or part of its id as "
             "`cloudtrain list --all` shows it."
         )
     ids = "\n  ".join(job.id for job in matches)
-    raise JobLookupError(f"{reference!r} matches {len(matches)} jobs; give one of their IDs:\n  {ids}")
+    raise JobLookupError(f"{quote(reference)} matches {len(matches)} jobs; give one of their IDs:\n  {ids}")
 
 
 def complete_job_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:

@@ -91,3 +91,24 @@ def run_id_option(func: F) -> F:
         help="Which run of this spec and code; its artifacts live under ROOT/runs/ID. The same ID "
         "attaches to the job it made (or resumes it after a failure), a new one makes a new job.",
     )(func)
+
+
+def _plot_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The --plot path, checked before any work (``cloudtrain.figures.check_path``)."""
+    if value is None:
+        return None
+    from cloudtrain.figures import check_path
+
+    check_path(value)
+    return value
+
+
+def plot_option(what: str, name: str = "plot") -> Callable[[F], F]:
+    """--plot FILE: draw ``what`` to FILE (.png, .svg or .pdf), its name and folder checked first."""
+    return click.option(
+        "--plot",
+        name,
+        metavar="FILE",
+        callback=_plot_path,
+        help=f"Also draw {what} to FILE: .png (also without a suffix), .svg or .pdf.",
+    )

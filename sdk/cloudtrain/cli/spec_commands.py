@@ -37,7 +37,7 @@ def validate(
     from cloudtrain import api
 
     try:
-        spec = load_spec(job, overrides, profile=profile, check_code=False)
+        spec = load_spec(job, overrides, profile=profile, check_code=False, provider=provider)
         planned = api.validate(spec, provider)
     except SpecError as err:
         if not as_json:
@@ -79,7 +79,7 @@ def plan_command(
       cloudtrain plan job.yaml --provider vertex --run-id 2026-12-03   where that run's model lands
       cloudtrain plan job.yaml --provider sagemaker --json | jq .global_batch
     """
-    spec, sources = load_spec_sources(job, overrides, profile=profile)
+    spec, sources = load_spec_sources(job, overrides, profile=profile, provider=provider)
     placed = spec.placement is not None and provider is None
     placement_spec = spec
     if placed:

@@ -16,6 +16,7 @@ import itertools
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from cloudtrain import figures
 from cloudtrain.cost import notes
 from cloudtrain.cost.units import dollars, duration
 from cloudtrain.errors import require
@@ -44,12 +45,7 @@ POINT_RADIUS_PX = 6.0
 
 def plot(options: list[CostOption], path: str | Path) -> Path:
     """Write a log-log scatter of ``options`` (priced ones) to ``path`` (PNG) and return it."""
-    fig = draw(options)
-    import matplotlib.pyplot as plt
-
-    fig.savefig(path)
-    plt.close(fig)
-    return Path(path)
+    return figures.save(draw(options), path)
 
 
 def draw(options: list[CostOption]) -> Figure:

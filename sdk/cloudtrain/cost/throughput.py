@@ -24,17 +24,20 @@ Throughput(1200 examples/s on 1 × a100-40gb, from --throughput)
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cloudtrain import catalog
+from cloudtrain import catalog, files
 from cloudtrain.errors import SpecError, did_you_mean
+from cloudtrain.messages import quote
+from cloudtrain_runtime.config import COUNT_MAX
 
 RESULT_FILE = "cloudtrain-result.json"  # written by the runtime next to the throughput JSON
 THROUGHPUT_FILE = "cloudtrain-throughput.json"
+# A throughput, result or bench JSON is a few kB; a file past this is not one.
+MAX_FILE_BYTES = 16 * 1024 * 1024
 THROUGHPUT_HELP = (
     "Pass --throughput EXAMPLES_PER_SEC@ACCELERATOR (e.g. 1200@a100-40gb, measured on one device), "
     "or the path of the cloudtrain-throughput.json a run wrote (its run folder, or the root's latest.json)."
@@ -191,20 +194,32 @@ def _counts(run: Any) -> tuple[int, int] | None:
 
 def _json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot be read ({exc.strerror}). {THROUGHPUT_HELP}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{path}: not a throughput JSON ({exc}). {THROUGHPUT_HELP}") from None
+        data = files.read_json(path, limit=MAX_FILE_BYTES)
+    except FileNotFoundError:
+        raise SpecError(f"{path}: cannot be read (No such file or directory). {THROUGHPUT_HELP}") from None
+    except files.UnreadableFile as exc:
+        raise SpecError(f"{exc} {THROUGHPUT_HELP}") from None
     if not isinstance(data, dict):
         raise SpecError(f"{path}: not a throughput JSON (expected an object). {THROUGHPUT_HELP}")
     return data
 
 
 def _devices(path: Path, data: dict[str, Any]) -> int:
-    """Devices the rate was measured over: the JSON's, else the run's result file beside it."""
+    """Devices the rate was measured over: the JSON's, else the run's result file beside it.
+
+    Raises:
+        SpecError: the count is not a whole number from 1 to ``COUNT_MAX`` (the runtime's int32).
+    """
     count = data.get("devices") or data.get("replicas")
     result = path.with_name(RESULT_FILE)
+    where = path
     if count is None and result.is_file():
-        count = _json(result).get("replicas")
-    return max(int(count or 1), 1)
+        count, where = _json(result).get("replicas"), result
+    if count is None:
+        return 1
+    if type(count) is not int or not 1 <= count <= COUNT_MAX:
+        raise SpecError(
+            f"{where}: the replicas it was measured on must be a whole number from 1 to {COUNT_MAX:,}. "
+            f"Received: {quote(count)}. {MEASURE_AGAIN}"
+        )
+    return count

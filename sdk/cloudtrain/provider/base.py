@@ -55,6 +55,7 @@ __all__ = [
     "ChecksSetup",
     "Discovered",
     "DiscoversSettings",
+    "DiscoversTargetSettings",
     "HasConsole",
     "HasSummary",
     "Job",
@@ -207,6 +208,24 @@ class DiscoversSettings(Protocol):
 
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         """Field of the provider's spec section -> the value its tools would use (none: absent)."""
+        ...
+
+
+@runtime_checkable
+class DiscoversTargetSettings(Protocol):
+    """A provider whose defaults come from a file that only a job sent to it needs (a kubeconfig).
+
+    Optional. ``cloudtrain.defaults`` asks it only when the command's provider is this one,
+    so a user who never sends a job here neither pays for reading the file nor is stopped
+    by a broken one; ``DiscoversSettings`` is asked by every spec command.
+    """
+
+    def discover_target_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
+        """Field of the provider's spec section -> the value its tools would use (none: absent).
+
+        Raises:
+            CloudtrainError: the file is there but unusable; one line naming it and the problem.
+        """
         ...
 
 

@@ -93,8 +93,10 @@ def for_job(job_id: str) -> Provider:
     for provider in providers():
         if provider.owns(job_id):
             return provider
+    from cloudtrain.messages import quote  # loads pydantic: only on this error
+
     raise CloudtrainError(
-        f"Cannot tell which provider job {job_id!r} belongs to. Pass --provider ({'|'.join(names())})."
+        f"Cannot tell which provider job {quote(job_id)} belongs to. Pass --provider ({'|'.join(names())})."
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain.arguments import PATH, TEXT, expect, instance_of
 from cloudtrain.scaling.analysis import Comparison, Target, Verdict, compare_runs
 from cloudtrain.scaling.runs import EpochPoint, RunRecord, read_run
 
@@ -53,10 +54,11 @@ def compare(
         SpecError: fewer than two runs, a bad ``target``, or a metric not every run logged.
         CloudtrainError: a run cannot be found or read.
     """
+    _expect_arguments(runs, target, metric, settings, spec, provider)
     if settings is None:
         from cloudtrain.specfile import load_settings
 
-        settings = load_settings(None)[0]
+        settings = load_settings(None, provider=provider)[0]
     planned = None
     if spec is not None:
         from cloudtrain import submission
@@ -70,3 +72,21 @@ def compare(
         for run in runs
     ]
     return compare_runs(read, target=target, metric=metric)
+
+
+def _expect_arguments(
+    runs: tuple[object, ...], target: object, metric: object, settings: object, spec: object, provider: object
+) -> None:
+    """Refuse an argument of ``compare`` of the wrong type, before any run is read (``cloudtrain.arguments``)."""
+    from cloudtrain.spec import JobSpec
+
+    a_spec = instance_of(JobSpec, "a cloudtrain.JobSpec")
+    for index, run in enumerate(runs):
+        expect(**{f"runs[{index}]": (run, TEXT | instance_of(RunRecord, "a RunRecord"))})
+    expect(
+        target=(target, TEXT | None),
+        metric=(metric, TEXT | None),
+        settings=(settings, a_spec | None),
+        spec=(spec, a_spec | PATH | None),
+        provider=(provider, TEXT | None),
+    )

@@ -12,6 +12,7 @@ import itertools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cloudtrain import figures
 from cloudtrain.errors import require
 
 if TYPE_CHECKING:
@@ -60,9 +61,7 @@ def plot(comparison: Comparison, path: str | Path) -> Path:
     fig.legend(*panels[0].get_legend_handles_labels(), loc="lower center", ncol=1, fontsize=9, frameon=False)
     fig.suptitle(_title(comparison), fontsize=11)
     fig.tight_layout(rect=(0, 0.04 + 0.045 * len(comparison.runs), 1, 1))
-    fig.savefig(path)
-    plt.close(fig)
-    return Path(path)
+    return figures.save(fig, path)
 
 
 def _line(panel: Axes, comparison: Comparison, index: int, axis: str) -> None:

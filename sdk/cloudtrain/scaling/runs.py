@@ -25,13 +25,18 @@ no result yet and is read from its history alone. The price comes from ``pricing
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain import files
 from cloudtrain.errors import CloudtrainError, ProviderError, SpecError
+from cloudtrain.messages import quote, shorten
 from cloudtrain.scaling.pricing import CostBasis, billed, from_catalog
 from cloudtrain_runtime import history as run_history
+from cloudtrain_runtime.config import COUNT_MAX
 from cloudtrain_runtime.inputs import loads
 from cloudtrain_runtime.replica import HISTORY_FILE, RESULT_FILE
 
@@ -41,6 +46,10 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.provider.base import Job, Provider, ReadsOutputs
     from cloudtrain.spec import JobSpec
+
+
+# A history or result file is a few MB at most, as the clouds' read_output caps them.
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -180,7 +189,7 @@ def read_run(ref: str, *, settings: JobSpec, clients: Any = None, planned: Plan 
 def _find(ref: str, settings: JobSpec, clients: Any, planned: Plan | None) -> Found:
     from cloudtrain.provider import registry
 
-    if "://" not in ref and Path(ref).exists():
+    if "://" not in ref and os.path.exists(ref):  # False for a name too long to be a path, too
         return _from_folder(Path(ref))
     if "://" in ref and not ref.startswith(("http://", "https://")):
         provider = _by_scheme(ref)
@@ -193,7 +202,7 @@ def _find(ref: str, settings: JobSpec, clients: Any, planned: Plan | None) -> Fo
     if planned is not None:
         return _from_run(ref, planned, clients)
     raise CloudtrainError(
-        f"{ref!r} is not a job ID, a local run, an output folder or a storage URI. Pass what submit "
+        f"{quote(ref)} is not a job ID, a local run, an output folder or a storage URI. Pass what submit "
         "printed (e.g. local:demo-20260101-120000-0a1b), the folder holding cloudtrain-history.json, "
         "or its gs:// or s3:// URI."
     )
@@ -246,16 +255,18 @@ def _attaches(provider: Provider, job_id: str) -> bool:
 
 
 def _from_folder(path: Path) -> Found:
-    folder = path.parent if path.is_file() else path
+    folder = path if path.is_dir() else path.parent
 
     def read(file: str) -> bytes:
         try:
-            return Path(file).read_bytes()
-        except OSError as error:
-            raise ProviderError(f"{file}: cannot be read ({error.strerror}).") from None
+            return files.read_bytes(file, limit=MAX_FILE_BYTES)
+        except FileNotFoundError:
+            raise ProviderError(f"{file}: cannot be read (No such file or directory).") from None
+        except files.UnreadableFile as error:
+            raise ProviderError(str(error)) from None
 
-    files = (str(folder / HISTORY_FILE), str(folder / RESULT_FILE))
-    return _from_files(str(path), files, read, provider="", priced_on=None, job=None)
+    paths = (str(folder / HISTORY_FILE), str(folder / RESULT_FILE))
+    return _from_files(str(path), paths, read, provider="", priced_on=None, job=None)
 
 
 def _sources(uri: str) -> tuple[str, str]:
@@ -302,16 +313,68 @@ def _from_files(
         result = _json(read(result_uri), result_uri)
     except ProviderError:  # still training, or failed before the export: the history alone
         result = {}
-    if not isinstance(result, dict):
-        raise CloudtrainError(f"{result_uri} is not a cloudtrain result (expected a JSON object).")
-    return Found(history, result, provider, priced_on, job)
+    return Found(history, _checked_result(result, result_uri), provider, priced_on, job)
 
 
 def _json(data: bytes, where: str) -> Any:
     try:
         return loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
-        raise CloudtrainError(f"{where} is not JSON ({error}).") from None
+        raise CloudtrainError(f"{where} is not JSON ({shorten(str(error))}).") from None
+
+
+# The result's fields compare reads, as ``cloudtrain_runtime.session`` writes them.
+RESULT_COUNTS = ("replicas", "hosts", "devices_per_host", "global_batch")
+RESULT_TEXTS = ("accelerator", "strategy")
+TEXT_MAX = 200
+
+
+def _checked_result(result: Any, where: str) -> dict[str, Any]:
+    """``result`` when every field compare reads is what the runtime writes there, else one error line.
+
+    Raises:
+        CloudtrainError: the result is not a JSON object, or a field is of another type or
+            out of range (a count past the runtime's int32, a throughput that is a number).
+    """
+    problem = _result_problem(result)
+    if problem is not None:
+        raise CloudtrainError(
+            f"{where} is not a cloudtrain result: {problem}. Restore the file the run wrote, "
+            "or remove it to compare the run by its history alone."
+        )
+    return dict(result)
+
+
+def _result_problem(result: Any) -> str | None:
+    if not isinstance(result, dict):
+        return "expected a JSON object"
+    for key in RESULT_COUNTS:
+        if result.get(key) is not None and not _is_count(result[key]):
+            return f"{key} must be a whole number from 1 to {COUNT_MAX:,}, not {quote(result[key])}"
+    if result.get("learning_rate") is not None and _number(result["learning_rate"]) is None:
+        return f"learning_rate must be a finite number, not {quote(result['learning_rate'])}"
+    for key in RESULT_TEXTS:
+        if not _is_text(result.get(key)):
+            return f"{key} must be a string of at most {TEXT_MAX} characters"
+    throughput = result.get("throughput")
+    if throughput is None:
+        return None
+    if not isinstance(throughput, dict):
+        return f"throughput must be an object (examples_per_sec, accelerator), not {quote(throughput)}"
+    rate = throughput.get("examples_per_sec")
+    if rate is not None and (_number(rate) is None or rate < 0):
+        return f"throughput.examples_per_sec must be a finite number >= 0, not {quote(rate)}"
+    return (
+        None if _is_text(throughput.get("accelerator")) else "throughput.accelerator must be a short string"
+    )
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and 1 <= value <= COUNT_MAX
+
+
+def _is_text(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and len(value) <= TEXT_MAX)
 
 
 def _by_scheme(uri: str) -> ReadsOutputs:
@@ -428,7 +491,10 @@ def _speed(result: Mapping[str, Any], points: Sequence[EpochPoint]) -> tuple[flo
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if type(value) in (int, float) else None
+    """``value`` as a finite float; None for anything else (a boolean, a string, NaN, a 400-digit int)."""
+    if type(value) not in (int, float) or (type(value) is int and abs(value) > COUNT_MAX):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def _whole(value: Any) -> int | None:

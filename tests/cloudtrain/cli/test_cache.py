@@ -89,3 +89,99 @@ def test_a_bad_age_is_a_one_line_error(run_cli: Run) -> None:
         2,
         ["--older-than 'a week' is not a duration. Use one like 30m, 12h or 7d."],
     )
+
+
+def _outside(tmp_path: Path) -> Path:
+    """A folder of the user's outside the cache, with a file that must survive every clean."""
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "thesis.json").write_text("{}")
+    _age(outside, 30 * 24 * HOUR)
+    return outside
+
+
+def _link(link: Path, target: Path) -> None:
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target, target_is_directory=target.is_dir())
+    os.utime(link, (time.time() - HOUR, time.time() - HOUR), follow_symlinks=False)
+
+
+# regression: with bundles/index a symbolic link to another folder, clean deleted that folder's files
+@pytest.mark.parametrize(
+    "where",
+    [
+        lambda: bundle_cache() / "index",  # the index
+        lambda: bundle_cache() / "old.tar.gz",  # a bundle
+        bundle_cache,  # the bundles folder itself
+    ],
+)
+def test_clean_removes_a_link_in_the_bundles_never_its_target(
+    run_cli: Run, tmp_path: Path, where: Callable[[], Path]
+) -> None:
+    outside = _outside(tmp_path)
+    link = where()
+    _link(link, outside)
+
+    cleaned = json.loads(run_cli("cache", "clean", "--json").out)
+
+    assert (outside / "thesis.json").read_text() == "{}"
+    assert not link.is_symlink() and not link.exists()
+    assert str(link) in [item["path"] for item in cleaned["removed"]]
+
+
+# regression: --buckets emptied the target of a symlinked buckets/
+@pytest.mark.parametrize("linked", ["buckets", "buckets/my-bucket"])
+def test_clean_buckets_removes_the_link_not_the_buckets_behind_it(
+    run_cli: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linked: str
+) -> None:
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+    outside = _outside(tmp_path)
+    _link(tmp_path / "home" / linked, outside)
+
+    cleaned = run_cli("cache", "clean", "--buckets")
+
+    assert cleaned.code == 0, cleaned.err
+    assert (outside / "thesis.json").read_text() == "{}"
+    assert not (tmp_path / "home" / linked).is_symlink()
+
+
+def test_a_linked_runs_folder_is_kept_whole_and_says_why(
+    run_cli: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+    outside = _outside(tmp_path)
+    _link(tmp_path / "home" / "runs", outside)
+
+    cleaned = json.loads(run_cli("cache", "clean", "--json").out)
+
+    assert (outside / "thesis.json").exists() and (tmp_path / "home" / "runs").is_symlink()
+    assert cleaned["kept"] == [
+        {
+            "path": str(tmp_path / "home" / "runs"),
+            "why": f"a symbolic link out of the cache, not followed ({outside}); its runs are not judged through it",
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ("", "--older-than '' is not a duration. Use one like 30m, 12h or 7d."),  # an unset $AGE
+        ("  ", "--older-than '  ' is not a duration. Use one like 30m, 12h or 7d."),
+        ("7", "--older-than '7' is not a duration. Use one like 30m, 12h or 7d."),  # no unit
+        (
+            "99999999999999d",
+            "--older-than '99999999999999d' is longer than 100 years. Use a shorter duration like 30d.",
+        ),
+        ("1000000d", "--older-than '1000000d' is longer than 100 years. Use a shorter duration like 30d."),
+    ],
+)
+def test_an_empty_or_unbounded_age_removes_nothing(run_cli: Run, value: str, error: str) -> None:
+    # regression: --older-than "" meant no cutoff and removed every bundle and ended run
+    bundle = bundle_cache() / "0123456789abcdef.tar.gz"
+    bundle.parent.mkdir(parents=True, exist_ok=True)
+    bundle.write_bytes(b"0")
+    _age(bundle, 30 * 24 * HOUR)
+    result = run_cli("cache", "clean", "--older-than", value)
+    assert (result.code, result.errors) == (2, [error])
+    assert bundle.exists()

@@ -72,3 +72,60 @@ def test_the_cli_exits_2_with_the_fix_before_reaching_any_job(
     assert result.code == 2
     assert result.errors == [error]
     assert "Traceback" not in result.err
+
+
+DIGITS_5000 = "1" * 5000
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        # regression: OverflowError tracebacks, and int() refusing 5,000 digits
+        (
+            ["--since", "1000000d"],
+            "--since '1000000d' is longer than 100 years. Use a shorter duration like 30d.",
+        ),
+        (
+            ["--since", "99999999999999d"],
+            "--since '99999999999999d' is longer than 100 years. Use a shorter duration like 30d.",
+        ),
+        (
+            ["--since", DIGITS_5000 + "s"],
+            f"--since '{'1' * 80}'… is longer than 100 years. Use a shorter duration like 30d.",
+        ),
+        (
+            ["--since", "0001-01-01T00:00:00+01:00"],
+            f"--since '0001-01-01T00:00:00+01:00' is before 1970, older than any log line. {SINCE_FIX}",
+        ),
+        (
+            ["--since", "x" * 10_000],
+            f"--since '{'x' * 80}'… is neither a duration nor an ISO 8601 time. {SINCE_FIX}",
+        ),
+        (
+            ["--tail", DIGITS_5000],
+            f"--tail '{'1' * 80}'… is more than 10,000,000 lines. Leave --tail out for every line.",
+        ),
+        (
+            ["--tail", "10000001"],
+            "--tail '10000001' is more than 10,000,000 lines. Leave --tail out for every line.",
+        ),
+        (
+            ["--tail", "x" * 10_000],
+            f"--tail '{'x' * 80}'… is not a number of lines. Use a whole number >= 0, e.g. --tail 50.",
+        ),
+    ],
+)
+def test_huge_and_long_values_are_one_short_line(
+    run_cli: Callable[..., Result], args: list[str], error: str
+) -> None:
+    result = run_cli("logs", "local:no-such-run-20260101-000000-0000", *args)
+    assert (result.code, result.errors) == (2, [error])
+
+
+@pytest.mark.parametrize(("text", "days"), [("36500d", 36500), ("0001d", 1), ("876000h", 36500)])
+def test_durations_up_to_the_bound_are_taken(text: str, days: int) -> None:
+    assert parse_since(text, now=NOW) == NOW - timedelta(days=days)
+
+
+def test_the_largest_tail_is_taken() -> None:
+    assert parse_tail("0010000000") == 10_000_000

@@ -6,6 +6,7 @@ import doctest
 import importlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -376,3 +377,39 @@ def test_written_catalog_reads_back_identically(tmp_path: Path) -> None:
 def test_docstring_examples_run(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert (result.failed, result.attempted > 0) == (0, True)
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (lambda folder: _special(folder, "fifo"), "not a regular file (a FIFO, socket or device)."),
+        (lambda folder: _special(folder, "/dev/zero"), "not a regular file (a FIFO, socket or device)."),
+    ],
+)
+def test_a_throughput_file_that_is_no_file_never_blocks(
+    tmp_path: Path, make: Callable[[Path], Path], problem: str
+) -> None:
+    path = make(tmp_path)
+    with pytest.raises(SpecError) as error:
+        cost.parse_throughput(f"{path}@t4")
+    assert str(error.value).startswith(f"{path}: {problem}")
+
+
+@pytest.mark.parametrize(
+    "replicas",
+    [int("9" * 4000), 2**31, "8", 0, True],  # 4,000 digits; past int32; text; zero; a boolean
+)
+def test_the_replicas_a_rate_was_measured_on_are_a_count(tmp_path: Path, replicas: object) -> None:
+    path = runtime_files(tmp_path, 4000.0, replicas=8)
+    (tmp_path / "cloudtrain-result.json").write_text(json.dumps({"replicas": replicas}))
+    with pytest.raises(SpecError, match="the replicas it was measured on must be a whole number from 1 to"):
+        cost.parse_throughput(f"{path}@t4")
+
+
+def _special(folder: Path, kind: str) -> Path:
+    path = folder / "throughput.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(kind)
+    return path

@@ -53,8 +53,8 @@ class Harness:
     tmp_path: Path
 
     def spec(self) -> JobSpec:
-        """The example job, with Toy Cloud's storage root on its own ``toy://`` scheme."""
-        return load_spec(self.example, OVERRIDES.get(self.provider.name, ()))
+        """The example job for this provider (its own discovered defaults), Toy Cloud's root on ``toy://``."""
+        return load_spec(self.example, OVERRIDES.get(self.provider.name, ()), provider=self.provider.name)
 
     def submission(self, *, seconds: float = 0.0) -> api.Submission:
         spec = self.spec()

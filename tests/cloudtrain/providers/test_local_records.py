@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.messages import quote
 from cloudtrain.outputs import Outputs
 from cloudtrain.provider import Reason
 from cloudtrain.providers import local
@@ -173,13 +174,8 @@ def test_pids_0_minus_1_and_1_in_a_record_are_refused_and_never_signalled(
 ) -> None:
     record = {"chief-0": _pid_record(pid)} if file == "replicas.pid" else _pid_record(pid)
     write_record(run_dir / file, record)
-    witness = subprocess.Popen(["sleep", "60"])  # in our own group: kill(0, …) or kill(-1, …) would end it
-    try:
-        result = run_cli("cancel", JOB_ID)
-        assert _still_alive(witness)
-    finally:
-        witness.kill()
-        witness.wait()
+    (run_dir / "launcher.alive").touch()  # a launcher seen alive lately: its record must be believed
+    result = _cancel_beside_a_witness(run_cli)
     assert result.code == 1
     assert len(result.errors) == 1
     assert result.errors[0].startswith(
@@ -232,7 +228,7 @@ def test_a_malformed_job_id_is_refused_before_any_path_is_read(
     result = run_cli("status", job_id)
     assert result.code == 1
     assert result.errors == [
-        f"{job_id!r} is not a local job ID. Expected local:<run>, <run> being the run folder name that "
+        f"{quote(job_id)} is not a local job ID. Expected local:<run>, <run> being the run folder name that "
         "submit printed (e.g. local:demo-20260101-120000-1a2b)."
     ]
 
@@ -507,3 +503,74 @@ def test_a_status_file_without_a_failure_still_reads() -> None:
         ).failure
         is None
     )
+
+
+# Every record replaced by a folder, a FIFO or /dev/zero: cancel still stops the run.
+RECORDS = ["status.json", "request.json", "launcher.pid", "launcher.alive", "output.log"]
+
+
+def _replace(path: Path, kind: str) -> None:
+    path.unlink(missing_ok=True)
+    if kind == "folder":
+        (path / "inside").mkdir(parents=True)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(kind)
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "/dev/zero"])
+@pytest.mark.parametrize("record", RECORDS)
+def test_cancel_stops_a_run_whatever_became_of_a_record(
+    run_dir: Path,
+    run_cli: Callable[..., Result],
+    bystander: subprocess.Popen[bytes],
+    record: str,
+    kind: str,
+) -> None:
+    # regression: status.json replaced by a folder ended cancel in an IsADirectoryError traceback
+    write_record(run_dir / "replicas.pid", {"chief-0": ProcessRecord.of(bystander.pid).to_json()})
+    _replace(run_dir / record, kind)
+    cancelled = run_cli("cancel", JOB_ID)
+    assert cancelled.code == 0 and cancelled.err.count("\n") == 1, cancelled.err
+    assert bystander.wait(timeout=10) == -signal.SIGKILL
+    assert LocalJob(JOB_ID).status().state == "cancelled"
+    if (record, kind) == ("status.json", "folder"):  # kept aside for the user to look at
+        assert (run_dir / "status.json.damaged" / "inside").is_dir()
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "/dev/zero"])
+def test_a_replicas_record_that_is_no_file_is_one_error_line(
+    run_dir: Path, run_cli: Callable[..., Result], kind: str
+) -> None:
+    _replace(run_dir / "replicas.pid", kind)
+    result = run_cli("cancel", JOB_ID)
+    assert result.code == 1 and result.err.count("\n") == 1, result.err
+    assert result.errors[0].startswith(f"cloudtrain cannot trust {run_dir / 'replicas.pid'}: ")
+
+
+@pytest.mark.parametrize("pid", [0, -1, 1])
+def test_a_damaged_launcher_record_of_a_long_silent_launcher_stops_nothing_it_names(
+    run_dir: Path, run_cli: Callable[..., Result], bystander: subprocess.Popen[bytes], pid: int
+) -> None:
+    # the launcher has not touched launcher.alive for longer than orphans.SILENT_S: gone
+    write_record(run_dir / "launcher.pid", _pid_record(pid))
+    write_record(run_dir / "replicas.pid", {"chief-0": ProcessRecord.of(bystander.pid).to_json()})
+    result = _cancel_beside_a_witness(run_cli)
+    assert (result.code, result.err) == (0, f"Cancelled {JOB_ID}.\n")
+    assert bystander.wait(timeout=10) == -signal.SIGKILL
+
+
+def _cancel_beside_a_witness(run_cli: Callable[..., Result]) -> Result:
+    """``cancel JOB_ID``, asserting that a process in our own group outlived it.
+
+    kill(0, …) or kill(-1, …), which a pid of 0 or -1 in a record would make, would end it.
+    """
+    witness = subprocess.Popen(["sleep", "60"])
+    try:
+        result = run_cli("cancel", JOB_ID)
+        assert _still_alive(witness)
+    finally:
+        witness.kill()
+        witness.wait()
+    return result

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.provider.cloud import CloudProvider
-from cloudtrain.providers.kubernetes import checks, discover, nodes, outputs, render
+from cloudtrain.providers.kubernetes import checks, discover, kubeconfig, nodes, outputs, render
 from cloudtrain.providers.kubernetes.settings import KubernetesSettings
 
 if TYPE_CHECKING:
@@ -103,7 +103,8 @@ class Kubernetes(CloudProvider):
 
         return quotas.read(plan, needs, clients or _clients(KubernetesSettings.of(plan.spec)))
 
-    def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
+    def discover_target_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
+        """The kubeconfig's context and namespace, read only for a job sent to Kubernetes."""
         return discover.discover(environ)
 
     def check_setup(self, spec: JobSpec, sources: Sources) -> list[Check]:
@@ -124,7 +125,7 @@ class Kubernetes(CloudProvider):
     def configured(self, settings: JobSpec) -> str | None:
         """Whether a cluster is known here: a kubeconfig file, or a pod's service account."""
         environ = os.environ
-        if any(path.is_file() for path in discover.kubeconfig_files(environ)):
+        if any(path.exists() for path in kubeconfig.kubeconfig_files(environ)):
             return None
         if environ.get("KUBERNETES_SERVICE_HOST"):
             return None

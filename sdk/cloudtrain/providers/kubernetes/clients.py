@@ -27,21 +27,20 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 from cloudtrain.errors import CloudtrainError, CredentialsError, require
+from cloudtrain.messages import quote, shorten
 from cloudtrain.provider.calls import ATTEMPTS, FIRST_DELAY_S, MAX_DELAY_S, translated
 from cloudtrain.provider.failures import CallError
-from cloudtrain.providers.kubernetes import failures
+from cloudtrain.providers.kubernetes import failures, kubeconfig
+from cloudtrain.providers.kubernetes.discover import IN_CLUSTER_NAMESPACE, IN_CLUSTER_VARIABLE
 
 T = TypeVar("T")
 
 TRANSIENT_STATUS = (429, 500, 502, 503, 504)
 TIMEOUT_S = 30.0
 
-DEFAULT_KUBECONFIG = "~/.kube/config"
-IN_CLUSTER_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 DEFAULT_NAMESPACE = "default"
 JOBSET_INSTALL = (
     "Install the JobSet controller: kubectl apply --server-side -f "
@@ -75,6 +74,10 @@ ADVICE = {
         0,
     ): "Could not reach the API server in {attempts} attempts; check the network and the kubeconfig's server.",
 }
+
+
+class NoCluster(CredentialsError):
+    """No kubeconfig file, and not in a pod: nothing says which cluster to use."""
 
 
 class KubernetesCallError(CallError):
@@ -165,44 +168,83 @@ def require_kubernetes() -> None:
 def connect(context: str | None, environ: dict[str, str] | None = None) -> tuple[Any, str | None, str]:
     """An ``ApiClient`` for ``context`` (None: current, else in-cluster), the context's name and namespace.
 
+    The kubeconfig is read by ``kubeconfig.read`` (bounded, checked, merged as ``kubectl``
+    merges it) and what it read is handed to the client's own ``KubeConfigLoader``, so the
+    files are read once, by one reader with one cap, whatever command connects.
+
     Raises:
-        CredentialsError: no kubeconfig and not in a pod, or no context of that name.
+        CredentialsError: no kubeconfig and not in a pod, no context of that name, or a
+            context the client cannot use (``KubeconfigError``: the file cannot be read as one).
         MissingDependencyError: the ``kubernetes`` client is not installed.
     """
     require_kubernetes()
     from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
 
     environ = dict(os.environ) if environ is None else environ
     configuration = client.Configuration()
-    files = environ.get("KUBECONFIG") or os.path.expanduser(DEFAULT_KUBECONFIG)
-    try:
-        contexts, current = config.list_kube_config_contexts(config_file=files)
-    except (ConfigException, OSError):
-        if context is None and environ.get("KUBERNETES_SERVICE_HOST"):
-            config.load_incluster_config(client_configuration=configuration)
-            return client.ApiClient(configuration), None, _in_cluster_namespace()
-        raise CredentialsError(NO_CLUSTER) from None
-    chosen = next((item for item in contexts if item["name"] == context), None) if context else current
+    found = kubeconfig.read(environ)
+    if context is None and found.current is None and environ.get(IN_CLUSTER_VARIABLE):
+        config.load_incluster_config(client_configuration=configuration)
+        namespace = kubeconfig.in_cluster_namespace(IN_CLUSTER_NAMESPACE) or DEFAULT_NAMESPACE
+        return client.ApiClient(configuration), None, namespace
+    if not found.files:
+        raise NoCluster(NO_CLUSTER)
+    chosen = found.context(context)
     if chosen is None:
-        names = ", ".join(item["name"] for item in contexts) or "none"
-        raise CredentialsError(
-            f"kubernetes.context: no context {context!r} in {files}. Contexts: {names}. "
-            "See: kubectl config get-contexts"
+        raise CredentialsError(_no_context(found, context))
+    _load(found, chosen, configuration)
+    return client.ApiClient(configuration), chosen.name, chosen.body.get("namespace") or DEFAULT_NAMESPACE
+
+
+def _no_context(found: kubeconfig.Kubeconfig, context: str | None) -> str:
+    names = ", ".join(shorten(name) for name in list(found.contexts)[:20]) or "none"
+    where = ", ".join(str(path) for path in found.files)
+    if context is None:
+        current = found.current.name if found.current else None
+        what = (
+            f"its current-context {quote(current)} is not defined"
+            if current
+            else "it sets no current-context"
         )
-    try:
-        config.load_kube_config(config_file=files, context=chosen["name"], client_configuration=configuration)
-    except ConfigException as exc:
-        raise CredentialsError(f"The kubeconfig context {chosen['name']!r} cannot be used: {exc}") from None
-    namespace = chosen.get("context", {}).get("namespace") or DEFAULT_NAMESPACE
-    return client.ApiClient(configuration), chosen["name"], namespace
+        return (
+            f"The kubeconfig ({where}): {what}. Contexts: {names}. "
+            "Set kubernetes.context, or run: kubectl config use-context NAME"
+        )
+    return (
+        f"kubernetes.context: no context {quote(context)} in {where}. Contexts: {names}. "
+        "See: kubectl config get-contexts"
+    )
 
 
-def _in_cluster_namespace() -> str:
+def _load(found: kubeconfig.Kubeconfig, chosen: kubeconfig.Entry, configuration: Any) -> None:
+    """Configure ``configuration`` for context ``chosen`` with the client's own loader, from what was read.
+
+    Each entry is the client's ``ConfigNode`` carrying its file, as its ``KubeConfigMerger``
+    builds them, so a relative certificate path is taken relative to that file.
+    """
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.kube_config import ConfigNode, KubeConfigLoader
+
+    merged = {
+        section: [
+            ConfigNode(f"{entry.path}/{name}", {"name": name, key: entry.body}, str(entry.path))
+            for name, entry in found.sections[section].items()
+        ]
+        for section, key in kubeconfig.SECTIONS.items()
+    }
+    first = str(found.files[0])
     try:
-        return Path(IN_CLUSTER_NAMESPACE).read_text().strip() or DEFAULT_NAMESPACE
-    except OSError:
-        return DEFAULT_NAMESPACE
+        loader = KubeConfigLoader(
+            config_dict=ConfigNode(first, merged, first), active_context=chosen.name, config_base_path=None
+        )
+        loader.load_and_set(configuration)
+    # The client reads what the kubeconfig names (certificates, exec plugins) and fails on a
+    # value of the wrong shape with whatever Python raises: each is one line here.
+    except (ConfigException, OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise CredentialsError(
+            f"The kubeconfig context {quote(chosen.name)} ({chosen.path}) cannot be used: "
+            f"{shorten(str(exc) or type(exc).__name__)}"
+        ) from None
 
 
 def with_retries(send: Callable[[], T], call: ApiCall, *, sleep: Callable[[float], None]) -> T:

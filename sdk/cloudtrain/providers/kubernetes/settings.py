@@ -2,12 +2,11 @@
 
 Every field has the default a newcomer would pick on a cluster that has the JobSet
 controller installed: the kubeconfig's current context and its namespace, nodes found
-by the accelerator's resource alone, three gang restarts. Values are checked against
-the shapes the Kubernetes API accepts (the names are RFC 1123 labels and subdomains,
-https://kubernetes.io/docs/concepts/overview/working-with-objects/names/; label keys
-and values, https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set),
-so a typo fails at ``validate``, not in the API server. This module imports nothing
-of the provider's own, so building the spec does not load the provider.
+by the accelerator's resource alone, three gang restarts. Values are checked by
+the API server's own rules (``apimachinery``: RFC 1123 labels and subdomains, qualified
+label keys, label values, tolerations, extended resource names), so a typo fails at
+``validate``, not in the API server. Of the provider's own modules this imports only
+``apimachinery`` (the standard library alone), so building the spec loads no more.
 
 Example:
 >>> settings = KubernetesSettings(namespace="training", queue="team-a")
@@ -17,20 +16,17 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, model_validator
+from pydantic_core import PydanticCustomError
 
+from cloudtrain.messages import quote
+from cloudtrain.providers.kubernetes import apimachinery
 from cloudtrain.sections import Section, StoredSection, Whole, shaped
 
-DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
-DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?"
-# A label key: an optional DNS-subdomain prefix and '/', then a name of up to 63 characters.
-LABEL_KEY = r"([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
-LABEL_VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?"
-# An extended resource name such as nvidia.com/gpu (a domain, '/', a name).
-RESOURCE_NAME = r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?"
 # A GCE machine type (n1-standard-8, a2-highgpu-1g) or an EC2 instance type (g5.xlarge, p4d.24xlarge).
 NODE_TYPE = r"[a-z][a-z0-9]*([-.][a-z0-9]+)+"
 # A cloud region, GCP's (us-central1) or AWS's (us-east-1).
@@ -38,23 +34,43 @@ REGION = r"[a-z]{2,}(-[a-z]+)+-?\d+"
 # JobSet's own bound: failurePolicy.maxRestarts is an int32 (api/jobset/v1alpha2/jobset_types.go, FailurePolicy).
 MAX_RESTARTS = 2**31 - 1
 
-DnsLabel = Annotated[
-    str, shaped("dns_label", DNS_LABEL, "is not a Kubernetes name; use lowercase letters, digits and '-'")
+
+def follows(kind: str, rule: Callable[[str], str | None], noun: str) -> AfterValidator:
+    """A check by one of the API server's rules (``apimachinery``): ``'VALUE' is not NOUN: why``."""
+
+    def check(value: str | None) -> str | None:
+        if value is not None and (problem := rule(value)) is not None:
+            raise PydanticCustomError(
+                kind,
+                "{value} is not {noun}: {problem}",
+                {"value": quote(value), "noun": noun, "problem": problem},
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+DnsLabel = Annotated[str, follows("dns_label", apimachinery.dns1123_label, "a Kubernetes name")]
+DnsSubdomain = Annotated[str, follows("dns_subdomain", apimachinery.dns1123_subdomain, "a Kubernetes name")]
+LabelKey = Annotated[str, follows("label_key", apimachinery.label_key, "a label key")]
+LabelValue = Annotated[str, follows("label_value", apimachinery.label_value, "a label value")]
+SecretName = Annotated[str, follows("secret_name", apimachinery.dns1123_subdomain, "a Secret name")]
+ResourceName = Annotated[
+    str, follows("resource", apimachinery.extended_resource, "an extended resource name like nvidia.com/gpu")
 ]
-LabelKey = Annotated[
-    str, shaped("label_key", LABEL_KEY, "is not a label key; use a name like team or example.com/team")
-]
-LabelValue = Annotated[
+# The node type is also the value of the label node.kubernetes.io/instance-type (render._node_selector).
+NodeType = Annotated[
     str,
-    shaped("label_value", LABEL_VALUE, "is not a label value; use letters, digits, '-', '_' and '.'"),
-]
-SecretName = Annotated[
-    str, shaped("secret_name", DNS_SUBDOMAIN, "is not a Secret name; use lowercase letters, digits, '-', '.'")
+    shaped("node_type", NODE_TYPE, "is not a machine type; use a GCE or EC2 type like g5.xlarge"),
+    follows("node_type", apimachinery.label_value, "a node label value"),
 ]
 
 
 class Toleration(Section):
-    """A pod toleration (core/v1 Toleration), for nodes tainted for training or for GPUs."""
+    """A pod toleration (core/v1 Toleration), for nodes tainted for training or for GPUs.
+
+    Checked as a whole by the API server's ``ValidateTolerations`` (``apimachinery.toleration``).
+    """
 
     key: LabelKey | None = Field(
         None,
@@ -72,6 +88,13 @@ class Toleration(Section):
         description="The taint effect to tolerate; none tolerates every effect.",
         examples=["NoSchedule"],
     )
+
+    @model_validator(mode="after")
+    def _as_the_api_server_checks_it(self) -> Toleration:
+        problem = apimachinery.toleration(self.to_manifest())
+        if problem is not None:
+            raise PydanticCustomError("toleration", "{problem}", {"problem": problem})
+        return self
 
     def to_manifest(self) -> dict[str, str]:
         """The toleration as the pod spec carries it, without the fields left unset."""
@@ -114,16 +137,13 @@ class KubernetesSettings(StoredSection):
         "GKE's Cloud Storage FUSE CSI driver, s3:// is copied in and synced out by the AWS CLI.",
         examples=["gs://bucket/churn", "s3://bucket/churn"],
     )
-    service_account: DnsLabel | None = Field(
+    service_account: DnsSubdomain | None = Field(
         None,
         description="The Kubernetes ServiceAccount the pods run as; it must be allowed to read and "
         "write the storage root (Workload Identity Federation for GKE, IRSA or EKS Pod Identity).",
         examples=["trainer"],
     )
-    node_type: Annotated[
-        str | None,
-        shaped("node_type", NODE_TYPE, "is not a machine type; use a GCE or EC2 type like g5.xlarge"),
-    ] = Field(
+    node_type: NodeType | None = Field(
         None,
         description="The machine type of the nodes (node.kubernetes.io/instance-type), a GCE or EC2 "
         "type the catalog prices: selects those nodes and prices the job.",
@@ -148,10 +168,7 @@ class KubernetesSettings(StoredSection):
         description="Taints the pods tolerate (GPU or training node pools are often tainted).",
         examples=[[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]],
     )
-    gpu_resource: Annotated[
-        str,
-        shaped("resource", RESOURCE_NAME, "is not an extended resource name; use one like nvidia.com/gpu"),
-    ] = Field(
+    gpu_resource: ResourceName = Field(
         "nvidia.com/gpu",
         description="The extended resource a GPU is requested as (the NVIDIA device plugin's name).",
         examples=["nvidia.com/gpu"],

@@ -23,12 +23,14 @@ from __future__ import annotations
 from typing import Any
 
 from cloudtrain.errors import CredentialsError
+from cloudtrain.providers.kubernetes import kubeconfig
 from cloudtrain.providers.kubernetes.clients import (
     JOBSET_INSTALL,
     TIMEOUT_S,
     ApiCall,
     KubernetesCallError,
     KubernetesClients,
+    NoCluster,
     with_retries,
 )
 from cloudtrain.providers.kubernetes.render import GROUP, PLURAL, VERSION
@@ -49,8 +51,12 @@ def check_setup(clients: KubernetesClients) -> list[Check]:
     """One line per thing a submit needs; the network lines only once a cluster is found."""
     try:
         namespace = clients.target_namespace()
-    except CredentialsError as missing:
+    except NoCluster as missing:
         return [Check("cluster", FAIL, "no cluster found", str(missing).splitlines()[0])]
+    except kubeconfig.KubeconfigError as broken:  # there, but not a kubeconfig: say what is wrong
+        return [Check("cluster", FAIL, broken.detail, kubeconfig.FIX)]
+    except CredentialsError as unusable:
+        return [Check("cluster", FAIL, str(unusable))]
     where = f"context {clients.found_context}" if clients.found_context else "in-cluster service account"
     return [
         Check("cluster", OK, where),

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import planning, runs
+from cloudtrain import files, planning, runs
 from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
 from cloudtrain.provider.emulation import Emulable, RefusesWhenEmulated
@@ -51,6 +51,8 @@ REFUSALS = ("capacity", "quota")
 
 # What every replica imports (cloudtrain_runtime.session: _start_tensorflow, _start_jax), by
 # training.keras_backend, and the extras that install it. JAX trains, tf.data feeds it.
+# What a run's output file may hold when read back, as the clouds' read_output caps it.
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 RUNTIME_STACK = {
     "tensorflow": (("tensorflow", "keras", "numpy"), "runtime"),
     "jax": (("jax", "keras", "tensorflow", "numpy"), "runtime,jax"),
@@ -151,11 +153,17 @@ class Local:
         """Nothing to do ahead: a local run copies its bundle when it starts (``run.submit``)."""
 
     def read_output(self, plan: Plan, uri: str, *, clients: Any = None) -> bytes:
-        """The file at ``uri``: a local job's outputs are paths on this machine."""
+        """The file at ``uri``: a local job's outputs are paths on this machine.
+
+        Read within the clouds' own cap (``MAX_OUTPUT_BYTES``), and never from a FIFO or a
+        device a run folder may hold instead of its file.
+        """
         try:
-            return Path(uri).read_bytes()
-        except OSError as error:
+            return files.read_bytes(uri, limit=MAX_OUTPUT_BYTES)
+        except FileNotFoundError as error:
             raise ProviderError(f"{uri}: the job wrote no such file ({error.strerror}).") from error
+        except files.UnreadableFile as error:
+            raise ProviderError(str(error)) from None
 
     def submit(
         self,

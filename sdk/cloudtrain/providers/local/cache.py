@@ -50,6 +50,6 @@ def _judged(folder: Path, older_than: datetime | None) -> RunFolder:
         return RunFolder(folder, False, f"its status cannot be read ({error})")
     if not state.done:
         return RunFolder(folder, False, f"it is {state.state}")
-    if older_than is not None and folder.stat().st_mtime >= older_than.timestamp():
+    if older_than is not None and folder.lstat().st_mtime >= older_than.timestamp():
         return RunFolder(folder, False, "it is newer than --older-than")
     return RunFolder(folder, True)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.messages import quote
 from cloudtrain.outputs import Outputs
 from cloudtrain.provider import JobStatus
 from cloudtrain.provider.base import TERMINAL_STATES, JobSummary, Stored
@@ -76,7 +77,7 @@ def run_dir_for(job_id: str) -> Path:
     """
     name = job_id.removeprefix("local:")
     if not job_id.startswith("local:") or not RUN_NAME.fullmatch(name):
-        raise ProviderError(f"{job_id!r} is not a local job ID. Expected {ID_FORM}.")
+        raise ProviderError(f"{quote(job_id)} is not a local job ID. Expected {ID_FORM}.")
     return local_home() / "runs" / name
 
 
@@ -166,8 +167,10 @@ class LocalJob(WaitsByPolling):
         launcher is gone, ``orphans.stop_and_tidy`` does its part. Only the process
         records are needed, and only a process proven to be the recorded one is
         signalled (``ProcessRecord.signal``); cancelling a run that has ended does nothing.
+        A damaged ``launcher.pid`` stops nothing once the launcher has been silent for
+        ``orphans.SILENT_S``: it is gone, and its replicas are stopped by their own records.
         """
-        launcher = self._launcher()
+        launcher = self._launcher_unless_gone()
         if launcher is not None and launcher.is_alive() and launcher.signal(signal.SIGTERM):
             deadline = time.monotonic() + CANCEL_WAIT_S
             while launcher.is_alive() and time.monotonic() < deadline:
@@ -177,6 +180,20 @@ class LocalJob(WaitsByPolling):
 
     def _launcher(self) -> ProcessRecord | None:
         return read_record(self.run_dir / LAUNCHER_FILE, ProcessRecord.from_json)
+
+    def _launcher_unless_gone(self) -> ProcessRecord | None:
+        """The launcher's record; None when it is damaged but the launcher has long been silent.
+
+        Raises:
+            ProviderError: the record is damaged and the launcher was seen alive lately,
+                so it may run and cannot be proven to be the process to stop.
+        """
+        try:
+            return self._launcher()
+        except ProviderError:
+            if orphans.seen_lately(self.run_dir):
+                raise
+            return None
 
     def _launcher_runs(self) -> bool:
         launcher = self._launcher()

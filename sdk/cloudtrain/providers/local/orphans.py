@@ -32,6 +32,7 @@ from cloudtrain.providers.local.records import (
     REPLICAS_FILE,
     REQUEST_FILE,
     STATUS_FILE,
+    discard,
     parse_request,
     parse_status,
     read_record,
@@ -43,6 +44,8 @@ LAUNCHER_GONE = "LAUNCHER_GONE"
 # Seconds a SIGKILLed replica gets to be gone (reaped by init, as an orphan is) before cancel gives up.
 KILL_WAIT_S = 10.0
 POLL_S = 0.05
+# A live launcher touches launcher.alive every second (launcher.HEARTBEAT_S); silent this long, it is gone.
+SILENT_S = 10.0
 
 
 def status(run_dir: Path, job_id: str) -> JobStatus:
@@ -63,6 +66,12 @@ def status(run_dir: Path, job_id: str) -> JobStatus:
 def live_replicas(run_dir: Path) -> list[str]:
     """The recorded replicas still running, each provably the recorded process."""
     return [name for name, record in _replicas(run_dir).items() if record.is_alive()]
+
+
+def seen_lately(run_dir: Path) -> bool:
+    """Whether the launcher touched ``launcher.alive`` in the last ``SILENT_S``: it may still run."""
+    beat = _modified(run_dir / HEARTBEAT_FILE)
+    return beat is not None and time.time() - beat < SILENT_S
 
 
 def last_seen(run_dir: Path) -> datetime | None:
@@ -91,10 +100,10 @@ def stop_and_tidy(run_dir: Path, job_id: str) -> None:
     ]
     _await_gone(records)
     _tidy_hosts(run_dir)
-    (run_dir / REPLICAS_FILE).unlink(missing_ok=True)
+    discard(run_dir / REPLICAS_FILE)
     if _recorded_end(run_dir) is None:
         _record_end(run_dir, job_id, stopped)
-    (run_dir / HEARTBEAT_FILE).unlink(missing_ok=True)
+    discard(run_dir / HEARTBEAT_FILE)
 
 
 def _record_end(run_dir: Path, job_id: str, stopped: list[str]) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from cloudtrain import files
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs
 from cloudtrain.provider import TERMINAL_STATES, JobStatus
@@ -30,6 +31,8 @@ REPLICAS_FILE = "replicas.pid"  # the running attempt's replica pids, written by
 HEARTBEAT_FILE = "launcher.alive"  # touched by the launcher while it runs: when it was last seen alive
 
 STATES = ("pending", "running", *TERMINAL_STATES)
+# A record is a page of JSON; the request, the largest, holds the environment of each replica.
+MAX_RECORD_BYTES = 16 * 1024 * 1024
 # The largest pid Linux hands out (PID_MAX_LIMIT, include/linux/threads.h); macOS stops at 99999.
 PID_MAX = 4 * 1024 * 1024
 
@@ -46,12 +49,14 @@ def read_record(path: Path, parse: Callable[[Any], T]) -> T | None:
             ``parse`` refused it. The message names the file and what to do.
     """
     try:
-        raw = path.read_bytes()
+        raw = files.read_bytes(path, limit=MAX_RECORD_BYTES)
         if b"\0" in raw:
             raise ValueError("it contains NUL bytes")
         return parse(json.loads(raw.decode("utf-8")))
     except FileNotFoundError:
         return None
+    except files.UnreadableFile as exc:  # a folder, a FIFO, a device in its place: never waited on
+        raise untrusted(path, exc.problem.rstrip(".")) from None
     # JSONDecodeError and UnicodeDecodeError are ValueErrors; deep nesting is a RecursionError.
     except (OSError, ValueError, RecursionError) as exc:
         raise untrusted(path, str(exc) or type(exc).__name__) from exc
@@ -76,6 +81,8 @@ def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
 
     A reader sees the old file or the new one, never half of one, even after a crash
     (the data is synced before the rename), and two writers never share a temp file.
+    A folder found where the record goes (nothing renames a file over one) is moved
+    aside to ``<name>.damaged``, kept for the user to look at, and the record written.
     """
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -83,11 +90,31 @@ def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
             write(file)
             file.flush()
             os.fsync(file.fileno())
+        if path.is_dir() and not path.is_symlink():
+            _move_aside(path)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def discard(path: Path) -> None:
+    """Remove the record at ``path`` if there is one; a folder in its place is moved aside, not deleted."""
+    if path.is_dir() and not path.is_symlink():
+        _move_aside(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _move_aside(path: Path) -> Path:
+    """Rename ``path`` to ``<name>.damaged`` (``.damaged-2``, ... if taken) beside it; returns where."""
+    for count in range(1, 100):
+        aside = path.with_name(f"{path.name}.damaged{'' if count == 1 else f'-{count}'}")
+        if not aside.exists() and not aside.is_symlink():
+            path.rename(aside)
+            return aside
+    raise ProviderError(f"{path} is a folder, and so are its 99 damaged copies beside it. Remove them.")
 
 
 def status_record(status: JobStatus) -> dict[str, Any]:

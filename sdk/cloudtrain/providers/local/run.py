@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
+from cloudtrain.messages import quote
 from cloudtrain.provider import transfer
 from cloudtrain.provider.emulation import JOB, Emulable
 from cloudtrain.providers.local.emulate import take_job_name
@@ -235,7 +236,7 @@ def attach(job_id: str) -> LocalJob:
     run_dir = run_dir_for(job_id)
     if not run_dir.is_dir():
         raise ProviderError(
-            f"No local run {job_id!r} under {run_dir.parent}. Check the ID that submit printed, "
+            f"No local run {quote(job_id)} under {run_dir.parent}. Check the ID that submit printed, "
             "and that CLOUDTRAIN_LOCAL_HOME is the same as when it was submitted."
         )
     return LocalJob(job_id)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain import planning
 from cloudtrain.bundle import Bundle
 from cloudtrain.errors import ProviderError
+from cloudtrain.messages import quote
 from cloudtrain.outputs import Outputs, standard
 from cloudtrain.provider.base import TERMINAL_STATES, JobStatus, JobSummary
 from cloudtrain.provider.jobs import WaitsByPolling
@@ -163,7 +164,7 @@ def attach(job_id: str) -> LocalSweep:
     sweep = LocalSweep(job_id)
     if read_record(sweep.folder / REQUEST_FILE, _object) is None:
         raise ProviderError(
-            f"No local sweep {job_id!r} under {sweep.folder.parent}. Check the ID submit printed."
+            f"No local sweep {quote(job_id)} under {sweep.folder.parent}. Check the ID submit printed."
         )
     return sweep
 
@@ -182,7 +183,9 @@ class LocalSweep(WaitsByPolling):
     def __init__(self, job_id: str, *, request: dict[str, Any] | None = None) -> None:
         name = job_id.removeprefix(ID_PREFIX)
         if not owns(job_id) or not RUN_NAME.fullmatch(name):
-            raise ProviderError(f"{job_id!r} is not a local sweep ID. Expected {ID_PREFIX}<name>-<run id>.")
+            raise ProviderError(
+                f"{quote(job_id)} is not a local sweep ID. Expected {ID_PREFIX}<name>-<run id>."
+            )
         self.id = job_id
         self.folder = local_home() / "sweeps" / name
         self.request = request

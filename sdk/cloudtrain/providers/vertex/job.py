@@ -4,23 +4,11 @@ Everything here runs after ``render``: the only module of the Vertex backend tha
 to the JobService. google-cloud-aiplatform is imported inside the functions that need
 it, so importing this module (and ``cloudtrain render``) stays cheap.
 
-Submitting is idempotent. Before creating a job, ``submit`` lists the project's custom
-jobs with the filter ``labels.cloudtrain_request="<hash>"`` (the label ``render``
-stamps) and returns the newest one that is queued, running or succeeded instead of
-creating a second. A job that failed, was cancelled or expired does not count, so
-submitting again after a failure retries. Changing the spec or the code changes the
-hash and creates a new job. A create that failed in flight may have created the job
-all the same, so the same lookup runs again before every retry of the create.
-
-Two submits racing each other can both miss the other's job and both create one: the
-caller cannot choose a custom job's id, which would make the second create fail
-(``CreateCustomJobRequest`` has only ``parent`` and ``custom_job``, and ``CustomJob.name``
-is output only: google-cloud-aiplatform 2.7.0, ``aiplatform_v1/types/job_service.py`` and
-``types/custom_job.py``; the REST ``projects.locations.customJobs.create`` takes no id
-either). So each submit reconciles after its create (``_keep_earliest``): it lists the
-jobs made from the request again, and all racers agree to keep the earliest one (by
-``create_time``, then name); a racer whose own job is not that one cancels it and
-returns the earliest. The cancelled duplicate stays listed as cancelled; it never ran.
+Submitting is idempotent, and two submits racing each other make one job: ``once``
+looks for the job made from the request (the ``cloudtrain_request`` label ``render``
+stamps), creates it otherwise, and reconciles after the create, keeping the earliest.
+A job that failed, was cancelled or expired does not count, so submitting again after a
+failure retries; changing the spec or the code changes the hash and creates a new job.
 
 The code bundle is uploaded by ``submit`` to ``storage.root/code/<sha256>.tar.gz``
 (skipped when that object exists: the name is the content hash).
@@ -36,10 +24,10 @@ from cloudtrain.errors import ProviderError
 from cloudtrain.provider.base import JobStatus, JobSummary
 from cloudtrain.provider.jobs import WaitsByPolling
 from cloudtrain.provider.transfer import bundle_uri
-from cloudtrain.providers.vertex import failures, listing, outputs, upload
+from cloudtrain.providers.vertex import failures, listing, once, outputs, upload
 from cloudtrain.providers.vertex.clients import GoogleCallError, VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.logs import LogReader
-from cloudtrain.providers.vertex.names import JOB_ID, REUSABLE_STATES, STATES, api_call
+from cloudtrain.providers.vertex.names import JOB_ID, STATES, api_call
 from cloudtrain.providers.vertex.render import REQUEST_LABEL
 from cloudtrain.providers.vertex.settings import VertexSettings
 
@@ -88,14 +76,12 @@ def submit(
     custom_job = _custom_job(request)
     clients = clients or VertexClients()
     parent, service = upload_and_open(plan, bundle, clients, progress)
-    existing = find_submitted(service, parent, request, clients.sleep)
-    if existing is not None:
-        job = VertexJob(existing, clients=clients, request=request)
-        job.attached = True
-        return job
-    created = _create(service, parent, request, custom_job, clients.sleep)
-    kept = _keep_earliest(service, parent, request, created, clients.sleep)
-    return VertexJob(kept, clients=clients, request=request)
+    submitted = once.submit_once(
+        service, parent, request["labels"][REQUEST_LABEL], custom_job, once.CUSTOM_JOB, clients.sleep
+    )
+    job = VertexJob(submitted.name, clients=clients, request=request)
+    job.attached = submitted.attached
+    return job
 
 
 def upload_and_open(
@@ -119,70 +105,6 @@ def upload_bundle(
     clients = clients or VertexClients()
     storage = clients.storage_client(VertexSettings.of(plan.spec).project)
     upload.upload_once(bundle.path, bundle_uri(plan), storage, sleep=clients.sleep, progress=progress)
-
-
-def _create(
-    service: Any, parent: str, request: dict[str, Any], custom_job: Any, sleep: Callable[[float], None]
-) -> str:
-    """Create the job, retrying transient errors; returns its resource name.
-
-    A create whose answer was lost (DEADLINE_EXCEEDED, a dropped connection) may have
-    created the job, so every retry first looks for a job made from ``request``.
-    """
-    tried = False
-
-    def create_once() -> str:
-        nonlocal tried
-        earlier = find_submitted(service, parent, request, sleep) if tried else None
-        tried = True
-        return earlier or str(service.create_custom_job(parent=parent, custom_job=custom_job).name)
-
-    return with_retries(
-        create_once, api_call("CreateCustomJob", f"create a custom job in {parent}", parent), sleep=sleep
-    )
-
-
-def find_submitted(
-    service: Any, parent: str, request: dict[str, Any], sleep: Callable[[float], None]
-) -> str | None:
-    """The newest job under ``parent`` created from ``request`` that is not failed or cancelled."""
-    reusable = _reusable(service, parent, request, sleep)
-    newest = max(reusable, key=lambda job: job.create_time, default=None)
-    return newest.name if newest is not None else None
-
-
-def _keep_earliest(
-    service: Any, parent: str, request: dict[str, Any], created: str, sleep: Callable[[float], None]
-) -> str:
-    """The job to keep after creating ``created``: the earliest made from ``request`` (see the module docstring).
-
-    Every racer lists after its own create, so the racer that lists last sees every
-    job; the earliest is the same in every answer that holds it. A later job of ours
-    is cancelled at once, while it still queues.
-    """
-    reusable = _reusable(service, parent, request, sleep)
-    earliest = min(reusable, key=lambda job: (job.create_time, job.name), default=None)
-    if earliest is None or earliest.name == created:
-        return created
-    with_retries(
-        lambda: service.cancel_custom_job(name=created),
-        api_call("CancelCustomJob", f"cancel the duplicate custom job {created}", parent),
-        sleep=sleep,
-    )
-    return str(earliest.name)
-
-
-def _reusable(
-    service: Any, parent: str, request: dict[str, Any], sleep: Callable[[float], None]
-) -> list[Any]:
-    """The jobs under ``parent`` created from ``request`` that are queued, running or succeeded."""
-    query = {"parent": parent, "filter": f'labels.{REQUEST_LABEL}="{request["labels"][REQUEST_LABEL]}"'}
-    jobs = with_retries(
-        lambda: list(service.list_custom_jobs(request=query)),
-        api_call("ListCustomJobs", f"list custom jobs in {parent}", parent),
-        sleep=sleep,
-    )
-    return [job for job in jobs if STATES[job.state.name] in REUSABLE_STATES]
 
 
 def _custom_job(request: dict[str, Any]) -> Any:

@@ -1,9 +1,8 @@
 """Submit, find and control Vertex AI hyperparameter tuning jobs through ``aiplatform_v1.JobServiceClient``.
 
-As with custom jobs, submitting is idempotent: before creating, ``submit`` lists the
-tuning jobs whose ``cloudtrain_request`` label is the request's hash and returns the
-newest one that is queued, running or succeeded. A tuning job's ID is its resource
-name, ``projects/P/locations/L/hyperparameterTuningJobs/N``.
+As with custom jobs, submitting is idempotent, and two submits racing each other make
+one tuning job (``once``: look, create, reconcile by the ``cloudtrain_request`` label).
+A tuning job's ID is its resource name, ``projects/P/locations/L/hyperparameterTuningJobs/N``.
 
 The handle reads the trials off the job (``HyperparameterTuningJob.trials``): each
 ``Trial`` has its parameters, its measurements (one per epoch, from the trial's
@@ -14,7 +13,6 @@ that ran it, whose logs ``cloudtrain logs <custom job>`` shows.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
@@ -22,11 +20,11 @@ from cloudtrain.outputs import Outputs
 from cloudtrain.provider.base import JobStatus, JobSummary, Usage
 from cloudtrain.provider.jobs import WaitsByPolling
 from cloudtrain.provider.sweeps import STOPPED, Trial, TrialEventLogs, best_of
-from cloudtrain.providers.vertex import failures, sweep
+from cloudtrain.providers.vertex import failures, once, sweep
 from cloudtrain.providers.vertex.clients import VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.job import upload_and_open
 from cloudtrain.providers.vertex.listing import MEASURE, machine_usage
-from cloudtrain.providers.vertex.names import PARENT, REUSABLE_STATES, STATES, api_call
+from cloudtrain.providers.vertex.names import PARENT, STATES, api_call
 from cloudtrain.providers.vertex.render import JOB_LABEL, REQUEST_LABEL, estimate_from_labels
 
 if TYPE_CHECKING:
@@ -67,30 +65,10 @@ def submit(
     message = _message(request)
     clients = clients or VertexClients()
     parent, service = upload_and_open(plan, bundle, clients, progress)
-    existing = _find(service, parent, request["labels"][REQUEST_LABEL], clients.sleep)
-    if existing is None:
-        existing = with_retries(
-            lambda: str(
-                service.create_hyperparameter_tuning_job(
-                    parent=parent, hyperparameter_tuning_job=message
-                ).name
-            ),
-            api_call("CreateHyperparameterTuningJob", f"create a tuning job in {parent}", parent),
-            sleep=clients.sleep,
-        )
-    return VertexSweep(existing, clients=clients, request=request)
-
-
-def _find(service: Any, parent: str, key: str, sleep: Callable[[float], None]) -> str | None:
-    query = {"parent": parent, "filter": f'labels.{REQUEST_LABEL}="{key}"'}
-    jobs = with_retries(
-        lambda: list(service.list_hyperparameter_tuning_jobs(request=query)),
-        api_call("ListHyperparameterTuningJobs", f"list tuning jobs in {parent}", parent),
-        sleep=sleep,
+    submitted = once.submit_once(
+        service, parent, request["labels"][REQUEST_LABEL], message, once.TUNING_JOB, clients.sleep
     )
-    reusable = [job for job in jobs if STATES[job.state.name] in REUSABLE_STATES]
-    newest = max(reusable, key=lambda job: job.create_time, default=None)
-    return newest.name if newest is not None else None
+    return VertexSweep(submitted.name, clients=clients, request=request)
 
 
 def _message(request: dict[str, Any]) -> Any:

@@ -4,7 +4,8 @@ It answers the official ``kubernetes`` client the way the API server does, in th
 Kubernetes JSON (https://kubernetes.io/docs/reference/using-api/api-concepts/):
 
 - ``/apis/jobset.x-k8s.io/v1alpha2/namespaces/NS/jobsets``: create (validated against the
-  vendored JobSet CRD, ``kubernetes_schema``: 422 Invalid; 409 AlreadyExists for a name
+  vendored JobSet CRD and the API machinery's rules for names, labels, tolerations and
+  quantities, ``kubernetes_schema``: 422 Invalid; 409 AlreadyExists for a name
   taken), list with ``labelSelector``; ``.../jobsets/NAME``: get and delete (404 NotFound);
 - ``/apis/jobset.x-k8s.io/v1alpha2``: the group version's resource list, 404 until the
   CRD is installed (``crd_installed``);
@@ -374,7 +375,8 @@ def _create_jobset(fake: FakeKubernetes, handler: Handler, params: Params, query
         )
         return
     name = body.get("metadata", {}).get("name", "")
-    problems = kubernetes_schema.problems(body)
+    # The API server checks the metadata at once, the pod template when JobSet creates the Job: both here.
+    problems = kubernetes_schema.problems(body) + kubernetes_schema.api_server_problems(body)
     if problems:
         message = f'JobSet.{GROUP} "{name}" is invalid: {"; ".join(problems)}'
         handler.send_json(

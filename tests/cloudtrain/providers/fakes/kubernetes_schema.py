@@ -13,6 +13,7 @@ does not keep unknown fields), so ``jsonschema`` finds a misspelt field too.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +54,113 @@ def problems(jobset: dict[str, Any]) -> list[str]:
         f"{'.'.join(map(str, error.absolute_path)) or '(root)'}: {error.message}"
         for error in validator.iter_errors(jobset)
     )
+
+
+# Go's regular expressions and limits, verbatim.
+DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + "(\\." + DNS1123_LABEL_FMT + ")*"
+LABEL_KEY_FMT = "(" + "[A-Za-z0-9]" + "[-A-Za-z0-9_.]" + "*)?" + "[A-Za-z0-9]"
+LABEL_VALUE_FMT = "(" + LABEL_KEY_FMT + ")?"
+SPLIT_RE_STRING = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+TOTAL_ANNOTATION_SIZE_LIMIT_B = 256 * (1 << 10)
+
+
+def _go_match(fmt: str, value: str) -> bool:
+    """Go's ``regexp.MustCompile("^" + fmt + "$").MatchString``: ``$`` is the text's end, as ``fullmatch``."""
+    return re.fullmatch(fmt, value) is not None
+
+
+def is_dns1123_label(value: str) -> bool:
+    return len(value) <= 63 and _go_match(DNS1123_LABEL_FMT, value)
+
+
+def is_dns1123_subdomain(value: str) -> bool:
+    return len(value) <= 253 and _go_match(DNS1123_SUBDOMAIN_FMT, value)
+
+
+def is_qualified_name(value: str) -> bool:
+    parts = value.split("/")
+    if len(parts) not in (1, 2) or (len(parts) == 2 and not is_dns1123_subdomain(parts[0])):
+        return False
+    return 0 < len(parts[-1]) <= 63 and _go_match(LABEL_KEY_FMT, parts[-1])
+
+
+def is_label_value(value: str) -> bool:
+    return len(value) <= 63 and _go_match(LABEL_VALUE_FMT, value)
+
+
+def is_extended_resource(name: str) -> bool:
+    native = "/" not in name or "kubernetes.io/" in name
+    return not native and not name.startswith("requests.") and is_qualified_name("requests." + name)
+
+
+def api_server_problems(jobset: dict[str, Any]) -> list[str]:
+    """What the API server refuses in ``jobset`` by the API machinery's rules; empty when it takes it."""
+    found = _meta_problems("metadata", jobset.get("metadata", {}))
+    if not is_dns1123_label(str(jobset.get("metadata", {}).get("namespace", "default"))):
+        found.append("metadata.namespace: not a DNS-1123 label")
+    for index, replicated in enumerate(jobset.get("spec", {}).get("replicatedJobs", [])):
+        template = replicated["template"]["spec"]["template"]
+        where = f"spec.replicatedJobs.{index}.template.spec.template"
+        found += _meta_problems(f"{where}.metadata", template.get("metadata", {}))
+        found += _pod_problems(f"{where}.spec", template["spec"])
+    return found
+
+
+def _meta_problems(where: str, metadata: dict[str, Any]) -> list[str]:
+    found = _labels_problems(f"{where}.labels", metadata.get("labels", {}))
+    annotations = metadata.get("annotations", {})
+    found += [
+        f"{where}.annotations: {k!r} is not a qualified name" for k in annotations if not is_qualified_name(k)
+    ]
+    if sum(len(k) + len(v) for k, v in annotations.items()) > TOTAL_ANNOTATION_SIZE_LIMIT_B:
+        found.append(f"{where}.annotations: larger than 256 KiB")
+    return found
+
+
+def _labels_problems(where: str, labels: dict[str, str]) -> list[str]:
+    """``ValidateLabels``: qualified keys and label values (metadata.labels, a pod's nodeSelector)."""
+    found = [f"{where}: {key!r} is not a qualified name" for key in labels if not is_qualified_name(key)]
+    return found + [f"{where}.{key}: not a label value" for key, v in labels.items() if not is_label_value(v)]
+
+
+def _pod_problems(where: str, pod: dict[str, Any]) -> list[str]:
+    found = _labels_problems(f"{where}.nodeSelector", pod.get("nodeSelector", {}))
+    found += [
+        f"{where}.tolerations.{i}: {p}"
+        for i, t in enumerate(pod.get("tolerations", []))
+        if (p := _toleration(t))
+    ]
+    found += [
+        f"{where}.imagePullSecrets.{i}: not a Secret name"
+        for i, secret in enumerate(pod.get("imagePullSecrets", []))
+        if not is_dns1123_subdomain(secret["name"])
+    ]
+    if "serviceAccountName" in pod and not is_dns1123_subdomain(pod["serviceAccountName"]):
+        found.append(f"{where}.serviceAccountName: not a ServiceAccount name")
+    for container in pod.get("containers", []) + pod.get("initContainers", []):
+        for kind, resources in container.get("resources", {}).items():
+            for name, amount in resources.items():
+                if not is_extended_resource(name) and name not in ("cpu", "memory", "ephemeral-storage"):
+                    found.append(f"{where}: resources.{kind}: {name!r} is not a resource name")
+                if re.fullmatch(SPLIT_RE_STRING.strip("^$"), str(amount)) is None:
+                    found.append(f"{where}: resources.{kind}.{name}: {amount!r} is not a quantity")
+    return found
+
+
+def _toleration(toleration: dict[str, Any]) -> str | None:
+    key, operator = toleration.get("key", ""), toleration.get("operator", "")
+    value, effect = toleration.get("value", ""), toleration.get("effect", "")
+    if key and not is_qualified_name(key):
+        return "key: not a qualified name"
+    if not key and operator != "Exists":
+        return "operator must be Exists when `key` is empty"
+    if operator == "Exists" and value:
+        return "value must be empty when `operator` is 'Exists'"
+    if operator in ("", "Equal") and not is_label_value(value):
+        return "value: not a label value"
+    if operator not in ("", "Equal", "Exists"):
+        return "operator: not supported"
+    if effect and effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+        return "effect: not supported"
+    return None

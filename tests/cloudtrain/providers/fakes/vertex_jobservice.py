@@ -41,6 +41,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 SERVICE = "google.cloud.aiplatform.v1.JobService"
+CREATES = ("CreateCustomJob", "CreateHyperparameterTuningJob")
 # labels.KEY="VALUE" (equality) or labels.KEY:* (the key exists), as ListCustomJobsRequest.filter documents.
 LABEL_FILTER = re.compile(r'\Alabels\.([a-z][a-z0-9_-]*)(?:="([a-z0-9_-]*)"|(:\*))\Z')
 # state=JOB_STATE_X, alone or joined by OR (ListCustomJobsRequest.filter: "state supports = and !=").
@@ -96,7 +97,7 @@ class FakeJobService:
     )
     """Plays a trial's containers; returns the metrics file they wrote (None: they reported nothing)."""
     create_barrier: threading.Barrier | None = None
-    """Each ``CreateCustomJob`` waits here before it is served: racing submits all looked before any created."""
+    """Each create (a custom or tuning job) waits here before it is served: racing submits all looked first."""
     _progress: dict[str, deque[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_id: int = 8_000_000_000_000_000_001
@@ -183,7 +184,7 @@ class FakeJobService:
 
     def _rpc(self, name: str, behaviour: Any, request_type: Any, response_type: Any) -> Any:
         def handle(request: Any, context: grpc.ServicerContext) -> Any:
-            if name == "CreateCustomJob" and self.create_barrier is not None:
+            if name in CREATES and self.create_barrier is not None:
                 self.create_barrier.wait(timeout=30)
             with self._lock:
                 self.requests.append((name, request))

@@ -12,6 +12,7 @@ from kubernetes.config import kube_config
 from cloudtrain import api
 from cloudtrain.provider.base import Discovered
 from cloudtrain.providers.kubernetes.discover import discover
+from cloudtrain.providers.kubernetes.kubeconfig import KubeconfigError
 from cloudtrain.providers.kubernetes.settings import KubernetesSettings
 
 
@@ -74,19 +75,27 @@ def test_without_kubeconfig_the_file_is_under_home(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "content",
+    ("content", "problem"),
     [
-        b"",
-        b"[not, a, mapping]\n",
-        b"contexts: [\n",
-        b"\x00\xff\xfe",
-        b"current-context: x\n" + b"#" * 1_000_001,
+        (b"[not, a, mapping]\n", "must be a YAML mapping"),
+        (b"contexts: [\n", "not valid YAML"),
+        (b"\x00\xff\xfe", "not UTF-8 text"),
     ],
 )
-def test_a_broken_kubeconfig_gives_no_default(tmp_path: Path, content: bytes) -> None:
+def test_a_broken_kubeconfig_is_an_error_naming_it(tmp_path: Path, content: bytes, problem: str) -> None:
+    # kubectl refuses such a file too; only a job sent to Kubernetes asks (the defaults' target)
     path = tmp_path / "config"
     path.write_bytes(content)
+    with pytest.raises(KubeconfigError, match=f"kubeconfig {path}: {problem}"):
+        discover({"KUBECONFIG": str(path)})
+
+
+def test_an_empty_or_large_kubeconfig_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "config"
+    path.write_bytes(b"")
     assert discover({"KUBECONFIG": str(path)}) == {}
+    path.write_bytes(b"current-context: x\n" + b"#" * 1_000_001)  # over the 1 MB that plan once ignored
+    assert discover({"KUBECONFIG": str(path)}) == {"context": Discovered("x", str(path))}
 
 
 def test_in_a_pod_the_namespace_is_the_service_accounts(tmp_path: Path) -> None:

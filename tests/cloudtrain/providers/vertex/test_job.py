@@ -4,7 +4,6 @@ loopback, and real uploads to gcp-storage-emulator."""
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from cloudtrain.providers.vertex import clients as vertex_clients
 from cloudtrain.providers.vertex.clients import ATTEMPTS
 from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
 from tests.cloudtrain.providers.fakes.vertex_storage import BUCKET
+from tests.cloudtrain.providers.vertex.racing import race
 
 REPO = Path(__file__).resolve().parents[4]
 EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"
@@ -116,22 +116,7 @@ def test_two_identical_submits_at_the_same_moment_make_one_job_and_both_return_i
     fake_vertex: FakeJobService,
 ) -> None:
     # regression: both looked, found nothing, and both created a CustomJob
-    fake_vertex.create_barrier = threading.Barrier(2)  # both looks are done before either create
-    spec = api.as_spec(EXAMPLE)
-    start = threading.Barrier(2)
-    jobs: list[vertex.VertexJob] = []
-
-    def racer() -> None:
-        start.wait()
-        jobs.append(
-            cloudtrain.submit(spec, provider="vertex", clients=vertex.VertexClients(sleep=lambda _: None))
-        )
-
-    threads = [threading.Thread(target=racer) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    jobs = race(fake_vertex, api.as_spec(EXAMPLE))
     assert len(fake_vertex.calls("CreateCustomJob")) == 2  # the race happened
     assert len(jobs) == 2 and jobs[0].id == jobs[1].id
     earliest = min(fake_vertex.jobs.values(), key=lambda job: (job.create_time, job.name))

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from google.cloud import aiplatform, aiplatform_v1
 from google.cloud.aiplatform import hyperparameter_tuning as hpt
@@ -20,6 +21,7 @@ from cloudtrain.providers.vertex import sweep
 from cloudtrain_runtime import hparams
 from cloudtrain_runtime.providers.vertex import ENVIRONMENT
 from tests.cloudtrain.providers.fakes.vertex_jobservice import FakeJobService
+from tests.cloudtrain.providers.vertex.racing import race
 
 REPO = Path(__file__).resolve().parents[4]
 EXAMPLE = REPO / "examples" / "tuning" / "job.yaml"
@@ -234,3 +236,25 @@ def test_cancel_moves_the_sweep_to_cancelled(fake_vertex: FakeJobService, tmp_pa
     assert handle.wait(poll_s=0).state == "cancelled"
     attached = cloudtrain.attach(handle.id, clients=clients)
     assert [t.state for t in attached.trials()] == ["stopped", "stopped"]
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_two_identical_sweep_submits_at_the_same_moment_make_one_tuning_job(
+    fake_vertex: FakeJobService,
+) -> None:
+    # regression: both looked, found nothing, and both created a HyperparameterTuningJob
+    handles = race(fake_vertex, api.as_spec(EXAMPLE))
+    assert len(fake_vertex.calls("CreateHyperparameterTuningJob")) == 2  # the race happened
+    earliest = min(fake_vertex.tuning_jobs.values(), key=lambda job: (job.create_time, job.name))
+    assert [handle.id for handle in handles] == [earliest.name] * 2
+    (duplicate,) = [job for name, job in fake_vertex.tuning_jobs.items() if name != earliest.name]
+    assert [call.name for call in fake_vertex.calls("CancelHyperparameterTuningJob")] == [duplicate.name]
+    assert duplicate.state.name == "JOB_STATE_CANCELLING"
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_a_sweep_create_whose_answer_was_lost_is_found_not_made_again(fake_vertex: FakeJobService) -> None:
+    fake_vertex.lose_response("CreateHyperparameterTuningJob", grpc.StatusCode.UNAVAILABLE)
+    handle = cloudtrain.submit(EXAMPLE, provider="vertex", clients=vertex.VertexClients(sleep=lambda _: None))
+    assert len(fake_vertex.calls("CreateHyperparameterTuningJob")) == 1
+    assert list(fake_vertex.tuning_jobs) == [handle.id]
