@@ -133,7 +133,7 @@ class Failover:
                 return None
         started = self.clock()
         try:
-            job = self.submit(candidate)
+            job = self._submitted(candidate)
         except (ProviderError, CloudtrainError) as refused:
             failure = failure_of(refused)
             if failure is None:
@@ -141,6 +141,22 @@ class Failover:
             return self._failed(candidate, "refused", failure, started)
         self._record(candidate, "submitted", None, job_id=job.id, started=started)
         return self._follow(candidate, job, started)
+
+    def _submitted(self, candidate: Resolved) -> Job:
+        """The candidate's job: submitted, and submitted once more after the provider's own failure.
+
+        A create whose answer was lost may have made the job, and a provider's internal
+        error may be such a loss: the second submit attaches to a job the first made
+        (every provider finds a job of the same run and request), so the next candidate
+        is never created beside a live one.
+        """
+        try:
+            return self.submit(candidate)
+        except CloudtrainError as refused:
+            failure = failure_of(refused)
+            if failure is None or failure.reason is not Reason.INTERNAL:
+                raise
+        return self.submit(candidate)
 
     def _follow(self, candidate: Resolved, job: Job, started: float) -> Job | None:
         """``job`` once it runs; None once it failed, or waited too long and was cancelled."""
