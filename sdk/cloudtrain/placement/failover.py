@@ -138,7 +138,8 @@ class Failover:
             failure = failure_of(refused)
             if failure is None:
                 raise
-            return self._failed(candidate, "refused", failure, started)
+            self._failed(candidate, "refused", failure, started)
+            return None
         self._record(candidate, "submitted", None, job_id=job.id, started=started)
         return self._follow(candidate, job, started)
 
@@ -169,12 +170,14 @@ class Failover:
         if status is None:
             self._cancel(job)
             waited = f"did not start within limits.max_pending ({self.max_pending_s:g} s); cancelled"
-            return self._failed(
+            self._failed(
                 candidate, "cancelled", Failure(Reason.CAPACITY, waited, "max_pending"), started, job
             )
+            return None
         if status.state == "failed":
             failure = status.failure or Failure(Reason.INTERNAL, status.detail or status.provider_state, "")
-            return self._failed(candidate, "failed", failure, started, job)
+            self._failed(candidate, "failed", failure, started, job)
+            return None
         if status.done and status.state != "succeeded":
             raise PlacementFailed(self._summary(f"The job {job.id} was {status.state}"), self.trail)
         self._record(candidate, "started", None, job_id=job.id, started=started)
@@ -216,7 +219,6 @@ class Failover:
                 self.trail,
             )
         self.blocks.block(candidate, failure.reason)
-        return None
 
     def _resume(self) -> Job | None:
         """The job an interrupted placement of this run left live, if its trail names one."""
