@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import Field, GetJsonSchemaHandler, field_validator, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError
 
 from cloudtrain import installed
 from cloudtrain.errors import did_you_mean
@@ -31,25 +32,38 @@ MAX_CANDIDATES = 20
 SHAPE_FIELDS = ("accelerator", "per_host", "hosts", "machine_type", "spot")
 
 PlacementOrder = Literal["listed", "cheapest"]
+Region = Annotated[
+    str, shaped("region", r"[a-z][a-z0-9-]{1,62}", "is not a region; use one like us-central1")
+]
 
 
 class Candidate(Section):
     """One place a run may start: a provider and region, and the shape there where it differs."""
 
-    provider: str = Field(..., description="The provider (its section of the spec holds its settings).")
-    region: (
-        Annotated[str, shaped("region", r"[a-z][a-z0-9-]{1,62}", "is not a region; use one like us-central1")]
-        | None
-    ) = Field(None, description="The region to try; default: the provider section's.")
-    accelerator: Text | None = Field(None, description="The accelerator here, if not the spec's.")
-    per_host: Whole | None = Field(None, gt=0, le=64, description="Accelerators per host here.")
-    hosts: Whole | None = Field(None, gt=0, le=1024, description="Hosts here.")
-    machine_type: Text | None = Field(None, description="The provider's machine type here.")
-    spot: bool | None = Field(None, description="Spot capacity here, if not as the spec says.")
+    provider: str = Field(
+        ...,
+        description="The provider (its section of the spec holds its settings).",
+        examples=[name for name in installed.BUILTIN if name != "local"],
+    )
+    region: Region | None = Field(
+        None, description="The region to try; default: the provider section's.", examples=["europe-west4"]
+    )
+    accelerator: Text | None = Field(
+        None, description="The accelerator here, if not the spec's.", examples=["l4"]
+    )
+    per_host: Whole | None = Field(None, gt=0, le=64, description="Accelerators per host here.", examples=[4])
+    hosts: Whole | None = Field(None, gt=0, le=1024, description="Hosts here.", examples=[2])
+    machine_type: Text | None = Field(
+        None, description="The provider's machine type here.", examples=["a2-highgpu-4g"]
+    )
+    spot: bool | None = Field(
+        None, description="Spot capacity here, if not as the spec says.", examples=[True]
+    )
     storage_root: Text | None = Field(
         None,
         description="Where this candidate's run keeps its files, if not the provider section's or "
         "storage.root (a bucket in this candidate's region).",
+        examples=["gs://my-bucket-europe-west4/churn"],
     )
 
     @field_validator("provider")
@@ -86,6 +100,14 @@ class Placement(Section):
         description="listed: as written; cheapest: by the estimated cost of each candidate.",
         examples=["cheapest"],
     )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The mapping, or the candidates alone (a list): both forms a spec may write."""
+        found = handler(schema)
+        return {"anyOf": [found, handler.resolve_ref_schema(found)["properties"]["candidates"]]}
 
     @model_validator(mode="before")
     @classmethod

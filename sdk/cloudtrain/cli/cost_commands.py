@@ -120,13 +120,22 @@ def _hourly_command(job: str, options: dict[str, Any]) -> None:
         )
     from cloudtrain.cost.hourly import price_list
 
+    spec = load_spec(job, options["overrides"], profile=options["profile"])
     listed = price_list(
-        load_spec(job, options["overrides"], profile=options["profile"]),
+        spec,
         providers=tuple(options["providers"]),
         regions=tuple(options["regions"]),
         settings=_settings(options),
     )
-    click.echo(json.dumps(hourly_json(listed), indent=2) if options["as_json"] else hourly_table(listed))
+    if options["as_json"]:
+        click.echo(json.dumps(hourly_json(listed), indent=2))
+        return
+    click.echo(hourly_table(listed))
+    if spec.placement is not None:
+        from cloudtrain.cli import candidates_view
+
+        click.echo()
+        candidates_view.echo(spec)
 
 
 def _settings(options: dict[str, Any]) -> cost.CostSettings:

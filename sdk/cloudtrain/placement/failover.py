@@ -133,14 +133,31 @@ class Failover:
                 return None
         started = self.clock()
         try:
-            job = self.submit(candidate)
+            job = self._submitted(candidate)
         except (ProviderError, CloudtrainError) as refused:
             failure = failure_of(refused)
             if failure is None:
                 raise
-            return self._failed(candidate, "refused", failure, started)
+            self._failed(candidate, "refused", failure, started)
+            return None
         self._record(candidate, "submitted", None, job_id=job.id, started=started)
         return self._follow(candidate, job, started)
+
+    def _submitted(self, candidate: Resolved) -> Job:
+        """The candidate's job: submitted, and submitted once more after the provider's own failure.
+
+        A create whose answer was lost may have made the job, and a provider's internal
+        error may be such a loss: the second submit attaches to a job the first made
+        (every provider finds a job of the same run and request), so the next candidate
+        is never created beside a live one.
+        """
+        try:
+            return self.submit(candidate)
+        except CloudtrainError as refused:
+            failure = failure_of(refused)
+            if failure is None or failure.reason is not Reason.INTERNAL:
+                raise
+        return self.submit(candidate)
 
     def _follow(self, candidate: Resolved, job: Job, started: float) -> Job | None:
         """``job`` once it runs; None once it failed, or waited too long and was cancelled."""
@@ -153,12 +170,14 @@ class Failover:
         if status is None:
             self._cancel(job)
             waited = f"did not start within limits.max_pending ({self.max_pending_s:g} s); cancelled"
-            return self._failed(
+            self._failed(
                 candidate, "cancelled", Failure(Reason.CAPACITY, waited, "max_pending"), started, job
             )
+            return None
         if status.state == "failed":
             failure = status.failure or Failure(Reason.INTERNAL, status.detail or status.provider_state, "")
-            return self._failed(candidate, "failed", failure, started, job)
+            self._failed(candidate, "failed", failure, started, job)
+            return None
         if status.done and status.state != "succeeded":
             raise PlacementFailed(self._summary(f"The job {job.id} was {status.state}"), self.trail)
         self._record(candidate, "started", None, job_id=job.id, started=started)
@@ -200,7 +219,6 @@ class Failover:
                 self.trail,
             )
         self.blocks.block(candidate, failure.reason)
-        return None
 
     def _resume(self) -> Job | None:
         """The job an interrupted placement of this run left live, if its trail names one."""

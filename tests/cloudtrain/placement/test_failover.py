@@ -193,3 +193,17 @@ def test_a_crashed_placement_resumes_on_the_job_its_trail_names(
     job = placing.run()
     assert job.id == live.id
     assert len(fake_vertex.calls("CreateCustomJob")) == 1  # attached, not created again
+
+
+def test_a_create_whose_answer_was_lost_is_attached_to_not_doubled(
+    candidates: list[Resolved], fake_vertex: FakeJobService, aws: LoopbackAws, tmp_path: Path
+) -> None:
+    """The create is carried out but its answer lost, then the service keeps failing: the client's retries
+    give up with INTERNAL, and the placement submits the candidate once more, which finds the job."""
+    fake_vertex.lose_response("CreateCustomJob", grpc.StatusCode.INTERNAL)
+    fake_vertex.fail("CreateCustomJob", grpc.StatusCode.INTERNAL, times=4)
+    fake_vertex.on_create = lambda job: fake_vertex.set_state(job.name, "JOB_STATE_RUNNING")
+    job = failover(candidates, aws, tmp_path).run()
+    assert "locations/us-central1/" in job.id
+    assert len(fake_vertex.jobs) == 1  # one live job of the run, whatever the lost answer
+    assert aws.sagemaker.count("CreateTrainingJob") == 0
