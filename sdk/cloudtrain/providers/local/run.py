@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.errors import ProviderError
 from cloudtrain.provider import transfer
 from cloudtrain.provider.emulation import JOB, Emulable
+from cloudtrain.providers.local import promise
 from cloudtrain.providers.local.emulate import take_job_name
 from cloudtrain.providers.local.job import HOME_ENV, LocalJob, local_home, run_dir_for
 from cloudtrain.providers.local.launcher import substitute
@@ -73,6 +74,8 @@ def submit(
     return (see the module's docstring).
 
     Raises:
+        SpecError: the run finished, or left a backup, with other training settings or
+            code (``promise``): nothing is started.
         ProviderError: the local home cannot hold a run (a file, not a folder; not
             writable; a full disk), or the launcher did not start.
     """
@@ -84,6 +87,7 @@ def submit(
             if earlier is not None:
                 earlier.attached = True
                 return earlier
+            promise.check_same_run(request, bundle.path, home / "buckets")
             job_id, run_dir = _new_run(plan.name)
             try:
                 placeholders = {"<run>": str(run_dir), "<buckets>": str(home / "buckets")}
