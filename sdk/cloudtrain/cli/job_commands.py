@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NoReturn
@@ -40,6 +43,8 @@ if TYPE_CHECKING:
 START_POLL_S = 10.0
 # The exit status after Ctrl-C: 128 + SIGINT, what a shell reports for a command it interrupted.
 INTERRUPTED = 130
+# What else ends a follower: a CI job's timeout (SIGTERM), a closed terminal or ssh session (SIGHUP).
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 # A job as ``list`` shows it: the full ID, the job name or a unique part of its short id.
 job_argument = click.argument("job_id", shell_complete=complete_job_ids)
@@ -433,45 +438,86 @@ def _follow(job: Job, *, logs_to_stderr: bool) -> None:
 
     ``logs_to_stderr``: the log is progress, not the result, when stdout is a pipe, a file
     or a JSON document. A sweep's logs are its trial events; once it ends, its trials table
-    and best trial follow. Ctrl-C stops a job that runs on this machine, as it would a
-    script (``_stop``); a job elsewhere keeps running (``_stopped_following``).
+    and best trial follow. Ctrl-C, SIGTERM (a CI timeout) and SIGHUP (a closed terminal)
+    stop a job that runs on this machine, as they would a script (``_stop``); a job
+    elsewhere keeps running (``_stopped_following``). ``submit --no-wait`` leaves a local
+    job running on its own.
     """
     try:
-        with StatusLine() as line:
-            job.wait(poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES)
-        for log_line in job.logs(follow=True):
-            click.echo(log_line, err=logs_to_stderr)
-        final = job.wait(poll_s=1.0)
-    except KeyboardInterrupt:
-        if isinstance(job, RunsHere):
-            _stop(job)
-        _stopped_following(job)
+        with _signals_interrupt():
+            with StatusLine() as line:
+                job.wait(
+                    poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES
+                )
+            for log_line in job.logs(follow=True):
+                click.echo(log_line, err=logs_to_stderr)
+            final = job.wait(poll_s=1.0)
+    except KeyboardInterrupt as interrupt:
+        code = _exit_status(interrupt)
+        with _signals_interrupt():
+            if isinstance(job, RunsHere):
+                _stop(job, code)
+            _stopped_following(job, code)
     if isinstance(job, HasTrials):
         trials_table.echo(job, err=logs_to_stderr)
     _exit_for(final)
 
 
-def _stop(job: Job) -> NoReturn:
-    """After Ctrl-C: cancel the job, say how it ended, exit 130. A second Ctrl-C leaves it stopping alone."""
-    click.echo(f"Interrupted: stopping {job.id} (Ctrl-C again to leave it stopping on its own)...", err=True)
+class Signalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP to a follower, raised where Ctrl-C's KeyboardInterrupt would be."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP interrupt as Ctrl-C does (``Signalled``); then as before."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Signalled(signum)
+
+    previous = {signum: signal.signal(signum, interrupt) for signum in STOPPING_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _exit_status(interrupt: KeyboardInterrupt) -> int:
+    """128 + the signal, as a shell reports a command it stopped: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP."""
+    return 128 + interrupt.signum if isinstance(interrupt, Signalled) else INTERRUPTED
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if it can still be written: after SIGHUP the terminal may be gone."""
+    with contextlib.suppress(OSError):
+        click.echo(line, err=True)
+
+
+def _stop(job: Job, code: int = INTERRUPTED) -> NoReturn:
+    """After Ctrl-C (or SIGTERM, SIGHUP): cancel the job, say how it ended, exit ``code``.
+
+    A second interrupt leaves it stopping on its own.
+    """
+    _say(f"Interrupted: stopping {job.id} (Ctrl-C again to leave it stopping on its own)...")
     try:
         job.cancel()
         final = job.status()
     except KeyboardInterrupt:
-        click.echo(f"{job.id} is stopping on its own. Check it with: cloudtrain status {job.id}", err=True)
-        raise click.exceptions.Exit(INTERRUPTED) from None
-    click.echo(f"Stopped {job.id}: {_state(final)}", err=True)
-    raise click.exceptions.Exit(INTERRUPTED)
+        _say(f"{job.id} is stopping on its own. Check it with: cloudtrain status {job.id}")
+        raise click.exceptions.Exit(code) from None
+    _say(f"Stopped {job.id}: {_state(final)}")
+    raise click.exceptions.Exit(code)
 
 
-def _stopped_following(job: Job) -> NoReturn:
-    """After Ctrl-C on a follower: one line saying the job still runs, and how to stop it; exit 130."""
+def _stopped_following(job: Job, code: int = INTERRUPTED) -> NoReturn:
+    """After Ctrl-C on a follower: one line saying the job still runs, and how to stop it; exit ``code``."""
     where = "on this machine" if isinstance(job, RunsHere) else f"on {registry.get(job.provider).title}"
-    click.echo(
-        f"Stopped following {job.id}; it still runs {where}. Stop it with: cloudtrain cancel {job.id}",
-        err=True,
-    )
-    raise click.exceptions.Exit(INTERRUPTED)
+    _say(f"Stopped following {job.id}; it still runs {where}. Stop it with: cloudtrain cancel {job.id}")
+    raise click.exceptions.Exit(code)
 
 
 def _exit_for(final: JobStatus) -> None:

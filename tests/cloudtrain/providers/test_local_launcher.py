@@ -103,10 +103,18 @@ def _submit(
     env: dict[str, str] | None = None,
     max_restarts: int = 3,
     restarts: dict[str, Any] | None = None,
+    max_runtime: str = "1h",
 ) -> LocalJob:
     """Submit a 2-host plain local job whose replicas run REPLICA_SCRIPT."""
     return local.provider.submit(
-        *_prepared(tmp_path, fault=fault, env=env, max_restarts=max_restarts, restarts=restarts)
+        *_prepared(
+            tmp_path,
+            fault=fault,
+            env=env,
+            max_restarts=max_restarts,
+            restarts=restarts,
+            max_runtime=max_runtime,
+        )
     )
 
 
@@ -117,6 +125,7 @@ def _prepared(
     env: dict[str, str] | None = None,
     max_restarts: int = 3,
     restarts: dict[str, Any] | None = None,
+    max_runtime: str = "1h",
 ) -> tuple[Plan, dict[str, Any], Bundle]:
     """What ``_submit`` submits: the plan, the request (replicas running REPLICA_SCRIPT) and the bundle."""
     project = tmp_path / "project"
@@ -127,6 +136,7 @@ def _prepared(
         code={"module": "trainer.task", "source_dir": str(project)},
         resources={"hosts": 2},
         storage={"root": str(tmp_path / "outputs")},
+        limits={"max_runtime": max_runtime},
     )
     planned, packed = api.pack_code(plan(spec, "local").with_run("r1"))
     request = local.with_fault(local.render(planned), fault)
@@ -171,6 +181,26 @@ def test_a_dead_replica_stops_the_others_and_the_set_restarts_once(tmp_path: Pat
     assert lines.count("[chief-0] done chief:0") == 1
     assert lines.count("[worker-0] done worker:0") == 1
     assert lines[-1] == "[cloudtrain] Job succeeded after 1 restart. All 2 replicas exited 0."
+
+
+def test_a_run_past_its_max_runtime_is_stopped_with_nothing_left_running(tmp_path: Path, home: Path) -> None:
+    # regression: limits.max_runtime was planned and printed, and a hung run trained on for ever
+    job = _submit(tmp_path, env={"MODE": "hang"}, max_runtime="2s")
+    final = job.wait(poll_s=0.2)
+    lines = list(job.logs())
+    assert (final.state, final.provider_state) == ("failed", "MAX_RUNTIME_EXCEEDED"), lines
+    assert (
+        final.detail
+        == "stopped: limits.max_runtime (2s) reached; raise limits.max_runtime, or make the job faster."
+    )
+    assert final.failure is not None and (final.failure.reason, final.failure.code) == (
+        Reason.CONFIGURATION,
+        "max_runtime",
+    )
+    pids = [int(line.split(" pid ")[1].split()[0]) for line in lines if " pid " in line]
+    assert len(pids) == 2 and not any(is_running(pid) for pid in pids)
+    assert not any("Restarting" in line for line in lines)  # a limit is not a loss to recover from
+    assert sorted(p.name for p in job.run_dir.iterdir()) == RUN_RECORDS
 
 
 def test_a_replica_lost_after_the_chiefs_verified_export_does_not_restart_the_run(

@@ -75,6 +75,7 @@ from cloudtrain.provider.emulation import (
     RUNTIME_ENTRYPOINT,
     bucket_path,
     container_path,
+    deadline,
     restart,
     stand_in,
 )
@@ -107,6 +108,7 @@ def render(plan: Plan) -> dict[str, Any]:
         "run_id": runs.of_plan(plan),  # a new run is a new request
         "emulates": None,
         "restarts": {"host": restart(MAX_RESTARTS, rule), "spot": restart(MAX_RESTARTS, rule)},
+        "deadline": deadline(plan.max_runtime_s, "MAX_RUNTIME_EXCEEDED", "max_runtime", "limits.max_runtime"),
         "outputs": stand_in(plan.outputs),
         "upload": {"bundle": bundle, "target": bucket_path(bundle)},
         "cluster": {"env": {"TF_CONFIG": {"cluster": cluster, "task": None}}} if processes > 1 else {},

@@ -41,6 +41,7 @@ from cloudtrain.provider.emulation import (
     ROOT_ENV,
     RUNTIME_ENTRYPOINT,
     bucket_path,
+    deadline,
     host_python,
     restart,
 )
@@ -80,6 +81,7 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     return {
         "job": cloud["TrainingJobName"],
         "restarts": restarts(cloud),
+        "deadline": max_runtime(cloud),
         "cluster": {
             "env": {HOSTS_ENV: resolver, **path},
             "files": {**_config(cloud, sorted(names)), **image},
@@ -114,6 +116,20 @@ def restarts(cloud: dict[str, Any]) -> dict[str, Any]:
     else:
         spot = restart(0, "the request does not set EnableManagedSpotTraining (resources.spot: false)")
     return {"host": restart(retries, host), "spot": spot}
+
+
+def max_runtime(cloud: dict[str, Any]) -> dict[str, Any]:
+    """How SageMaker stops the job ``cloud`` once it has run ``StoppingCondition.MaxRuntimeInSeconds``.
+
+    "SageMaker sends the algorithm the SIGTERM signal, which delays job termination for 120
+    seconds", and the job ends ``Stopped`` with the secondary status ``MaxRuntimeExceeded``,
+    "The job stopped because it exceeded the maximum allowed runtime" (botocore 1.44.18,
+    sagemaker 2017-07-24 service-2.json: ``StoppingCondition``, ``DescribeTrainingJobResponse``).
+    """
+    seconds = int(cloud["StoppingCondition"]["MaxRuntimeInSeconds"])
+    return deadline(
+        seconds, "Stopped/MaxRuntimeExceeded", "MaxRuntimeExceeded", "StoppingCondition.MaxRuntimeInSeconds"
+    )
 
 
 def _replica(cloud: dict[str, Any], name: str, host_env: dict[str, str]) -> dict[str, Any]:
