@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack, overload
 
@@ -22,7 +22,7 @@ from cloudtrain.errors import CloudtrainError
 from cloudtrain.planning import WORST_CASE, ExpectedCost, Plan
 from cloudtrain.progress import OnProgress
 from cloudtrain.provider import Job, Provider, registry
-from cloudtrain.provider.base import JobSummary, ListsJobs
+from cloudtrain.provider.base import FindsRuns, JobSummary, ListsJobs
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings
 from cloudtrain.submission import (
@@ -45,6 +45,7 @@ __all__ = [
     "bundle_cache",
     "estimate",
     "jobs",
+    "jobs_of_run",
     "list_jobs",
     "listing_providers",
     "new_run_id",
@@ -286,22 +287,63 @@ def list_jobs(
     Raises:
         CloudtrainError: ``provider`` was given and could not list its jobs.
     """
+    listing = _ask(
+        listing_providers(provider),
+        settings,
+        lambda owner, where: owner.list_jobs(where, limit=limit),
+        provider,
+    )
+    return JobListing(listing.jobs[:limit], listing.skipped)
+
+
+def jobs_of_run(run_id: str, provider: str | None = None, *, settings: JobSpec | None = None) -> JobListing:
+    """The jobs of run ``run_id`` (its attempts), on every provider that can find runs (or ``provider``), newest first.
+
+    The providers are asked as ``list_jobs`` asks them (``FindsRuns``); the newest job is
+    the run's current attempt. A ``run_id`` that is not a run id finds nothing, unasked.
+
+    Raises:
+        CloudtrainError: ``provider`` was given and could not be asked.
+
+    Example:
+    >>> jobs_of_run("not a run id").jobs
+    []
+    """
+    if not runs.RUN_ID.fullmatch(run_id):
+        return JobListing([], {})
+    chosen = (registry.get(provider),) if provider else registry.providers()
+    finders = tuple(p for p in chosen if isinstance(p, FindsRuns))
+    return _ask(finders, settings, lambda owner, where: owner.jobs_of_run(run_id, where), provider)
+
+
+def _ask(
+    owners: Sequence[ListsJobs],
+    settings: JobSpec | None,
+    call: Callable[[Any, JobSpec], list[JobSummary]],
+    provider: str | None,
+) -> JobListing:
+    """``call`` on each of ``owners`` set up here (all of them if ``provider`` names one), newest first.
+
+    One the user has not set up is skipped unasked, and one whose call fails is skipped
+    with its error, unless ``provider`` named it: a missing cloud account never hides the
+    local runs.
+    """
     settings = settings if settings is not None else load_settings(None)[0]
     found: list[JobSummary] = []
     skipped: dict[str, str] = {}
-    for owner in listing_providers(provider):
+    for owner in owners:
         why = None if provider else owner.configured(settings)
         if why is not None:
             skipped[owner.name] = why
             continue
         try:
-            found += owner.list_jobs(settings, limit=limit)
+            found += call(owner, settings)
         except CloudtrainError as exc:
             if provider:
                 raise
             skipped[owner.name] = str(exc)
     found.sort(key=lambda job: job.created, reverse=True)
-    return JobListing(found[:limit], skipped)
+    return JobListing(found, skipped)
 
 
 def jobs(

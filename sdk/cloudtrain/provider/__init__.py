@@ -6,7 +6,7 @@ answer lives here, so planning, the cost table, sweeps and the CLI talk to this 
 and never to a provider's:
 
 - ``base``: the ``Provider`` protocol and the optional protocols a provider may add
-  (``ListsJobs``, ``DiscoversSettings``, ``ChecksSetup``, ``ReadsOutputs``, ``NamesRuns``).
+  (``ListsJobs``, ``FindsRuns``, ``DiscoversSettings``, ``ChecksSetup``, ``ReadsOutputs``, ``NamesRuns``).
 - ``jobs``: the ``Job`` handle, the neutral job states and what a job reports.
 - ``failures``: why a job did not start or stopped (capacity, quota, permission,
   configuration, user code, preempted, internal), the words every provider maps its

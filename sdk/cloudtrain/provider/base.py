@@ -55,6 +55,7 @@ __all__ = [
     "ChecksSetup",
     "Discovered",
     "DiscoversSettings",
+    "FindsRuns",
     "HasConsole",
     "HasSummary",
     "Job",
@@ -182,6 +183,26 @@ class ListsJobs(Provider, Protocol):
         ``settings`` is a spec whose provider section holds where to look (project,
         region), from the profile and the environment (``cloudtrain.specfile.load_settings``).
         Only jobs carrying cloudtrain's own label or tag are asked for.
+        """
+        ...
+
+
+@runtime_checkable
+class FindsRuns(ListsJobs, Protocol):
+    """A provider that can find the jobs of a run by its run id. Optional.
+
+    Every attempt of a run carries its id where the provider keeps such things (Vertex
+    AI: the ``cloudtrain_run`` label; SageMaker: the ``cloudtrain:run`` tag; Kubernetes:
+    the ``cloudtrain/run`` annotation; local: the run's request), so ``status``,
+    ``logs``, ``cancel`` and ``wait`` take the run id a user chose (``--run-id``) or a
+    sweep trial's as well as a job ID (``cloudtrain.api.jobs_of_run``).
+    """
+
+    def jobs_of_run(self, run_id: str, settings: JobSpec, *, clients: Any = None) -> list[JobSummary]:
+        """The jobs of run ``run_id`` here, newest first; empty when it has none.
+
+        ``settings`` says where to look, as for ``list_jobs``. Ask the service to filter
+        where it can, rather than listing every job.
         """
         ...
 

@@ -26,7 +26,7 @@ import pytest
 from cloudtrain import api
 from cloudtrain.api import plan
 from cloudtrain.bundle import Bundle
-from cloudtrain.errors import ProviderError
+from cloudtrain.errors import JobNotFoundError, ProviderError
 from cloudtrain.planning import Plan
 from cloudtrain.provider import Reason
 from cloudtrain.providers import local
@@ -402,7 +402,7 @@ def test_status_and_logs_work_from_the_cli_by_id(
 
 
 def test_attach_to_an_unknown_run_names_the_folder_it_looked_in(home: Path) -> None:
-    with pytest.raises(ProviderError, match=r"No local run 'local:nope' under .*runs"):
+    with pytest.raises(JobNotFoundError, match=r"No local run 'local:nope' under .*runs"):
         local.provider.attach("local:nope")
 
 

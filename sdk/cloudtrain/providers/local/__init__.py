@@ -174,9 +174,22 @@ class Local:
         return sweep.submit(plan, request, bundle)
 
     def attach(self, job_id: str, *, clients: Any = None) -> LocalJob | LocalSweep:
-        from cloudtrain.providers.local import run, sweep
+        """The run or sweep ``job_id`` names: its folder, else (``local:<run id>``) the newest job of that run.
 
-        return sweep.attach(job_id) if sweep.owns(job_id) else run.attach(job_id)
+        Raises:
+            JobNotFoundError: neither is here.
+        """
+        from cloudtrain.providers.local import listing, run, sweep
+
+        if sweep.owns(job_id):
+            return sweep.attach(job_id)
+        if run.exists(job_id):
+            return run.attach(job_id)
+        name = job_id.removeprefix(run.ID_PREFIX)
+        newest = listing.jobs_of_run(name)[:1] if runs.RUN_ID.fullmatch(name) else []
+        if newest:
+            return self.attach(newest[0].id)
+        return run.attach(job_id)
 
     def owns(self, job_id: str) -> bool:
         from cloudtrain.providers.local import run, sweep
@@ -193,6 +206,12 @@ class Local:
 
         found = listing.list_runs(limit=limit) + sweep.list_sweeps(limit=limit)
         return sorted(found, key=lambda job: job.created, reverse=True)[:limit]
+
+    def jobs_of_run(self, run_id: str, settings: JobSpec, *, clients: Any = None) -> list[JobSummary]:
+        """The local jobs (runs and sweeps) whose request names run ``run_id``, newest first."""
+        from cloudtrain.providers.local import listing
+
+        return listing.jobs_of_run(run_id)
 
 
 provider: Provider = Local()

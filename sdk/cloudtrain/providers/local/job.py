@@ -51,7 +51,8 @@ STAMP = re.compile(r"-\d{8}-\d{6}-[0-9a-f]{4}$")
 UNREADABLE = "unreadable"
 RUN_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,83}")
 ID_FORM = (
-    "local:<run>, <run> being the run folder name that submit printed (e.g. local:demo-20260101-120000-1a2b)"
+    "local:<run>, <run> being the run folder name that submit printed (e.g. local:demo-20260101-120000-1a2b) "
+    "or a run id"
 )
 
 

@@ -29,6 +29,8 @@ request's ``restarts`` allow for that kind of loss (``host``; ``spot`` when a sp
 reclaimed the hosts), and training resumes from the backup in the (persistent)
 stand-in bucket. A replica that exits non-zero is an error in the job, which cloudtrain
 treats as permanent, so the run fails at once instead of failing the same way again.
+A run that outlives the request's ``deadline`` (``limits.max_runtime``, or the emulated
+cloud's own limit) is stopped as a cancel stops it and ends failed (``deadline``).
 
 Before each attempt the launcher completes every replica from the request's shared
 ``cluster`` description (``expand``), so the request holds the cluster once, not once

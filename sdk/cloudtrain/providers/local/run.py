@@ -30,7 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.errors import ProviderError
+from cloudtrain.errors import JobNotFoundError, ProviderError
+from cloudtrain.planning import RUN_ID
 from cloudtrain.provider import transfer
 from cloudtrain.provider.emulation import JOB, Emulable
 from cloudtrain.providers.local import promise
@@ -230,15 +231,29 @@ def attach(job_id: str) -> LocalJob:
     whose ``request.json`` or ``status.json`` is damaged can still be cancelled.
 
     Raises:
-        ProviderError: if ``job_id`` is not a local run ID, or no run folder exists for it.
+        JobNotFoundError: no run folder exists for ``job_id``, or it is no local job ID
+            (the same exit code: either way it names no job).
     """
-    run_dir = run_dir_for(job_id)
-    if not run_dir.is_dir():
-        raise ProviderError(
-            f"No local run {job_id!r} under {run_dir.parent}. Check the ID that submit printed, "
-            "and that CLOUDTRAIN_LOCAL_HOME is the same as when it was submitted."
-        )
-    return LocalJob(job_id)
+    if exists(job_id):
+        return LocalJob(job_id)
+    if not (owns(job_id) and RUN_ID.fullmatch(job_id.removeprefix(ID_PREFIX))):
+        try:
+            run_dir_for(job_id)
+        except ProviderError as malformed:
+            raise JobNotFoundError(str(malformed)) from None
+    raise JobNotFoundError(
+        f"No local run {job_id!r} under {local_home() / 'runs'}, and no run with that run id. Check the ID "
+        "that submit printed (`cloudtrain list` shows them), and that CLOUDTRAIN_LOCAL_HOME is the same as "
+        "when it was submitted."
+    )
+
+
+def exists(job_id: str) -> bool:
+    """Whether ``job_id`` names a local run folder here (never a path outside ``runs/``)."""
+    try:
+        return run_dir_for(job_id).is_dir()
+    except ProviderError:
+        return False
 
 
 def owns(job_id: str) -> bool:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import planning
 from cloudtrain.bundle import Bundle
-from cloudtrain.errors import ProviderError
+from cloudtrain.errors import JobNotFoundError, ProviderError
 from cloudtrain.outputs import Outputs, standard
 from cloudtrain.provider.base import TERMINAL_STATES, JobStatus, JobSummary
 from cloudtrain.provider.jobs import WaitsByPolling
@@ -167,12 +167,14 @@ def attach(job_id: str) -> LocalSweep:
     """The handle of a local sweep by its id, from any shell.
 
     Raises:
-        ProviderError: no such sweep folder, or its request is unreadable.
+        JobNotFoundError: no such sweep folder (or one without its request).
+        ProviderError: ``job_id`` is not a local sweep ID.
     """
     sweep = LocalSweep(job_id)
     if read_record(sweep.folder / REQUEST_FILE, _object) is None:
-        raise ProviderError(
-            f"No local sweep {job_id!r} under {sweep.folder.parent}. Check the ID submit printed."
+        raise JobNotFoundError(
+            f"No local sweep {job_id!r} under {sweep.folder.parent}. Check the ID submit printed "
+            "(`cloudtrain list` shows them)."
         )
     return sweep
 
@@ -278,6 +280,7 @@ class LocalSweep(WaitsByPolling):
             started=_modified(self.folder / LAUNCHER_FILE),
             ended=ended,
             shape=f"sweep of {trials} trials",
+            run=self._request().get("run_id"),
         )
 
     def _driver_runs(self) -> bool:
