@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack, overload
 
 from cloudtrain import planning, runs
-from cloudtrain.errors import CloudtrainError
-from cloudtrain.planning import WORST_CASE, ExpectedCost, Plan
+from cloudtrain.errors import CloudtrainError, SpecError
+from cloudtrain.messages import sentence
+from cloudtrain.planning import WORST_CASE, ExpectedCost, PicksMachine, Plan
 from cloudtrain.progress import OnProgress
 from cloudtrain.provider import Job, Provider, registry
-from cloudtrain.provider.base import FindsRuns, JobSummary, ListsJobs
+from cloudtrain.provider.base import ChecksBeforeSending, FindsRuns, JobSummary, ListsJobs
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings
 from cloudtrain.submission import (
@@ -58,6 +59,7 @@ __all__ = [
     "stage",
     "submit",
     "validate",
+    "warnings_of",
 ]
 
 if TYPE_CHECKING:  # the cost package loads its price catalogs' code: only the calls that price import it
@@ -130,7 +132,10 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
 
     The spec, the provider's rules, and the limits only its request shows (Vertex's 100
     environment variables and 64 labels, SageMaker's tag, hyperparameter and channel
-    limits): the request is rendered against a placeholder bundle name and thrown away.
+    limits, a local ``fault`` that could never fire): the request is rendered against a
+    placeholder bundle name and thrown away. Then what the provider's submit refuses
+    before sending (``ChecksBeforeSending``: the local code's requirements). What is
+    allowed but unchecked is ``warnings_of(plan)``.
 
     Raises:
         SpecError: one message per problem.
@@ -143,7 +148,35 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     target = provider_for(provider, spec)
     planned = target.plan(spec)
     placeholder_request(planned, target)
+    problems = target.preflight(spec) if isinstance(target, ChecksBeforeSending) else []
+    if problems:
+        raise SpecError(problems)
     return planned
+
+
+def warnings_of(planned: Plan) -> list[str]:
+    """What ``validate`` and ``submit`` say about ``planned`` and go on: what they allow but cannot check.
+
+    A machine a provider's section names (a cluster's node type) that the catalog cannot
+    price may be the cluster's own, so it is allowed; but nothing then checks the job's
+    cost, so the line names the nearest known type or region and says the budget check is off.
+
+    Example:
+    >>> spec = JobSpec(name="demo", code={"module": "t"}, resources={"accelerator": "t4"},
+    ...                storage={"root": "gs://my-bucket/demo"}, kubernetes={"node_type": "n1-standrd-8"})
+    >>> warnings_of(plan(spec, "kubernetes"))[0].split(" Did")[0]
+    "kubernetes: kubernetes.node_type 'n1-standrd-8' is not a node type the catalog prices."
+    """
+    target = planned.target
+    why = target.unpriced(planned.spec) if isinstance(target, PicksMachine) and target.billed else None
+    if why is None:
+        return []
+    off = (
+        "the budget check (limits.max_cost_usd) is off for this job; submit --strict-budget refuses it"
+        if planned.spec.limits.max_cost_usd is not None
+        else "its cost cannot be estimated"
+    )
+    return [f"{planned.provider}: {sentence(why)} Unpriced, so {off}."]
 
 
 def placeholder_request(planned: Plan, provider: Provider) -> dict[str, Any]:

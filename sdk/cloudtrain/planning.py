@@ -378,7 +378,7 @@ def plan(spec: JobSpec, target: Target) -> Plan:
         machine, machine_problems = _machine(spec, target)
         problems += machine_problems
     if problems:
-        raise SpecError(problems)
+        raise SpecError(spec.explained(problems))
     return _resolve(spec, target, machine)
 
 

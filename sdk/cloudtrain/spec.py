@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -23,6 +24,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     StrictBool,
     ValidationInfo,
     field_validator,
@@ -892,6 +894,21 @@ class JobSpec(Section):
                     {"channel": quote(channel)},
                 )
         return value
+
+    # Says where each value from beneath the spec (a profile, the environment) came from, in a
+    # problem about it (``cloudtrain.sources.Sources.annotate``), given by ``load_spec``: what the
+    # plan refuses of such a value (a region of GOOGLE_CLOUD_REGION) then says where to fix it.
+    _origins: Callable[[list[str]], list[str]] | None = PrivateAttr(default=None)
+
+    def with_origins(self, annotate: Callable[[list[str]], list[str]]) -> JobSpec:
+        """This spec, whose problems ``annotate`` tells where their values came from (``explained``)."""
+        copy = self.model_copy()
+        copy._origins = annotate
+        return copy
+
+    def explained(self, problems: list[str]) -> list[str]:
+        """``problems``, each about a value from beneath the spec saying where it came from and the fix."""
+        return self._origins(problems) if self._origins is not None else problems
 
     def storage_root(self, provider: str) -> str:
         """The storage root used on ``provider``: its section's ``storage_root``, else storage.root."""

@@ -19,12 +19,13 @@ from cloudtrain.cli import failure, tables, trials_table
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
 from cloudtrain.cli.live import StatusLine
-from cloudtrain.cli.options import PROVIDER_CHOICE, RegistryChoice, json_option, run_id_option, spec_options
+from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, local_options, run_id_option, spec_options
+from cloudtrain.cli.options import target as local_target
 from cloudtrain.cli.progress import UploadBars
 from cloudtrain.cli.since import parse_since, parse_tail
 from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
-from cloudtrain.provider import Job, JobStatus, Provider, registry
+from cloudtrain.provider import Job, JobStatus, registry
 from cloudtrain.provider.base import (
     WAITING_STATES,
     HasConsole,
@@ -58,23 +59,6 @@ provider_option = click.option(
 )
 
 
-def _target(name: str, *, emulate: str | None, fault: str | None) -> str | Provider:
-    """The provider to submit to: a name, or the local provider configured with --emulate/--fault."""
-    if not (emulate or fault):
-        return name
-    from cloudtrain.providers import local
-
-    local.check_options(name, emulate=emulate, fault=fault)
-    return local.Local(emulate=emulate, fault=fault)
-
-
-def emulable() -> tuple[str, ...]:
-    """The providers ``--emulate`` accepts, asked of the local provider when first needed."""
-    from cloudtrain.providers.local.emulate import emulable as names
-
-    return names()
-
-
 @click.command("render")
 @spec_options
 def render_command(job: str, provider: str | None, overrides: tuple[str, ...], profile: str | None) -> None:
@@ -105,18 +89,7 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     default=None,
     help="Follow logs until the job ends (default for local).",
 )
-@click.option(
-    "--emulate",
-    type=RegistryChoice(emulable),
-    default=None,
-    help="With --provider local: render that provider's request and run it here, as it would.",
-)
-@click.option(
-    "--fault",
-    metavar="TASK:INDEX@epoch:N",
-    default=None,
-    help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts).",
-)
+@local_options
 @run_id_option
 @click.option(
     "--new", is_flag=True, help="A new job even if this spec and code ran before (a fresh --run-id)."
@@ -188,8 +161,10 @@ def submit_command(
         os.environ[VERBOSE_ENV] = "1"
     if new and run_id:
         raise SpecError("--new makes a fresh run id; give --new or --run-id ID, not both.")
-    target = _target(provider or spec.provider, emulate=emulate, fault=fault)
+    target = local_target(provider or spec.provider, emulate=emulate, fault=fault)
     submission = api.prepare(spec, target, run_id=runs.fresh() if new else run_id, throughput=throughput)
+    for warning in api.warnings_of(submission.plan):
+        click.echo(f"Warning: {warning}", err=True)
     if submission.provider.billed:
         budget_guard(submission.plan, throughput, dry_run=dry_run, force=force, strict=strict_budget)
     if dry_run:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from cloudtrain.provider import Provider
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -76,6 +79,39 @@ def spec_options(func: F) -> F:
         help="Where the job runs. Default: the spec's provider field (local if unset).",
     )(func)
     return click.argument("job", type=click.Path(dir_okay=False))(func)
+
+
+def emulable() -> tuple[str, ...]:
+    """The providers ``--emulate`` accepts, asked of the local provider when first needed."""
+    from cloudtrain.providers.local.emulate import emulable as names
+
+    return names()
+
+
+def local_options(func: F) -> F:
+    """--emulate NAME and --fault SPEC: how the local provider runs the job (``submit``), checked alike (``validate``)."""
+    func = click.option(
+        "--fault",
+        metavar="TASK:INDEX@epoch:N",
+        default=None,
+        help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts).",
+    )(func)
+    return click.option(
+        "--emulate",
+        type=RegistryChoice(emulable),
+        default=None,
+        help="With --provider local: render that provider's request and run it here, as it would.",
+    )(func)
+
+
+def target(name: str, *, emulate: str | None, fault: str | None) -> str | Provider:
+    """The provider to submit to: a name, or the local provider configured with --emulate/--fault."""
+    if not (emulate or fault):
+        return name
+    from cloudtrain.providers import local
+
+    local.check_options(name, emulate=emulate, fault=fault)
+    return local.Local(emulate=emulate, fault=fault)
 
 
 def json_option(func: F) -> F:

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from cloudtrain.cli.options import json_option, run_id_option, spec_options
+from cloudtrain.cli.options import json_option, local_options, run_id_option, spec_options, target
 from cloudtrain.errors import SpecError
 from cloudtrain.messages import counted
 from cloudtrain.outputs import Outputs
@@ -17,36 +17,58 @@ from cloudtrain.specfile import load_spec, load_spec_sources, problem_details
 
 @click.command()
 @spec_options
+@local_options
 @json_option
 def validate(
-    job: str, provider: str | None, overrides: tuple[str, ...], profile: str | None, as_json: bool
+    job: str,
+    provider: str | None,
+    overrides: tuple[str, ...],
+    profile: str | None,
+    emulate: str | None,
+    fault: str | None,
+    as_json: bool,
 ) -> None:
-    """Check JOB (a job.yaml) and that it can run on the provider.
+    """Check JOB (a job.yaml) and that it can run on the provider: every check submit makes before sending.
 
     Every problem is printed on its own line with the field, the value and the fix;
     the exit code is 2 when there is any. The provider's request is rendered too (and
-    thrown away), so its limits are checked as submit would check them. With --json the answer is always JSON:
-    {"valid": true, ...} or {"valid": false, "errors": [{"field", "message", "fix"}]}.
-    Nothing is contacted over the network.
+    thrown away), so its limits are checked as submit would check them; on the local
+    provider the code's requirements.txt is checked against the Python that runs the
+    replicas, and --fault against the job's replicas and epochs. What is allowed but
+    cannot be checked (a node type the catalog cannot price) is a warning on stderr.
+    With --json the answer is always JSON: {"valid": true, "warnings": [...], ...} or
+    {"valid": false, "errors": [{"field", "message", "fix"}]}. Nothing is contacted over
+    the network.
 
     \b
     Examples:
       cloudtrain validate job.yaml
       cloudtrain validate job.yaml --provider sagemaker --set resources.hosts=4
+      cloudtrain validate job.yaml --emulate vertex --fault worker:0@epoch:2
     """
     from cloudtrain import api
 
     try:
-        planned = api.validate(load_spec(job, overrides, profile=profile, check_code=False), provider)
+        spec = load_spec(job, overrides, profile=profile, check_code=False)
+        planned = api.validate(spec, target(provider or spec.provider, emulate=emulate, fault=fault))
     except SpecError as err:
         if not as_json:
             raise
         click.echo(json.dumps({"valid": False, "errors": problem_details(err.problems)}))
         click.get_current_context().exit(err.exit_code)
+    warnings = api.warnings_of(planned)
     if as_json:
-        click.echo(json.dumps({"valid": True, "provider": planned.provider, "summary": summary(planned)}))
-    else:
-        click.echo(f"{job} is valid for {planned.provider}: {summary(planned)}")
+        valid = {
+            "valid": True,
+            "provider": planned.provider,
+            "summary": summary(planned),
+            "warnings": warnings,
+        }
+        click.echo(json.dumps(valid))
+        return
+    for warning in warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    click.echo(f"{job} is valid for {planned.provider}: {summary(planned)}")
 
 
 @click.command("plan")

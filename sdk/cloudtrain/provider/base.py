@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TERMINAL_STATES",
     "WAITING_STATES",
+    "ChecksBeforeSending",
     "ChecksSetup",
     "Discovered",
     "DiscoversSettings",
@@ -245,6 +246,19 @@ class ChecksSetup(Protocol):
         each setting of ``spec`` came from (the spec, a profile, the environment). Nothing
         is created but a probe object, deleted at once; no secret is ever in a line.
         """
+        ...
+
+
+@runtime_checkable
+class ChecksBeforeSending(Protocol):
+    """A provider whose ``submit`` refuses more than the plan and the request show. Optional.
+
+    ``cloudtrain.validate`` asks it too, so what validates is what submit sends: the
+    local provider checks the code's requirements against the Python that runs the replicas.
+    """
+
+    def preflight(self, spec: JobSpec) -> list[str]:
+        """One problem per reason ``submit`` would refuse ``spec`` before sending anything; none: it would send it."""
         ...
 
 

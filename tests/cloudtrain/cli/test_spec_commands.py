@@ -24,6 +24,7 @@ def test_validate_with_override(run_cli, example_job) -> None:
         "valid": True,
         "provider": "sagemaker",
         "summary": "2 × ml.g4dn.12xlarge, 8 replicas, global batch 128, strategy multi-worker",
+        "warnings": [],
     }
 
 

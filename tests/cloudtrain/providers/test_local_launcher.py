@@ -26,7 +26,7 @@ import pytest
 from cloudtrain import api
 from cloudtrain.api import plan
 from cloudtrain.bundle import Bundle
-from cloudtrain.errors import JobNotFoundError, ProviderError
+from cloudtrain.errors import JobNotFoundError
 from cloudtrain.planning import Plan
 from cloudtrain.provider import Reason
 from cloudtrain.providers import local
@@ -201,6 +201,22 @@ def test_a_run_past_its_max_runtime_is_stopped_with_nothing_left_running(tmp_pat
     assert len(pids) == 2 and not any(is_running(pid) for pid in pids)
     assert not any("Restarting" in line for line in lines)  # a limit is not a loss to recover from
     assert sorted(p.name for p in job.run_dir.iterdir()) == RUN_RECORDS
+
+
+def test_a_relative_local_home_is_taken_from_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # regression: every run failed in the replica, which opens its root and bundle from other folders
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", "relative-home")
+    job = _submit(tmp_path)
+    try:
+        assert job.wait(poll_s=0.2).state == "succeeded", list(job.logs())
+        root = job.request["replicas"][0]["env"]["CLOUDTRAIN_ROOT"]
+        assert root.startswith(f"{tmp_path}/relative-home/runs/")
+        assert local.provider.attach(job.id).run_dir == tmp_path / "relative-home" / "runs" / job.run_dir.name
+    finally:
+        stop_runs(tmp_path / "relative-home")
 
 
 def test_a_replica_lost_after_the_chiefs_verified_export_does_not_restart_the_run(

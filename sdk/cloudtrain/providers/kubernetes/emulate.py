@@ -168,6 +168,8 @@ def _replica(pod: Pod, index: int, template: dict[str, Any]) -> dict[str, Any]:
     command = host_python(main["command"]) if main.get("command") else [sys.executable, *RUNTIME_ENTRYPOINT]
     replica: dict[str, Any] = {
         "name": name,
+        # The runtime's task for pod index N: chief:0, then worker:N-1 (cloudtrain_runtime.providers.jobset).
+        "task": "chief:0" if index == 0 else f"worker:{index - 1}",
         "argv": [*command, *main.get("args", [])],
         "env": {**pod.env, ROOT_ENV: root, CPU_DEVICES_ENV: str(_devices(main))},
         "root": root,

@@ -26,7 +26,7 @@ from cloudtrain import planning, runs
 from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
 from cloudtrain.providers.local.emulate import emulator
-from cloudtrain.providers.local.render import MAX_RESTARTS, render, with_fault
+from cloudtrain.providers.local.render import MAX_RESTARTS, check_fault_target, render, with_fault
 from cloudtrain_runtime import requirements
 
 if TYPE_CHECKING:
@@ -89,6 +89,11 @@ class Local:
     def check(self, spec: JobSpec) -> list[str]:
         return []
 
+    def preflight(self, spec: JobSpec) -> list[str]:
+        """The code's requirements against the Python that runs the replicas, as ``submit`` checks them."""
+        problem = requirements_problem(Path(spec.code.source_dir))
+        return [problem] if problem else []
+
     def plan(self, spec: JobSpec) -> Plan:
         """The emulated provider's plan (its request runs here), else this machine's."""
         return planning.plan(spec, self.emulated or self)
@@ -98,7 +103,10 @@ class Local:
         return runs.fresh()
 
     def render(self, plan: Plan) -> dict[str, Any]:
-        return with_fault(render(plan), self.fault)
+        """The request that runs ``plan`` here, with the fault to inject, which must be one that can fire."""
+        request = with_fault(render(plan), self.fault)
+        check_fault_target(request, self.fault, plan.spec.training.epochs)
+        return request
 
     def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
         """Under the storage root, as the runtime writes them; the logs in the run folder (``{job}``).
@@ -245,13 +253,21 @@ def require_requirements(source_dir: Path) -> None:
     user installs, once, with the command in the message (a cloud container installs
     the file itself, ``cloudtrain_runtime.requirements``).
     """
+    problem = requirements_problem(source_dir)
+    if problem:
+        raise MissingDependencyError(problem)
+
+
+def requirements_problem(source_dir: Path) -> str | None:
+    """What this Python lacks of the code's requirements.txt, with the pip command; None: nothing."""
     path = source_dir / requirements.FILE
     missing = requirements.unmet(requirements.read(path)) if path.is_file() else []
-    if missing:
-        raise MissingDependencyError(
-            f"{path}: this Python ({sys.executable}) lacks {', '.join(missing)}, which the replicas "
-            f"would import. Run: {sys.executable} -m pip install -r {path}"
-        )
+    if not missing:
+        return None
+    return (
+        f"{path}: this Python ({sys.executable}) lacks {', '.join(missing)}, which the replicas "
+        f"would import. Run: {sys.executable} -m pip install -r {path}"
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -57,11 +57,15 @@ ID_FORM = (
 
 
 def local_home() -> Path:
-    """``$CLOUDTRAIN_LOCAL_HOME``, else ``$XDG_CACHE_HOME/cloudtrain/local`` (``~/.cache`` without XDG)."""
+    """``$CLOUDTRAIN_LOCAL_HOME``, else ``$XDG_CACHE_HOME/cloudtrain/local`` (``~/.cache`` without XDG).
+
+    Always absolute: a relative one is taken from the current folder, as a shell would,
+    because the run folder's paths go to replicas that start in folders of their own.
+    """
     if os.environ.get(HOME_ENV):
-        return Path(os.environ[HOME_ENV])
+        return Path(os.environ[HOME_ENV]).absolute()
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "cloudtrain" / "local"
+    return (cache / "cloudtrain" / "local").absolute()
 
 
 def run_dir_for(job_id: str) -> Path:

@@ -75,6 +75,10 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     # The job's name is taken at submit (``job_names``): SageMaker never reuses one.
     host_env = {"TRAINING_JOB_NAME": JOB, "TRAINING_JOB_ARN": _job_arn(cloud, region)}
     replicas = [_replica(cloud, name, host_env) for name in names]
+    # No TF_CONFIG: the runtime makes each host worker:<rank>, its place in resourceconfig.json's
+    # sorted hosts (cloudtrain_runtime.providers.sagemaker): what --fault names.
+    for replica in replicas:
+        replica["task"] = f"worker:{sorted(names).index(replica['name'])}"
     output = f"{cloud['OutputDataConfig']['S3OutputPath'].rstrip('/')}/{JOB}/output"
     image = image_files() if _runs_image_scripts(cloud["AlgorithmSpecification"]) else {}
     path = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), *IMAGE_PATH])} if image else {}

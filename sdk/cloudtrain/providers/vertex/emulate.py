@@ -140,6 +140,7 @@ def _replica(job: dict[str, Any], task: tuple[int, int], shared: dict[str, Any])
     )
     return {
         "name": name,
+        "task": f"{POOL_TASK_TYPES[pool]}:{index}",  # TF_CONFIG's task: what --fault names
         "argv": [*command, *container.get("args", [])],
         "env": env,
         "root": f"<run>/hosts/{name}",
