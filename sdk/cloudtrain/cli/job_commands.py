@@ -34,7 +34,7 @@ from cloudtrain.provider.base import (
     RunsHere,
     attached,
 )
-from cloudtrain.provider.sweeps import HasTrials
+from cloudtrain.provider.sweeps import TRIAL, HasTrials
 from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
@@ -275,9 +275,15 @@ def _last(found: failure.LastLines | str | None) -> dict[str, object]:
 
 
 def _hints(job: Job) -> str:
-    """Where to watch the job: its console page (where the provider has one) and TensorBoard."""
+    """Where to watch the job: its console page (where the provider has one) and TensorBoard.
+
+    A sweep's TensorBoard is the folder every trial writes its logs under, one run each.
+    """
     console = [f"Console: {job.console_url}"] if isinstance(job, HasConsole) else []
-    return "\n".join([*console, f"TensorBoard: tensorboard --logdir {job.outputs.tensorboard}"])
+    logdir = job.outputs.tensorboard
+    if TRIAL in logdir:
+        logdir = f"{logdir.split(TRIAL)[0].rstrip('/')}   # every trial's logs, a TensorBoard run each"
+    return "\n".join([*console, f"TensorBoard: tensorboard --logdir {logdir}"])
 
 
 def _attach(job_id: str, provider: str | None) -> Job:

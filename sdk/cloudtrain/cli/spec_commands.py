@@ -12,6 +12,7 @@ from cloudtrain.messages import counted
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import RUN, Plan, plan
 from cloudtrain.provider import registry
+from cloudtrain.provider.sweeps import TRIAL
 from cloudtrain.specfile import load_spec, load_spec_sources, problem_details
 
 
@@ -155,10 +156,14 @@ def describe_outputs(outputs: Outputs) -> str:
     """The ``outputs`` block: where each artifact is once the job has ended.
 
     ``{job}`` stands for the job name or ID the provider has not given yet; a URI ending
-    in ``#FILE`` is that file inside the tarball; an empty one is not delivered.
+    in ``#FILE`` is that file inside the tarball; an empty one is not delivered. A sweep's
+    say ``{trial}`` until its best trial is known, and the heading says so.
     """
     rows = [(name, uri or "(not delivered)") for name, uri in outputs.to_dict().items()]
-    return "outputs\n" + "\n".join(f"  {line}" for line in aligned(rows).splitlines())
+    heading = "outputs"
+    if any(TRIAL in uri for _, uri in rows):
+        heading += f" of each trial ({TRIAL}: the trial's id; the best trial's are shown once the sweep ends)"
+    return f"{heading}\n" + "\n".join(f"  {line}" for line in aligned(rows).splitlines())
 
 
 def describe_defaults(notes: list[tuple[str, str]]) -> str:

@@ -34,7 +34,7 @@ from cloudtrain.errors import JobNotFoundError, ProviderError
 from cloudtrain.outputs import Outputs, standard
 from cloudtrain.provider.base import TERMINAL_STATES, JobStatus, JobSummary
 from cloudtrain.provider.jobs import WaitsByPolling
-from cloudtrain.provider.sweeps import Trial, best_of
+from cloudtrain.provider.sweeps import TRIAL, Trial, best_of
 from cloudtrain.providers.local import failures
 from cloudtrain.providers.local.job import (
     CANCEL_POLL_S,
@@ -55,7 +55,6 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
 
 ID_PREFIX = "local-sweep:"
-TRIAL = "{trial}"
 REQUEST_FILE = "sweep.json"
 # The code bundle every trial runs, packed once by the submit: its file and its URI in the plan.
 BUNDLE_FILE = "bundle.json"
