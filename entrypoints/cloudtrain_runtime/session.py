@@ -456,11 +456,12 @@ class Session:
         self.say(f"global_batch={result['global_batch']}")
         for name, value in result["final_validation"].items():
             self.say(f"final_{name}={value:.4f}")
-        self.say(f"export={result['export']}")
+        # Where the export really is: a mount that is a link here (an emulated /gcs) names its target.
+        self.say(f"export={os.path.realpath(result['export'])}")
         self.say(
             f"serving_default({_shapes(result['serving_default'])}) -> {result['serving_default']['outputs']}"
         )
-        self.say(f"result={self.locations.result_file}")
+        self.say(f"result={os.path.realpath(self.locations.result_file)}")
 
 
 def _last_validation(curves: Mapping[str, list[float | None]]) -> dict[str, float]:

@@ -70,7 +70,11 @@ def test_a_sweeps_outputs_and_tensorboard_say_what_each_trial_writes() -> None:
 
     outputs = standard("/o/runs/{trial}", logs="/home/runs/{job}/output.log")
     handle = SimpleNamespace(id="local-sweep:s", provider="local", outputs=outputs)
-    assert _hints(handle).splitlines()[-1].startswith("TensorBoard: tensorboard --logdir /o/runs   # every trial's")
+    assert (
+        _hints(handle)
+        .splitlines()[-1]
+        .startswith("TensorBoard: tensorboard --logdir /o/runs   # every trial's")
+    )
     assert describe_outputs(outputs).splitlines()[0] == (
         "outputs of each trial ({trial}: the trial's id; the best trial's are shown once the sweep ends)"
     )

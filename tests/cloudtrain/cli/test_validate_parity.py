@@ -170,3 +170,32 @@ def test_a_kubernetes_node_the_catalog_lacks_is_allowed_with_a_warning_that_the_
         warning.removeprefix("Warning: ")
     ]
     assert warning in run_cli("submit", *args, "--dry-run").err  # submit says it too
+
+
+@pytest.mark.parametrize("cache", ["/proc/cloudtrain-nope", "{tmp}/a-file"], ids=["proc", "a-file"])
+@pytest.mark.parametrize(
+    "command",
+    [("render",), ("submit", "-p", "vertex", "--dry-run"), ("submit", "--no-wait")],
+    ids=["render", "vertex-dry-run", "local-submit"],
+)
+def test_a_bundle_cache_that_cannot_be_written_is_one_line_with_the_fix(
+    example_job: Path,
+    tmp_path: Path,
+    run_cli: Run,
+    monkeypatch: pytest.MonkeyPatch,
+    cache: str,
+    command: tuple[str, ...],
+) -> None:
+    # regression: a FileNotFoundError (NotADirectoryError) traceback from bundle.py _atomically
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", cache.format(tmp=tmp_path))
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+    result = run_cli(command[0], str(example_job), *command[1:])
+    assert result.code == 1 and "Traceback" not in result.err
+    (error,) = result.errors
+    assert error.startswith(
+        f"Cannot write the code bundle to {cache.format(tmp=tmp_path)}/cloudtrain/bundles ("
+    )
+    assert error.endswith(
+        "Set XDG_CACHE_HOME to a folder this user can write (cloudtrain keeps bundles in $XDG_CACHE_HOME/cloudtrain/bundles), or unset it."
+    )

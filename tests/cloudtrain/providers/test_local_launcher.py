@@ -203,6 +203,15 @@ def test_a_run_past_its_max_runtime_is_stopped_with_nothing_left_running(tmp_pat
     assert sorted(p.name for p in job.run_dir.iterdir()) == RUN_RECORDS
 
 
+def test_a_run_that_succeeded_says_where_its_model_stays(tmp_path: Path, home: Path) -> None:
+    # regression: an emulated run's last word on the model was export=<run>/hosts/chief-0/gcs/..., a folder
+    # removed at the end; the model is where the request's outputs say (the stand-in bucket)
+    job = _submit(tmp_path)
+    assert job.wait(poll_s=0.2).state == "succeeded"
+    assert list(job.logs())[-2] == f"[cloudtrain] Model: {job.request['outputs']['model']}"
+    assert not (job.run_dir / "hosts").exists()
+
+
 def test_a_relative_local_home_is_taken_from_the_current_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

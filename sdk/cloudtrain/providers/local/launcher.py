@@ -397,6 +397,10 @@ class Launcher:
             state, detail = "cancelled", "Cancelled by the user."
         else:
             state, detail = "failed", f"{outcome.detail} Gave up{restarts}." if attempt else outcome.detail
+        if (
+            outcome.ok
+        ):  # where it stays: an emulated cloud's stand-in bucket, not the hosts' folders just removed
+            self.files.say("cloudtrain", f"Model: {self.request['outputs']['model']}")
         self.files.say("cloudtrain", f"Job {state}{restarts}. {detail}")
         word = outcome.provider_state if state == "failed" and outcome.provider_state else state.upper()
         self.files.set_status(state, word, detail, outcome.failure if state == "failed" else None)
