@@ -12,6 +12,7 @@ from cloudtrain.messages import counted
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import RUN, Plan, plan
 from cloudtrain.provider import registry
+from cloudtrain.provider.base import StartsProcesses
 from cloudtrain.provider.sweeps import TRIAL
 from cloudtrain.specfile import load_spec, load_spec_sources, problem_details
 
@@ -138,6 +139,7 @@ def describe(p: Plan) -> str:
         ("provider", p.provider),
         ("machine", _machine(p)),
         ("hosts", str(p.hosts)),
+        *([("processes", p.target.processes(p))] if isinstance(p.target, StartsProcesses) else []),
         ("replicas", f"{p.replicas} ({p.hosts} × {p.devices_per_host})"),
         ("global batch", f"{p.global_batch} ({p.per_replica_batch} per replica)"),
         ("learning rate", lr),

@@ -68,6 +68,7 @@ __all__ = [
     "ReadsOutputs",
     "ReportsBackup",
     "RunsHere",
+    "StartsProcesses",
     "Stored",
     "Usage",
     "attached",
@@ -246,6 +247,18 @@ class ChecksSetup(Protocol):
         each setting of ``spec`` came from (the spec, a profile, the environment). Nothing
         is created but a probe object, deleted at once; no secret is ever in a line.
         """
+        ...
+
+
+@runtime_checkable
+class StartsProcesses(Protocol):
+    """A provider that runs a job as processes here, not always one per host. Optional.
+
+    ``plan`` says how many start, so "2 hosts" never hides the 4 processes that run them.
+    """
+
+    def processes(self, plan: Plan) -> str:
+        """How ``plan``'s hosts run here, in words: how many processes, and why when not one per host."""
         ...
 
 

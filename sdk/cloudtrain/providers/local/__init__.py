@@ -26,7 +26,13 @@ from cloudtrain import planning, runs
 from cloudtrain.errors import MissingDependencyError, ProviderError, SpecError, require, require_all
 from cloudtrain.outputs import JOB, Outputs, standard
 from cloudtrain.providers.local.emulate import emulator
-from cloudtrain.providers.local.render import MAX_RESTARTS, check_fault_target, render, with_fault
+from cloudtrain.providers.local.render import (
+    MAX_RESTARTS,
+    check_fault_target,
+    process_layout,
+    render,
+    with_fault,
+)
 from cloudtrain_runtime import requirements
 
 if TYPE_CHECKING:
@@ -88,6 +94,17 @@ class Local:
 
     def check(self, spec: JobSpec) -> list[str]:
         return []
+
+    def processes(self, plan: Plan) -> str:
+        """``4 processes, one CPU device each: ...`` where hosts × devices cannot share a process (``render.process_layout``)."""
+        count, devices = process_layout(plan)
+        if count == plan.hosts:
+            return f"{count} (one per host, {devices} CPU device{'s' * (devices != 1)} each)"
+        return (
+            f"{count}, one CPU device each: TensorFlow's MultiWorkerMirroredStrategy drives one CPU device per "
+            f"worker, so {plan.hosts} hosts × {plan.devices_per_host} devices run as {count} workers (the "
+            f"all-reduce of {plan.hosts} × {plan.devices_per_host} GPUs)"
+        )
 
     def preflight(self, spec: JobSpec) -> list[str]:
         """The code's requirements against the Python that runs the replicas, as ``submit`` checks them."""
