@@ -157,6 +157,8 @@ def test_doctor_without_tensorflow_reports_it_with_the_extra(core_python: Path, 
     # regression: "The checks gave no report (exit 1, Expecting value: line 1 column 1 (char 0)): ModuleNotFoundError"
     result = _run(core_python, tmp_path, "-m", "cloudtrain", "doctor")
     assert result.returncode == 1 and "Traceback" not in result.stderr and "Error:" not in result.stderr
-    tensorflow = next(line for line in result.stdout.splitlines() if line.split()[:2] == ["fail", "tensorflow"])
+    tensorflow = next(
+        line for line in result.stdout.splitlines() if line.split()[:2] == ["fail", "tensorflow"]
+    )
     fix = result.stdout.splitlines()[result.stdout.splitlines().index(tensorflow) + 1]
     assert "pip install 'cloudtrain[runtime]'" in fix
