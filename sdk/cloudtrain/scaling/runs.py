@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.errors import CloudtrainError, ProviderError, SpecError
+from cloudtrain.errors import CloudtrainError, JobNotFoundError, ProviderError, SpecError
 from cloudtrain.scaling.pricing import CostBasis, billed, from_catalog
 from cloudtrain_runtime import history as run_history
 from cloudtrain_runtime.inputs import loads
@@ -240,7 +240,7 @@ def _attaches(provider: Provider, job_id: str) -> bool:
     """Whether ``provider`` has a job ``job_id``: a run folder's name counts only where its run exists."""
     try:
         provider.attach(job_id)
-    except ProviderError:
+    except (ProviderError, JobNotFoundError):
         return False
     return True
 
