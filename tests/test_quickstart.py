@@ -48,7 +48,7 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def run(lines: list[str], cwd: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def run(lines: list[str], cwd: Path, tmp_path: Path, *, expect: int = 0) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         ["bash", "-c", " &&\n".join(lines)],
         cwd=cwd,
@@ -57,7 +57,7 @@ def run(lines: list[str], cwd: Path, tmp_path: Path) -> subprocess.CompletedProc
         text=True,
         check=False,
     )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert done.returncode == expect, done.stdout[-4000:] + done.stderr[-4000:]
     return done
 
 
@@ -90,6 +90,18 @@ def test_every_command_of_the_quick_start_runs_as_written(tmp_path: Path) -> Non
     assert "gs://my-bucket/my-model/runs/{run}/model" in done.stdout  # the plan, on Vertex AI
     assert '"workerPoolSpecs"' in done.stdout  # the dry run's CustomJob
     assert "Plan: 1 × n1-standard-8" in done.stderr
+
+    # regression: the block again, after an edit of the model, said "nothing to redo" and succeeded
+    task = project / "trainer" / "task.py"
+    task.write_text(task.read_text().replace("Dense(16,", "Dense(24,"))
+    again = run(commands(first_hour)[1:], project, tmp_path, expect=2)  # init made the project once
+    errors = [line for line in again.stderr.splitlines() if line.startswith("Error:")]
+    assert errors == [
+        f"Error: Run 'one-host' finished (its export is {runs / 'one-host' / 'model'}) with other code, so it "
+        "was left as it is. Restore the code and spec the run started with, or submit it as a new run "
+        "(cloudtrain submit --new, or another --run-id)."
+    ]
+    assert sorted(path.name for path in runs.iterdir()) == ["one-host", "two-hosts"]  # nothing new ran
 
 
 def test_the_readme_cloud_dry_run_runs_as_written(tmp_path: Path) -> None:

@@ -5,16 +5,23 @@ Every run has a backup folder of its own (``ROOT/runs/<run_id>/checkpoints``, se
 attempt of the same run: a provider's restart, a spot reclaim, a resubmit after a failure
 (SageMaker's ``-r2`` job, a new Vertex CustomJob), a pipeline step's retry. Next to
 Keras's files the folder holds ``cloudtrain-backup.json`` (the stamp): the run, a
-fingerprint of the runtime config's training section, and one of the model's variables
-(path, shape and dtype of each). When training begins, every replica reads the same
-files and reaches the same verdict; only the chief writes:
+fingerprint of the runtime config's training section, one of the user's code (the
+bundle's files, cloudtrain's runtime left out: ``bundle.code_digest``) and one of the
+model's variables (path, shape and dtype of each). When training begins, every replica
+reads the same files and reaches the same verdict; only the chief writes:
 
 - ``fresh``: the folder holds no backup: training starts at epoch 1.
-- ``resume``: this run's backup of this training section and model: training goes on
-  after the last epoch it saved.
-- ``mismatch``: this run's backup of another training section or model (the spec or the
-  code changed under the same run id): one error naming the folder and the fix.
+- ``resume``: this run's backup of this training section, code and model: training goes
+  on after the last epoch it saved.
+- ``mismatch``: this run's backup of another training section, code or model (the spec
+  or the code changed under the same run id): one error naming what differs.
 - ``foreign``: another run's backup, or one cloudtrain did not stamp: one error.
+
+A run id is a promise: one training section, one code, one model. The same rule holds
+for a run that finished (``Backups.finished``): an attempt of it with the same section and
+code trains nothing, one with another is refused with the same line (``changed_run``),
+never trained over the finished run's model. The local provider asks the same before it
+starts anything (``cloudtrain.providers.local.promise``).
 
 Beside the stamp the chief keeps the run's history (``cloudtrain-history.json``, see
 ``cloudtrain_runtime.history``): a folder holding only these two holds no backup.
@@ -81,15 +88,26 @@ TRAINING_FIELDS = (
     "model_parallel",
 )
 _NEW_RUN = "submit it as a new run (cloudtrain submit --new, or another --run-id)"
+# What each fingerprint of a stamp covers, as ``changed_run`` names it.
+_COVERS = {
+    "config": "training settings",
+    "code": "code",
+    "model": "model (its variables' names, shapes or dtypes)",
+}
 
 
 @dataclass(frozen=True)
 class Stamp:
-    """What a backup belongs to: the run (None while unknown) and two fingerprints."""
+    """What a backup or a finished run belongs to: the run (None while unknown) and fingerprints.
+
+    An empty fingerprint is unknown (the model before it is built, the code of a runtime
+    started without a bundle, a stamp from before code was stamped) and never differs.
+    """
 
     run: str | None
     config: str
     model: str
+    code: str = ""
 
 
 def run_id(config: RuntimeConfig, env: Mapping[str, str]) -> str | None:
@@ -127,7 +145,34 @@ def verdict(found: Stamp | None, mine: Stamp) -> str:
     """``resume``, ``mismatch`` or ``foreign`` for a backup stamped ``found`` (see the module)."""
     if found is None or (mine.run is not None and found.run != mine.run):
         return "foreign"
-    return "resume" if (found.config, found.model) == (mine.config, mine.model) else "mismatch"
+    return "mismatch" if differences(found, mine) else "resume"
+
+
+def differences(found: Stamp, mine: Stamp) -> list[str]:
+    """What of ``mine`` differs from the run's ``found``: ``config``, ``code``, ``model`` (known on both sides).
+
+    >>> differences(Stamp("r", "c", "m", "x"), Stamp("r", "c", "", "y"))
+    ['code']
+    """
+    fields = ("config", "code", "model")
+    return [
+        f for f in fields if getattr(found, f) and getattr(mine, f) and getattr(found, f) != getattr(mine, f)
+    ]
+
+
+def changed_run(run: str | None, differs: list[str], found: str) -> str:
+    """The one line for an attempt of run ``run`` whose ``differs`` are not the run's, ``found`` saying where.
+
+    Every refusal of a changed run reads so, in the container and at a local submit.
+
+    >>> changed_run("one-host", ["code"], "finished (its export is /o/model)").split(", so")[0]
+    "Run 'one-host' finished (its export is /o/model) with other code"
+    """
+    what = " and ".join(_COVERS[name] for name in differs)
+    return (
+        f"Run {run!r} {found} with other {what}, so it was left as it is. Restore the code and spec "
+        f"the run started with, or {_NEW_RUN}."
+    )
 
 
 @dataclass
@@ -162,43 +207,65 @@ class Backups:
 
         A provider may start a run again after it finished: Vertex restarts the whole job
         when a worker is lost after the chief's export. That attempt must train nothing.
+
+        Raises:
+            ConfigError: the run finished with another training section or code
+                (``changed_run``); its export stays as it is.
         """
         record = _read_json(self.marker)
-        if (
-            self.mine.run is None
-            or record.get("run") != self.mine.run
-            or record.get("config") != self.mine.config
-        ):
+        if self.mine.run is None or record.get("run") != self.mine.run:
             return None
-        return record if (Path(str(record.get("export", ""))) / "saved_model.pb").is_file() else None
+        if not (Path(str(record.get("export", ""))) / "saved_model.pb").is_file():
+            return None
+        found = stamp_of(record)
+        differs = differences(found, self.mine) if found else []
+        if differs:
+            raise ConfigError(
+                changed_run(self.mine.run, differs, f"finished (its export is {record['export']})")
+            )
+        return record
+
+    def check_same_run(self) -> None:
+        """Refuse an attempt whose training section or code is not its run's, before anything is built.
+
+        The finished run's record (``finished``) and the backup's stamp are both asked;
+        the model is compared once it is built (``begin``).
+
+        Raises:
+            ConfigError: one ``changed_run`` line. Nothing is moved or deleted.
+        """
+        self.finished()
+        found = _read_stamp(self.stamp_file) if self._holds_backup() else None
+        if found is not None and self.mine.run is not None and found.run == self.mine.run:
+            self._refuse_changes(found, self.mine)
+
+    def _refuse_changes(self, found: Stamp, mine: Stamp) -> None:
+        differs = differences(found, mine)
+        if differs:
+            raise ConfigError(
+                changed_run(mine.run or found.run, differs, f"has a backup in {str(self.folder)!r}")
+            )
 
     def begin(self, model: Any) -> bool:
         """Decide what to do with the folder's backup; True when training resumes from it.
 
         Raises:
-            ConfigError: the backup is another run's, or this run's of another model or
-                training section. Nothing is moved or deleted.
+            ConfigError: the backup is another run's, or this run's of another training
+                section, code or model. Nothing is moved or deleted.
         """
         mine = dataclasses.replace(self.mine, model=model_fingerprint(model))
         if not self._holds_backup():
             self._start(mine)
             return False
         found = _read_stamp(self.stamp_file)
-        decided = verdict(found, mine)
-        if decided == "foreign":
+        if verdict(found, mine) == "foreign":
             whose = f"run {found.run!r}" if found else "no run cloudtrain recorded"
             raise ConfigError(
                 f"The backup in {str(self.folder)!r} belongs to {whose}, not to run {mine.run!r}, so it was "
                 f"left as it is. Point this run at its own storage, or {_NEW_RUN}."
             )
-        if decided == "mismatch":
-            raise ConfigError(
-                f"The backup in {str(self.folder)!r} belongs to this run but to another model or training "
-                "section (its variables' names, shapes or dtypes, or the epochs, batch, learning rate or "
-                "strategy differ), so it cannot be restored and was left as it is. Restore the code and spec "
-                f"the run started with to resume it, or {_NEW_RUN}."
-            )
-        assert found is not None  # only a stamped backup resumes
+        assert found is not None  # only a stamped backup resumes or mismatches
+        self._refuse_changes(found, mine)
         self.mine = dataclasses.replace(mine, run=found.run)
         self.say(f"resuming from the backup in {self.folder} (run {found.run})")
         return True
@@ -247,11 +314,21 @@ def write_json(path: Path, record: Mapping[str, Any]) -> None:
 
 
 def _read_stamp(path: Path) -> Stamp | None:
-    raw = _read_json(path)
-    fields = {f.name for f in dataclasses.fields(Stamp)}
-    if set(raw) != fields or not all(isinstance(raw[k], str) for k in ("config", "model")):
+    return stamp_of(_read_json(path))
+
+
+def stamp_of(raw: Mapping[str, Any]) -> Stamp | None:
+    """The stamp a backup's stamp file or a completion record holds; None when it holds none.
+
+    A record without ``code`` (written before code was stamped) has it unknown.
+    """
+    names = [f.name for f in dataclasses.fields(Stamp)]
+    found = {name: raw[name] for name in names if name in raw}
+    if not {"run", "config", "model"} <= set(found) or not all(
+        isinstance(found.get(name, ""), str) for name in ("config", "model", "code")
+    ):
         return None
-    return Stamp(**raw)
+    return Stamp(**found)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

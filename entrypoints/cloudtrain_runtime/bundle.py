@@ -39,6 +39,9 @@ from cloudtrain_runtime.errors import ConfigError
 
 BUNDLE_ENV = "CLOUDTRAIN_BUNDLE"
 CHUNK = 1 << 20
+# Where ``cloudtrain.bundle`` packs cloudtrain's own runtime for ``image: auto``:
+# not the user's code, so not part of ``code_digest``.
+RUNTIME_PREFIX = ".cloudtrain-runtime"
 # The SDK uses the first 16 hex digits of the SHA-256; a longer prefix is checked as well.
 _DIGEST_NAME = re.compile(r"([0-9a-f]{16,64})\.tar\.gz")
 
@@ -109,6 +112,32 @@ def verify(bundle: Path) -> int:
             "submit the job again to upload it afresh."
         )
     return size
+
+
+def code_digest(bundle: Path) -> str:
+    """A digest of the user's files in ``bundle`` (names and bytes), cloudtrain's runtime left out.
+
+    What a run's code is (``cloudtrain_runtime.backups``): a new cloudtrain version
+    shipped beside the same files is the same code, one changed line is not. The SDK
+    asks it of the bundle it packed, the runtime of the bundle it unpacks; both read
+    the same archive, so both get the same digest.
+
+    Raises:
+        ConfigError: the bundle cannot be read as a gzip'd tar archive.
+    """
+    digest = hashlib.sha256()
+    try:
+        with tarfile.open(bundle, "r:gz") as tar:
+            for member in tar:
+                if member.isfile() and not member.name.startswith(f"{RUNTIME_PREFIX}/"):
+                    digest.update(f"{member.name}\0{member.size}\0".encode())
+                    file = tar.extractfile(member)
+                    assert file is not None  # a regular file's data
+                    while chunk := file.read(CHUNK):
+                        digest.update(chunk)
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as err:
+        raise ConfigError(f"{BUNDLE_ENV}: cannot read the code bundle {str(bundle)!r}: {err}") from None
+    return digest.hexdigest()[:16]
 
 
 def _chunks(bundle: Path) -> Iterator[bytes]:

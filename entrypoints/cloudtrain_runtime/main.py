@@ -23,13 +23,16 @@ import sys
 import traceback
 from collections.abc import MutableMapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cloudtrain_runtime import bench, devices, environments, hparams, locations, requirements, usercode
 from cloudtrain_runtime import cluster as cluster_lib
 from cloudtrain_runtime import config as config_lib
 from cloudtrain_runtime.errors import RuntimeFailure, UserCodeError
 from cloudtrain_runtime.paths import root_from
-from cloudtrain_runtime.session import Session, start
+
+if TYPE_CHECKING:  # the session imports numpy: ``doctor`` must run, and say so, where it is missing
+    from cloudtrain_runtime.session import Session
 
 DOCTOR = "doctor"  # the first word that runs the checks instead of training
 _ACTIVE: list[Session] = []  # the process's one session, for cloudtrain_runtime.setup()
@@ -85,6 +88,8 @@ def prepare(
     if enter_code:
         usercode.enter(directory)
         requirements.satisfy(directory, root)
+    from cloudtrain_runtime.session import start
+
     session = start(config, cluster, where, root=root, say=say)
     _ACTIVE[:] = [session]
     return session, directory

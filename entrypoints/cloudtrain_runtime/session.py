@@ -22,8 +22,8 @@ from types import ModuleType
 from typing import Any
 
 from cloudtrain_runtime import backups as backups_lib
-from cloudtrain_runtime import callbacks as cb
 from cloudtrain_runtime import (
+    bundle,
     data,
     device_check,
     devices,
@@ -37,12 +37,13 @@ from cloudtrain_runtime import (
     strategy,
     tuning,
 )
+from cloudtrain_runtime import callbacks as cb
 from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import AUTO, RuntimeConfig
 from cloudtrain_runtime.errors import UserCodeError
 from cloudtrain_runtime.locations import Locations
-from cloudtrain_runtime.paths import scratch_dir
+from cloudtrain_runtime.paths import scratch_dir, under_root
 
 # Every task gets the same seed, so replicas initialise alike and shuffle alike
 # before DATA sharding splits the stream.
@@ -208,6 +209,7 @@ class Session:
             run=history_lib.identity(self.config, os.environ).run,
             config=backups_lib.config_fingerprint(self.config),
             model="",
+            code=self._code,
         )
         return backups_lib.Backups(
             self.locations.backup,
@@ -217,6 +219,12 @@ class Session:
             self.say,
             keep=self.locations.keep_backups,
         )
+
+    @functools.cached_property
+    def _code(self) -> str:
+        """The user's code as a run stamps it (``bundle.code_digest``); "" when it came without a bundle."""
+        shipped = os.environ.get(bundle.BUNDLE_ENV)
+        return bundle.code_digest(under_root(self.root, shipped)) if shipped else ""
 
     def _objective_report(self, metric: str) -> Any:
         """A sweep trial's objective after every epoch, as this provider reads it (``hparams``)."""
@@ -448,11 +456,12 @@ class Session:
         self.say(f"global_batch={result['global_batch']}")
         for name, value in result["final_validation"].items():
             self.say(f"final_{name}={value:.4f}")
-        self.say(f"export={result['export']}")
+        # Where the export really is: a mount that is a link here (an emulated /gcs) names its target.
+        self.say(f"export={os.path.realpath(result['export'])}")
         self.say(
             f"serving_default({_shapes(result['serving_default'])}) -> {result['serving_default']['outputs']}"
         )
-        self.say(f"result={self.locations.result_file}")
+        self.say(f"result={os.path.realpath(self.locations.result_file)}")
 
 
 def _last_validation(curves: Mapping[str, list[float | None]]) -> dict[str, float]:

@@ -34,6 +34,10 @@ from cloudtrain_runtime.paths import scratch_dir, under_root
 WHOLE_TRACE_ENV = ("CLOUDTRAIN_DEBUG", "CLOUDTRAIN_VERBOSE")
 USER_FRAMES = "Traceback (your code's frames; CLOUDTRAIN_DEBUG=1 shows every frame):\n"
 LAST_FRAME = "Traceback (no frame is in your code; the last one; CLOUDTRAIN_DEBUG=1 shows every frame):\n"
+# What TensorFlow says of an error in a tf.function, and the lines of its node frames (``_first_line``).
+GRAPH_ERROR = "Graph execution error:"
+_NODE_LINES = ("Detected at node ", "<stack traces unavailable>")
+CAUSE_CHARS = 300
 
 
 def code_dir(env: Mapping[str, str], root: str) -> Path:
@@ -127,8 +131,28 @@ def _library_path(filename: str) -> str:
 
 
 def _first_line(err: BaseException) -> str:
-    """TensorFlow errors span many lines; the first one says what happened."""
+    """The line that says what happened: an error's first, or a graph error's cause.
+
+    TensorFlow errors span many lines. One raised while a ``tf.function`` ran (every
+    ``model.fit`` step) reads "Graph execution error:", then for each failing node
+    "Detected at node N defined at (most recent call last):" and that node's frames, then
+    the op's own message (tensorflow 2.21, ``polymorphic_function/atomic_function.py``,
+    ``interpolate``): that message's first line is the cause, cut to ``CAUSE_CHARS``
+    (it may list a whole batch of label values).
+
+    Example:
+    >>> lines = ["Graph execution error:", "", "Detected at node loss defined at (most recent call last):",
+    ...          '  File "task.py", line 3, in f', "", "Received a label value of -6 which is outside the "
+    ...          "valid range of [0, 3).", "  [[{{node loss}}]]"]
+    >>> _first_line(ValueError(chr(10).join(lines)))
+    'Graph execution error: Received a label value of -6 which is outside the valid range of [0, 3).'
+    """
     lines = [line for line in str(err).splitlines() if line.strip()]
+    if lines[:1] == [GRAPH_ERROR]:
+        causes = [line for line in lines[1:] if not line[0].isspace() and not line.startswith(_NODE_LINES)]
+        if causes:
+            cause = causes[0] if len(causes[0]) <= CAUSE_CHARS else causes[0][:CAUSE_CHARS] + "…"
+            return f"{GRAPH_ERROR} {cause}"
     return lines[0] if lines else ""
 
 
@@ -138,6 +162,13 @@ def source_file(module: ModuleType, directory: Path) -> str:
 
 
 def _inside(filename: str, directory: Path) -> bool:
+    """Whether ``filename`` is a file in the code folder; never a frame of no file (``<frozen importlib._bootstrap>``).
+
+    Such a name is no path: made absolute, it would land in the current folder, which is
+    the code folder once the runtime entered it.
+    """
+    if filename.startswith("<"):
+        return False
     return os.path.abspath(filename).startswith(str(directory.resolve()) + os.sep)
 
 

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack, overload
 from cloudtrain import planning, runs
 from cloudtrain.arguments import CALLABLE, COUNT, FLAG, TEXT, TEXTS, expect, instance_of
 from cloudtrain.errors import CloudtrainError, SpecError
-from cloudtrain.planning import WORST_CASE, ExpectedCost, Plan
+from cloudtrain.messages import sentence
+from cloudtrain.planning import WORST_CASE, ExpectedCost, PicksMachine, Plan
 from cloudtrain.progress import OnProgress
 from cloudtrain.provider import Job, Provider, registry
-from cloudtrain.provider.base import JobSummary, ListsJobs
+from cloudtrain.provider.base import ChecksBeforeSending, FindsRuns, JobSummary, ListsJobs
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings
 from cloudtrain.submission import (
@@ -48,6 +49,7 @@ __all__ = [
     "estimate",
     "in_order",
     "jobs",
+    "jobs_of_run",
     "list_jobs",
     "listing_providers",
     "new_run_id",
@@ -62,6 +64,7 @@ __all__ = [
     "stage",
     "submit",
     "validate",
+    "warnings_of",
 ]
 
 if TYPE_CHECKING:  # the cost package loads its price catalogs' code: only the calls that price import it
@@ -161,7 +164,10 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
 
     The spec, the provider's rules, and the limits only its request shows (Vertex's 100
     environment variables and 64 labels, SageMaker's tag, hyperparameter and channel
-    limits): the request is rendered against a placeholder bundle name and thrown away.
+    limits, a local ``fault`` that could never fire): the request is rendered against a
+    placeholder bundle name and thrown away. Then what the provider's submit refuses
+    before sending (``ChecksBeforeSending``: the local code's requirements). What is
+    allowed but unchecked is ``warnings_of(plan)``.
 
     Raises:
         SpecError: one message per problem.
@@ -181,7 +187,35 @@ def validate(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | 
     target = provider_for(provider, spec)
     planned = target.plan(spec)
     placeholder_request(planned, target)
+    problems = target.preflight(spec) if isinstance(target, ChecksBeforeSending) else []
+    if problems:
+        raise SpecError(problems)
     return planned
+
+
+def warnings_of(planned: Plan) -> list[str]:
+    """What ``validate`` and ``submit`` say about ``planned`` and go on: what they allow but cannot check.
+
+    A machine a provider's section names (a cluster's node type) that the catalog cannot
+    price may be the cluster's own, so it is allowed; but nothing then checks the job's
+    cost, so the line names the nearest known type or region and says the budget check is off.
+
+    Example:
+    >>> spec = JobSpec(name="demo", code={"module": "t"}, resources={"accelerator": "t4"},
+    ...                storage={"root": "gs://my-bucket/demo"}, kubernetes={"node_type": "n1-standrd-8"})
+    >>> warnings_of(plan(spec, "kubernetes"))[0].split(" Did")[0]
+    "kubernetes: kubernetes.node_type 'n1-standrd-8' is not a node type the catalog prices."
+    """
+    target = planned.target
+    why = target.unpriced(planned.spec) if isinstance(target, PicksMachine) and target.billed else None
+    if why is None:
+        return []
+    off = (
+        "the budget check (limits.max_cost_usd) is off for this job; submit --strict-budget refuses it"
+        if planned.spec.limits.max_cost_usd is not None
+        else "its cost cannot be estimated"
+    )
+    return [f"{planned.provider}: {sentence(why)} Unpriced, so {off}."]
 
 
 def placeholder_request(planned: Plan, provider: Provider) -> dict[str, Any]:
@@ -457,22 +491,63 @@ def list_jobs(
         limit=(limit, COUNT | None),
         settings=(settings, instance_of(JobSpec, "a cloudtrain.JobSpec") | None),
     )
+    listing = _ask(
+        listing_providers(provider),
+        settings,
+        lambda owner, where: owner.list_jobs(where, limit=limit),
+        provider,
+    )
+    return JobListing(listing.jobs[:limit], listing.skipped)
+
+
+def jobs_of_run(run_id: str, provider: str | None = None, *, settings: JobSpec | None = None) -> JobListing:
+    """The jobs of run ``run_id`` (its attempts), on every provider that can find runs (or ``provider``), newest first.
+
+    The providers are asked as ``list_jobs`` asks them (``FindsRuns``); the newest job is
+    the run's current attempt. A ``run_id`` that is not a run id finds nothing, unasked.
+
+    Raises:
+        CloudtrainError: ``provider`` was given and could not be asked.
+
+    Example:
+    >>> jobs_of_run("not a run id").jobs
+    []
+    """
+    if not runs.RUN_ID.fullmatch(run_id):
+        return JobListing([], {})
+    chosen = (registry.get(provider),) if provider else registry.providers()
+    finders = tuple(p for p in chosen if isinstance(p, FindsRuns))
+    return _ask(finders, settings, lambda owner, where: owner.jobs_of_run(run_id, where), provider)
+
+
+def _ask(
+    owners: Sequence[ListsJobs],
+    settings: JobSpec | None,
+    call: Callable[[Any, JobSpec], list[JobSummary]],
+    provider: str | None,
+) -> JobListing:
+    """``call`` on each of ``owners`` set up here (all of them if ``provider`` names one), newest first.
+
+    One the user has not set up is skipped unasked, and one whose call fails is skipped
+    with its error, unless ``provider`` named it: a missing cloud account never hides the
+    local runs.
+    """
     settings = settings if settings is not None else load_settings(None, provider=provider)[0]
     found: list[JobSummary] = []
     skipped: dict[str, str] = {}
-    for owner in listing_providers(provider):
+    for owner in owners:
         why = None if provider else owner.configured(settings)
         if why is not None:
             skipped[owner.name] = why
             continue
         try:
-            found += owner.list_jobs(settings, limit=limit)
+            found += call(owner, settings)
         except CloudtrainError as exc:
             if provider:
                 raise
             skipped[owner.name] = str(exc)
     found.sort(key=lambda job: job.created, reverse=True)
-    return JobListing(found[:limit], skipped)
+    return JobListing(found, skipped)
 
 
 def jobs(

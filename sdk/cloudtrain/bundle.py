@@ -59,6 +59,7 @@ import pathspec
 
 from cloudtrain import scanning, secrets
 from cloudtrain.errors import SpecError
+from cloudtrain_runtime.bundle import RUNTIME_PREFIX
 
 # Never shipped, whatever the ignore files say: version control, environments, local
 # state, caches and build output. ``outputs/`` is the local provider's default storage root.
@@ -82,7 +83,6 @@ ALWAYS_EXCLUDED = [
 ]
 IGNORE_FILE = ".cloudtrainignore"
 IGNORE_FILES = (".gitignore", IGNORE_FILE)  # the files a user edits to leave something out
-RUNTIME_PREFIX = ".cloudtrain-runtime"
 # Above this many bytes of files, ``Bundle.notes`` names the largest ones.
 LARGE_BYTES = 50_000_000
 # gzip level 1. On a 100 MB CSV plus 50 modules (benchmarks/bundle_packing.py), levels

@@ -69,6 +69,15 @@ class SpecValidationError(SpecError, ValueError):
     """
 
 
+class JobNotFoundError(CloudtrainError):
+    """No job has the ID, run id, name or short id given; the same exit code whatever the provider or prefix.
+
+    A usage error, as a misspelt option is: the command was given something that names nothing.
+    """
+
+    exit_code = 2
+
+
 class ProviderError(CloudtrainError):
     """The provider refused or failed a call; the message says what to do."""
 

@@ -23,7 +23,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from cloudtrain.errors import FilesExistError, SpecError
+from cloudtrain.errors import CloudtrainError, FilesExistError, SpecError
 from cloudtrain.messages import quote
 
 TEMPLATE = ("templates", "project")
@@ -42,17 +42,42 @@ def create(directory: Path, *, name: str | None = None, force: bool = False) -> 
 
     Raises:
         SpecError: ``name`` is not a valid job name.
-        FilesExistError: a file of the template exists and ``force`` is False.
+        FilesExistError: a file of the template exists and ``force`` is False, or a file
+            is where ``directory`` or one of its folders should be.
+        CloudtrainError: ``directory`` cannot be written (``/proc/x``, no permission, a full disk).
     """
     name = check_name(name) if name is not None else name_for(directory)
     files = {directory / relative: text for relative, text in template_files().items()}
+    _refuse_a_file_for_a_folder(directory)
     _refuse_conflicts(directory, list(files), force=force)
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_symlink():  # write a file here, not through a link to elsewhere
-            path.unlink()
-        path.write_text(string.Template(text).safe_substitute(name=name), encoding="utf-8")
+    try:
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_symlink():  # write a file here, not through a link to elsewhere
+                path.unlink()
+            path.write_text(string.Template(text).safe_substitute(name=name), encoding="utf-8")
+    except OSError as exc:
+        raise CloudtrainError(
+            f"Cannot write the project in {directory}: {exc.strerror or exc} ({exc.filename or directory}). "
+            "Choose a folder this user can write."
+        ) from exc
     return list(files)
+
+
+def _refuse_a_file_for_a_folder(directory: Path) -> None:
+    """Refuse a project folder that is a file, or lies below one (``init job.yaml/sub``).
+
+    Raises:
+        FilesExistError: naming the file and the way out.
+    """
+    blocking = next(
+        (path for path in (directory, *directory.parents) if path.exists() and not path.is_dir()), None
+    )
+    if blocking is not None:
+        raise FilesExistError(
+            f"Cannot write the project in {directory}: {blocking} is a file, not a folder. Nothing was written. "
+            "Choose another folder."
+        )
 
 
 def template_files() -> dict[str, str]:

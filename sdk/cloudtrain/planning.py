@@ -380,7 +380,7 @@ def plan(spec: JobSpec, target: Target) -> Plan:
         machine, machine_problems = _machine(spec, target)
         problems += machine_problems
     if problems:
-        raise SpecError(problems)
+        raise SpecError(spec.explained(problems))
     return _resolve(spec, target, machine)
 
 
@@ -397,7 +397,7 @@ def _provider_problems(spec: JobSpec, provider: Target) -> list[str]:
         days = limit // 86400
         what = "spot training" if spec.resources.spot else "training"
         problems.append(
-            f"limits.max_runtime: {_human(spec.limits.max_runtime)} exceeds the {days}-day maximum "
+            f"limits.max_runtime: {human_duration(spec.limits.max_runtime)} exceeds the {days}-day maximum "
             f"for {what} on {provider.title} ({provider.max_runtime_field}). "
             f"Set limits.max_runtime to {days}d or less."
         )
@@ -650,7 +650,12 @@ def resolve_image(spec: JobSpec, provider: Target, region: str, machine: catalog
     )
 
 
-def _human(seconds: int) -> str:
+def human_duration(seconds: int) -> str:
+    """Whole seconds as the spec writes them: ``2d``, ``1h``, ``90m``, ``20s``.
+
+    >>> human_duration(3600), human_duration(20)
+    ('1h', '20s')
+    """
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds % size == 0:
             return f"{seconds // size}{unit}"

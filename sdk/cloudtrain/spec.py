@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -23,6 +24,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     StrictBool,
     ValidationInfo,
     field_validator,
@@ -757,6 +759,29 @@ class Tuning(Section):
         return self
 
 
+class Origins:
+    """Says where a spec's values from beneath it came from, in a problem about one (``Sources.annotate``).
+
+    Not part of what a spec is: every ``Origins`` equals every other, so two specs of equal
+    values are equal (pydantic compares private attributes too) wherever they were loaded from.
+    """
+
+    def __init__(self, annotate: Callable[[list[str]], list[str]] | None = None) -> None:
+        self._annotate = annotate
+
+    def __call__(self, problems: list[str]) -> list[str]:
+        return self._annotate(problems) if self._annotate is not None else problems
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Origins)
+
+    def __hash__(self) -> int:
+        return hash(Origins)
+
+    def __repr__(self) -> str:
+        return f"Origins(known={self._annotate is not None})"
+
+
 class JobSpec(Section):
     """One training job, provider-neutral. Load it with ``load_spec`` or build it in Python."""
 
@@ -908,6 +933,20 @@ class JobSpec(Section):
                     {"channel": quote(channel)},
                 )
         return value
+
+    # Given by ``load_spec``: what the plan refuses of a value from beneath the spec (a region
+    # of GOOGLE_CLOUD_REGION) then says where it came from and where to fix it.
+    _origins: Origins = PrivateAttr(default_factory=lambda: Origins())
+
+    def with_origins(self, annotate: Callable[[list[str]], list[str]]) -> JobSpec:
+        """This spec, whose problems ``annotate`` tells where their values came from (``explained``)."""
+        copy = self.model_copy()
+        copy._origins = Origins(annotate)
+        return copy
+
+    def explained(self, problems: list[str]) -> list[str]:
+        """``problems``, each about a value from beneath the spec saying where it came from and the fix."""
+        return self._origins(problems)
 
     def storage_root(self, provider: str) -> str:
         """The storage root used on ``provider``: its section's ``storage_root``, else storage.root."""

@@ -100,7 +100,7 @@ def load_spec_sources(
     spec = _resolve_local_paths(_parse_layered(layered, str(path)), path.parent)
     if check_code:
         usercode.require_code(spec.code)
-    return spec, layered.sources
+    return spec.with_origins(layered.sources.annotate), layered.sources
 
 
 # Without a job spec the settings come from the profile and the environment alone; these

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain import bundle as bundles
 from cloudtrain import runs, usercode
 from cloudtrain.arguments import CALLABLE, Kind, expect
-from cloudtrain.errors import SpecError
+from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import Plan
 from cloudtrain.progress import OnProgress
@@ -89,13 +89,33 @@ def pack_code(plan_: Plan) -> tuple[Plan, bundles.Bundle]:
     """
     spec = plan_.spec
     written = (spec.storage.root, *asdict(plan_.storage).values())
-    packed = bundles.pack(
-        spec.code.source_dir,
-        bundle_cache(),
-        include_runtime=plan_.image != "local" and spec.image == "auto",
-        exclude=[path for path in written if "://" not in path],
-    )
+    cache = bundle_cache()
+    try:
+        packed = bundles.pack(
+            spec.code.source_dir,
+            cache,
+            include_runtime=plan_.image != "local" and spec.image == "auto",
+            exclude=[path for path in written if "://" not in path],
+        )
+    except OSError as exc:
+        raise _cache_unusable(cache, exc) from exc
     return plan_.with_bundle(packed.uri_under(plan_.storage.code)), packed
+
+
+def _cache_unusable(cache: Path, exc: OSError) -> CloudtrainError:
+    """The one line for a bundle cache that cannot be written: where, why, and the variable that moves it.
+
+    Reading the user's files fails as a ``SpecError`` of its own (``cloudtrain.bundle``), so
+    an ``OSError`` out of ``pack`` is the cache's: a folder under ``/proc``, a file where a
+    folder should be, no permission, a full disk.
+    """
+    path = Path(exc.filename or cache)
+    blocking = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+    why = f"{blocking} is a file, not a folder" if blocking else f"{path}: {exc.strerror or exc}"
+    return CloudtrainError(
+        f"Cannot write the code bundle to {cache} ({why}). Set XDG_CACHE_HOME to a folder this user "
+        "can write (cloudtrain keeps bundles in $XDG_CACHE_HOME/cloudtrain/bundles), or unset it."
+    )
 
 
 def bundle_cache() -> Path:

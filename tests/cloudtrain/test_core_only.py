@@ -151,3 +151,14 @@ def test_require_never_raises_anything_else(core_python: Path, tmp_path: Path) -
     assert result.stdout.strip() == (
         "google.cloud.aiplatform is not installed. Run: pip install 'cloudtrain[vertex]'"
     ), result.stderr
+
+
+def test_doctor_without_tensorflow_reports_it_with_the_extra(core_python: Path, tmp_path: Path) -> None:
+    # regression: "The checks gave no report (exit 1, Expecting value: line 1 column 1 (char 0)): ModuleNotFoundError"
+    result = _run(core_python, tmp_path, "-m", "cloudtrain", "doctor")
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "Error:" not in result.stderr
+    tensorflow = next(
+        line for line in result.stdout.splitlines() if line.split()[:2] == ["fail", "tensorflow"]
+    )
+    fix = result.stdout.splitlines()[result.stdout.splitlines().index(tensorflow) + 1]
+    assert "pip install 'cloudtrain[runtime]'" in fix

@@ -23,6 +23,8 @@ FOUND = backups.Stamp(run="r1", config="c", model="m")
         (None, backups.Stamp("r1", "c", "m"), "foreign"),  # no stamp: not cloudtrain's
         (FOUND, backups.Stamp("r1", "c2", "m"), "mismatch"),  # same run, training section changed
         (FOUND, backups.Stamp("r1", "c", "m2"), "mismatch"),  # same run, model changed
+        (backups.Stamp("r1", "c", "m", "x"), backups.Stamp("r1", "c", "m", "y"), "mismatch"),  # code changed
+        (FOUND, backups.Stamp("r1", "c", "m", "y"), "resume"),  # a stamp from before code was stamped
     ],
 )
 def test_verdict(found: backups.Stamp | None, mine: backups.Stamp, expected: str) -> None:
@@ -40,9 +42,14 @@ class _Model:
 
 
 def _backups(
-    tmp_path: Path, lines: list[str], run: str | None = "r1", keep: str | None = None
+    tmp_path: Path,
+    lines: list[str],
+    run: str | None = "r1",
+    keep: str | None = None,
+    config: str = "c",
+    code: str = "code-1",
 ) -> backups.Backups:
-    mine = backups.Stamp(run=run, config="c", model="")
+    mine = backups.Stamp(run=run, config=config, model="", code=code)
     marker = tmp_path / "out" / "cloudtrain-complete.json"
     return backups.Backups(tmp_path / "backup", marker, mine, True, lines.append, keep=keep)
 
@@ -119,7 +126,52 @@ def test_same_run_with_another_model_is_one_clear_error(tmp_path: Path) -> None:
         _backups(tmp_path, []).begin(_Model((8, 32)))
 
     assert str(first.folder) in str(raised.value) and "submit it as a new run" in str(raised.value)
+    assert "with other model (its variables' names, shapes or dtypes)" in str(raised.value)
     assert (first.folder / "chief" / "training_metadata.json").is_file()
+
+
+def test_a_backup_of_other_code_is_refused_with_the_line_a_finished_run_gets(tmp_path: Path) -> None:
+    first = _backups(tmp_path, [])
+    first.begin(_Model((8, 16)))
+    _keras_files(first.folder)
+
+    with pytest.raises(ConfigError) as raised:
+        _backups(tmp_path, [], code="code-2").begin(_Model((8, 16)))
+
+    assert str(raised.value) == backups.changed_run("r1", ["code"], f"has a backup in {str(first.folder)!r}")
+    assert (first.folder / "chief" / "training_metadata.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("changed", "named"),
+    [
+        ({"code": "code-2"}, "with other code, so"),  # regression: an edited model "had nothing to redo"
+        ({"config": "c2"}, "with other training settings, so"),  # regression: trained over the finished run
+        ({"config": "c2", "code": "code-2"}, "with other training settings and code, so"),
+    ],
+)
+def test_a_finished_run_refuses_another_spec_or_code_in_one_line(
+    tmp_path: Path, changed: dict[str, str], named: str
+) -> None:
+    first = _backups(tmp_path, [])
+    first.begin(_Model((8, 16)))
+    export = _export(tmp_path)
+    first.complete(export)
+
+    with pytest.raises(ConfigError) as raised:
+        _backups(tmp_path, [], **changed).finished()
+
+    message = str(raised.value)
+    assert message.startswith(f"Run 'r1' finished (its export is {export}) {named} it was left as it is.")
+    assert "\n" not in message and "cloudtrain submit --new, or another --run-id" in message
+    assert (export / "saved_model.pb").is_file()
+
+
+def test_a_completion_record_from_before_code_was_stamped_still_finishes_the_run(tmp_path: Path) -> None:
+    export = _export(tmp_path)
+    record = {"run": "r1", "config": "c", "model": "m", "export": str(export)}
+    (tmp_path / "out" / "cloudtrain-complete.json").write_text(json.dumps(record))
+    assert _backups(tmp_path, []).finished() is not None
 
 
 def test_a_finished_run_is_known_as_finished_only_to_itself(tmp_path: Path) -> None:

@@ -165,3 +165,20 @@ def test_too_many_members_are_refused(tmp_path: Path) -> None:
     path = _named(tmp_path / "in", gzip.compress(_tar([_member(f"m{i}.py") for i in range(4)])))
     message = _refused(path, tmp_path / "scratch", bundle.Limits(members=3))
     assert "holds more than 3 files" in message
+
+
+def test_the_code_digest_is_the_users_files_alone(tmp_path: Path) -> None:
+    source = _source(tmp_path)
+    plain = pack(source, tmp_path / "plain")
+    with_runtime = pack(source, tmp_path / "auto", include_runtime=True)
+    assert plain.sha256 != with_runtime.sha256  # another archive...
+    assert bundle.code_digest(plain.path) == bundle.code_digest(with_runtime.path)  # ...of the same code
+
+    (source / "trainer" / "task.py").write_text("def build_model(config):\n    return 24\n")
+    assert bundle.code_digest(pack(source, tmp_path / "edited").path) != bundle.code_digest(plain.path)
+
+
+def test_an_unreadable_bundle_has_no_code_digest_but_one_line(tmp_path: Path) -> None:
+    broken = _named(tmp_path, b"not gzip at all")
+    with pytest.raises(ConfigError, match="CLOUDTRAIN_BUNDLE: cannot read the code bundle"):
+        bundle.code_digest(broken)

@@ -213,3 +213,33 @@ def test_model_built_outside_the_scope_is_refused_naming_the_file(tmp_path: Path
         "cloudtrain-runtime: error: eager.py: build_model() returned a model built outside the strategy "
         "scope (e.g. 'sequential/dense/kernel'). Create the model inside build_model(); do not build it at import time."
     ]
+
+
+def test_an_import_error_shows_the_users_frames_not_importlibs(
+    user_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # regression: "your code's frames" began with six <frozen importlib._bootstrap> frames, since the
+    # runtime works in the code folder, where such a name made absolute seemed to be the user's file
+    monkeypatch.chdir(user_dir)
+    (user_dir / "broken.py").write_text("X = 1\nimport not_installed_anywhere\n")
+    with pytest.raises(UserCodeError) as raised:
+        usercode.import_module("broken", user_dir)
+    trace = raised.value.trace
+    assert "<frozen" not in trace
+    assert trace.startswith(usercode.USER_FRAMES + '  File "broken.py", line 2, in <module>')
+
+
+def test_a_graph_error_is_summed_up_by_its_cause(user_dir: Path) -> None:
+    # regression: "Graph execution error: [raised in ..., not in your code]", the cause 60 lines up
+    keras = pytest.importorskip("keras")
+    np = pytest.importorskip("numpy")
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
+    model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    with pytest.raises(Exception) as raised:  # a label outside the 3 classes
+        model.fit(np.zeros((4, 2), "float32"), np.array([0, 1, -6, 2]), verbose=0)
+    error = usercode.user_error(raised.value, "model.fit()", user_dir / "code", whole=False)
+    assert str(error).startswith(
+        "model.fit() raised InvalidArgumentError: Graph execution error: Received a label value of -6 "
+        "which is outside the valid range of [0, 3)."
+    )
+    assert "\n" not in str(error)

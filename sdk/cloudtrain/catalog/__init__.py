@@ -294,8 +294,9 @@ def regions(provider: str) -> tuple[str, ...]:
 def region_problem(provider: str, title: str, region: str) -> str | None:
     """Why ``region`` is not one ``provider`` trains in, naming ``<provider>.region``; None if it is.
 
-    A provider without rows in ``regions.csv`` is not judged: SageMaker's regions are
-    judged by ``image_registry`` for ``image: auto``, and any region may pull its own image.
+    A provider without rows in ``regions.csv`` is not judged. SageMaker's rows are the
+    regions of its API's endpoints in botocore's data (every partition's), so an image of
+    one's own is judged too, not only ``image: auto``'s registry.
 
     Example:
     >>> region_problem("vertex", "Vertex AI", "us-centrl1")

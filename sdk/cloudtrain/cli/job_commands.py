@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -16,12 +19,13 @@ from cloudtrain.cli import failure, tables, trials_table
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
 from cloudtrain.cli.live import StatusLine
-from cloudtrain.cli.options import PROVIDER_CHOICE, RegistryChoice, json_option, run_id_option, spec_options
+from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, local_options, run_id_option, spec_options
+from cloudtrain.cli.options import target as local_target
 from cloudtrain.cli.progress import UploadBars
 from cloudtrain.cli.since import parse_since, parse_tail
 from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
-from cloudtrain.provider import Job, JobStatus, Provider, registry
+from cloudtrain.provider import Job, JobStatus, registry
 from cloudtrain.provider.base import (
     WAITING_STATES,
     HasConsole,
@@ -30,7 +34,7 @@ from cloudtrain.provider.base import (
     RunsHere,
     attached,
 )
-from cloudtrain.provider.sweeps import HasTrials
+from cloudtrain.provider.sweeps import TRIAL, HasTrials
 from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
@@ -42,6 +46,8 @@ if TYPE_CHECKING:
 START_POLL_S = 10.0
 # The exit status after Ctrl-C: 128 + SIGINT, what a shell reports for a command it interrupted.
 INTERRUPTED = 130
+# What else ends a follower: a CI job's timeout (SIGTERM), a closed terminal or ssh session (SIGHUP).
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 # A job as ``list`` shows it: the full ID, the job name or a unique part of its short id.
 job_argument = click.argument("job_id", shell_complete=complete_job_ids)
@@ -53,27 +59,6 @@ provider_option = click.option(
     default=None,
     help="Provider of the job. Default: inferred from the ID.",
 )
-
-
-def _target(name: str, *, emulate: str | None, faults: tuple[str, ...]) -> str | Provider:
-    """The provider to submit to: a name, or the local provider configured with --emulate/--fault."""
-    if not (emulate or faults):
-        return name
-    from cloudtrain.providers import local
-
-    if len(faults) > 1:
-        raise SpecError(f"--fault: one replica fault at a time; got {', '.join(faults)}.")
-    fault = faults[0] if faults else None
-    local.check_options(name, emulate=emulate, fault=fault)
-    return local.Local(emulate=emulate, fault=fault)
-
-
-def emulable() -> tuple[str, ...]:
-    """What ``--emulate`` accepts: the providers the local provider can emulate, and a placement."""
-    from cloudtrain.placement.emulation import EMULATE
-    from cloudtrain.providers.local.emulate import emulable as names
-
-    return (*names(), EMULATE)
 
 
 @click.command("render")
@@ -108,21 +93,7 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     default=None,
     help="Follow logs until the job ends (default for local).",
 )
-@click.option(
-    "--emulate",
-    type=RegistryChoice(emulable),
-    default=None,
-    help="With --provider local: render that provider's request and run it here, as it would.",
-)
-@click.option(
-    "--fault",
-    "faults",
-    metavar="FAULT",
-    multiple=True,
-    help="With --provider local: TASK:INDEX@epoch:N makes that replica kill itself once, e.g. "
-    "worker:0@epoch:1 (tests restarts); with --emulate placement, capacity@PROVIDER:REGION and "
-    "quota@PROVIDER:REGION refuse that candidate as its provider would (repeatable).",
-)
+@local_options
 @click.option(
     "--no-quota-check",
     is_flag=True,
@@ -217,8 +188,10 @@ def submit_command(
         return _submitted(placed, wait_=wait_, as_json=as_json)
     if placing:
         spec = _first_candidate(spec)
-    target = _target(provider or spec.provider, emulate=emulate, faults=faults)
+    target = local_target(provider or spec.provider, emulate=emulate, faults=faults)
     submission = api.prepare(spec, target, run_id=run_id, throughput=throughput)
+    for warning in api.warnings_of(submission.plan):
+        click.echo(f"Warning: {warning}", err=True)
     if submission.provider.billed:
         budget_guard(submission.plan, throughput, dry_run=dry_run, force=force, strict=strict_budget)
     if dry_run:
@@ -262,10 +235,14 @@ def _submitted(submitted: Job, *, wait_: bool | None, as_json: bool) -> None:
 def _place(
     spec: JobSpec, *, emulated: bool, faults: tuple[str, ...], run_id: str | None, quotas: bool, **budget: Any
 ) -> Job:
-    """Start the run on the first candidate of its placement that takes it, printing each attempt."""
+    """Start the run on the first candidate of its placement that takes it, printing each attempt.
+
+    Ctrl-C, SIGTERM and SIGHUP while a candidate's job waits to start cancel that job (the
+    placement confirms it ended) before the command stops.
+    """
     count = len(spec.placement.candidates) if spec.placement else 1
     click.echo(f"Placing the run on the first of {count} candidate(s) that takes it:", err=True)
-    with UploadBars() as progress:
+    with _signals_interrupt(), UploadBars() as progress:
         return api.place(
             spec,
             run_id=run_id,
@@ -380,9 +357,15 @@ def _last(found: failure.LastLines | str | None) -> dict[str, object]:
 
 
 def _hints(job: Job) -> str:
-    """Where to watch the job: its console page (where the provider has one) and TensorBoard."""
+    """Where to watch the job: its console page (where the provider has one) and TensorBoard.
+
+    A sweep's TensorBoard is the folder every trial writes its logs under, one run each.
+    """
     console = [f"Console: {job.console_url}"] if isinstance(job, HasConsole) else []
-    return "\n".join([*console, f"TensorBoard: tensorboard --logdir {job.outputs.tensorboard}"])
+    logdir = job.outputs.tensorboard
+    if TRIAL in logdir:
+        logdir = f"{logdir.split(TRIAL)[0].rstrip('/')}   # every trial's logs, a TensorBoard run each"
+    return "\n".join([*console, f"TensorBoard: tensorboard --logdir {logdir}"])
 
 
 def _attach(job_id: str, provider: str | None) -> Job:
@@ -518,45 +501,86 @@ def _follow(job: Job, *, logs_to_stderr: bool) -> None:
 
     ``logs_to_stderr``: the log is progress, not the result, when stdout is a pipe, a file
     or a JSON document. A sweep's logs are its trial events; once it ends, its trials table
-    and best trial follow. Ctrl-C stops a job that runs on this machine, as it would a
-    script (``_stop``); a job elsewhere keeps running (``_stopped_following``).
+    and best trial follow. Ctrl-C, SIGTERM (a CI timeout) and SIGHUP (a closed terminal)
+    stop a job that runs on this machine, as they would a script (``_stop``); a job
+    elsewhere keeps running (``_stopped_following``). ``submit --no-wait`` leaves a local
+    job running on its own.
     """
     try:
-        with StatusLine() as line:
-            job.wait(poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES)
-        for log_line in job.logs(follow=True):
-            click.echo(log_line, err=logs_to_stderr)
-        final = job.wait(poll_s=1.0)
-    except KeyboardInterrupt:
-        if isinstance(job, RunsHere):
-            _stop(job)
-        _stopped_following(job)
+        with _signals_interrupt():
+            with StatusLine() as line:
+                job.wait(
+                    poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES
+                )
+            for log_line in job.logs(follow=True):
+                click.echo(log_line, err=logs_to_stderr)
+            final = job.wait(poll_s=1.0)
+    except KeyboardInterrupt as interrupt:
+        code = _exit_status(interrupt)
+        with _signals_interrupt():
+            if isinstance(job, RunsHere):
+                _stop(job, code)
+            _stopped_following(job, code)
     if isinstance(job, HasTrials):
         trials_table.echo(job, err=logs_to_stderr)
     _exit_for(final)
 
 
-def _stop(job: Job) -> NoReturn:
-    """After Ctrl-C: cancel the job, say how it ended, exit 130. A second Ctrl-C leaves it stopping alone."""
-    click.echo(f"Interrupted: stopping {job.id} (Ctrl-C again to leave it stopping on its own)...", err=True)
+class Signalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP to a follower, raised where Ctrl-C's KeyboardInterrupt would be."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP interrupt as Ctrl-C does (``Signalled``); then as before."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Signalled(signum)
+
+    previous = {signum: signal.signal(signum, interrupt) for signum in STOPPING_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _exit_status(interrupt: KeyboardInterrupt) -> int:
+    """128 + the signal, as a shell reports a command it stopped: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP."""
+    return 128 + interrupt.signum if isinstance(interrupt, Signalled) else INTERRUPTED
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if it can still be written: after SIGHUP the terminal may be gone."""
+    with contextlib.suppress(OSError):
+        click.echo(line, err=True)
+
+
+def _stop(job: Job, code: int = INTERRUPTED) -> NoReturn:
+    """After Ctrl-C (or SIGTERM, SIGHUP): cancel the job, say how it ended, exit ``code``.
+
+    A second interrupt leaves it stopping on its own.
+    """
+    _say(f"Interrupted: stopping {job.id} (Ctrl-C again to leave it stopping on its own)...")
     try:
         job.cancel()
         final = job.status()
     except KeyboardInterrupt:
-        click.echo(f"{job.id} is stopping on its own. Check it with: cloudtrain status {job.id}", err=True)
-        raise click.exceptions.Exit(INTERRUPTED) from None
-    click.echo(f"Stopped {job.id}: {_state(final)}", err=True)
-    raise click.exceptions.Exit(INTERRUPTED)
+        _say(f"{job.id} is stopping on its own. Check it with: cloudtrain status {job.id}")
+        raise click.exceptions.Exit(code) from None
+    _say(f"Stopped {job.id}: {_state(final)}")
+    raise click.exceptions.Exit(code)
 
 
-def _stopped_following(job: Job) -> NoReturn:
-    """After Ctrl-C on a follower: one line saying the job still runs, and how to stop it; exit 130."""
+def _stopped_following(job: Job, code: int = INTERRUPTED) -> NoReturn:
+    """After Ctrl-C on a follower: one line saying the job still runs, and how to stop it; exit ``code``."""
     where = "on this machine" if isinstance(job, RunsHere) else f"on {registry.get(job.provider).title}"
-    click.echo(
-        f"Stopped following {job.id}; it still runs {where}. Stop it with: cloudtrain cancel {job.id}",
-        err=True,
-    )
-    raise click.exceptions.Exit(INTERRUPTED)
+    _say(f"Stopped following {job.id}; it still runs {where}. Stop it with: cloudtrain cancel {job.id}")
+    raise click.exceptions.Exit(code)
 
 
 def _exit_for(final: JobStatus) -> None:

@@ -1,10 +1,11 @@
 """``cloudtrain list``, and finding a job again by what ``list`` shows (its name or short id).
 
 A job ID printed once by ``submit`` is easy to lose; ``list`` shows the jobs cloudtrain
-created, newest first, with the cost estimated at submit beside what each really cost,
-and the job commands (``status``, ``logs``, ``cancel``, ``wait``) accept the full ID,
-the job's name or a unique part of its short id through ``resolve``. Only providers
-that can list their jobs (``ListsJobs``) are searched.
+created, newest first, with their run and the cost estimated at submit beside what each
+really cost, and the job commands (``status``, ``logs``, ``cancel``, ``wait``) accept the
+full ID, the run id (the run's newest job: ``FindsRuns``), the job's name or a unique part
+of its short id through ``resolve``. Only providers that can list their jobs
+(``ListsJobs``) are searched.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from cloudtrain import api, cost
 from cloudtrain.cli import tables
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
 from cloudtrain.cost.actual import ActualCost, actual_cost
-from cloudtrain.errors import CloudtrainError
+from cloudtrain.errors import CloudtrainError, JobNotFoundError
 from cloudtrain.messages import quote
 from cloudtrain.planning import WORST_CASE
 from cloudtrain.provider import registry
@@ -34,6 +35,7 @@ COMPLETION_LIMIT = 50
 # providers that name jobs so. The money stays longest after the id, provider and state.
 COLUMNS = (
     tables.Column("id"),
+    tables.Column("run", priority=4),
     tables.Column("name", priority=5),
     tables.Column("provider"),
     tables.Column("shape", priority=6),
@@ -49,9 +51,9 @@ DETAIL_COLUMNS = (tables.Column(""), tables.Column("", wrap=True))
 
 
 class JobLookupError(CloudtrainError):
-    """What was typed names no job, or more than one: a usage error."""
+    """What was typed names no job in particular (nothing, or several): a usage error, as ``JobNotFoundError`` is."""
 
-    exit_code = 2
+    exit_code = JobNotFoundError.exit_code
 
 
 @click.command("list")
@@ -73,6 +75,7 @@ def list_command(provider: str | None, show_all: bool, profile: str | None, as_j
       cloudtrain list --provider local --all
       cloudtrain list --json | jq '.[] | select(.state == "failed")'
       cloudtrain status demo               a job by its name or a unique part of its id
+      cloudtrain status nightly-42         a run's newest job, by the --run-id it was given
     """
     for name in _unlisted(provider):
         click.echo(f"{name}: cannot list its jobs yet; skipped.", err=True)
@@ -90,16 +93,18 @@ def list_command(provider: str | None, show_all: bool, profile: str | None, as_j
 
 
 def resolve(reference: str, provider: str | None = None) -> str:
-    """The full job ID for what a user typed: a full ID, a job name, or a unique part of a short id.
+    """The full job ID for what a user typed: a full ID, a run id, a job name, or a unique part of a short id.
 
-    A full ID (one a provider owns) is taken as it is. Otherwise an exact name or short
-    id wins; failing that, a short id that starts or ends with ``reference``. An empty or
-    blank reference names no job (every short id starts with ``""``): ``cancel "$JOB"``
-    with ``JOB`` unset must stop nothing.
+    A full ID (one a provider owns) is taken as it is. Otherwise a run id names its
+    newest job, the run's current attempt (``api.jobs_of_run``); then an exact name or
+    short id wins; failing that, a short id that starts or ends with ``reference``. An
+    empty or blank reference names no job (every short id starts with ``""``):
+    ``cancel "$JOB"`` with ``JOB`` unset must stop nothing.
 
     Raises:
-        JobLookupError: ``reference`` is empty or blank, nothing matches, or more than one
-            job does (the candidates listed).
+        JobLookupError: ``reference`` is empty or blank, or more than one job matches it
+            (the candidates listed).
+        JobNotFoundError: nothing matches.
     """
     if not reference.strip():
         raise JobLookupError(
@@ -108,6 +113,9 @@ def resolve(reference: str, provider: str | None = None) -> str:
         )
     if any(p.owns(reference) for p in _candidates(provider)):
         return reference
+    run = api.jobs_of_run(reference, provider).jobs
+    if run:
+        return run[0].id
     known = api.jobs(provider)
     exact = [job for job in known if reference in (job.name, job.short_id)]
     partial = [job for job in known if job.short_id.startswith(reference) or job.short_id.endswith(reference)]
@@ -115,9 +123,9 @@ def resolve(reference: str, provider: str | None = None) -> str:
     if len(matches) == 1:
         return matches[0].id
     if not matches:
-        raise JobLookupError(
-            f"No job matches {quote(reference)}: give its full ID, its name or part of its id as "
-            "`cloudtrain list --all` shows it."
+        raise JobNotFoundError(
+            f"No job or run matches {quote(reference)}: give its full ID, its run id, its name or part of its id "
+            "as `cloudtrain list --all` shows it."
         )
     ids = "\n  ".join(job.id for job in matches)
     raise JobLookupError(f"{quote(reference)} matches {len(matches)} jobs; give one of their IDs:\n  {ids}")
@@ -162,6 +170,7 @@ def details(job: JobSummary) -> list[list[str]]:
     spent = _spent(job)
     return [
         ["id", job.id],
+        ["run", job.run or "-"],
         ["name", job.name],
         ["shape", job.shape or "-"],
         ["created", _when(job.created)],
@@ -177,6 +186,7 @@ def _row(job: JobSummary) -> list[str]:
     spent = _spent(job)
     return [
         job.short_id,
+        job.run or "-",
         job.name,
         job.provider,
         job.shape or "-",

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+from cloudtrain.errors import SpecError
+
+if TYPE_CHECKING:
+    from cloudtrain.provider import Provider
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -76,6 +81,51 @@ def spec_options(func: F) -> F:
         help="Where the job runs. Default: the spec's provider field (local if unset).",
     )(func)
     return click.argument("job", type=click.Path(dir_okay=False))(func)
+
+
+def emulable() -> tuple[str, ...]:
+    """What ``--emulate`` accepts: the providers the local provider can emulate, and a placement."""
+    from cloudtrain.placement.emulation import EMULATE
+    from cloudtrain.providers.local.emulate import emulable as names
+
+    return (*names(), EMULATE)
+
+
+def local_options(func: F) -> F:
+    """--emulate NAME and --fault SPEC: how the local provider runs the job (``submit``), checked alike (``validate``)."""
+    func = click.option(
+        "--fault",
+        "faults",
+        metavar="FAULT",
+        multiple=True,
+        help="With --provider local: TASK:INDEX@epoch:N makes that replica kill itself once, e.g. "
+        "worker:0@epoch:1 (tests restarts); with --emulate placement, capacity@PROVIDER:REGION and "
+        "quota@PROVIDER:REGION refuse that candidate as its provider would (repeatable).",
+    )(func)
+    return click.option(
+        "--emulate",
+        type=RegistryChoice(emulable),
+        default=None,
+        help="With --provider local: render that provider's request and run it here, as it would; "
+        "placement: try the spec's placement candidates, each as its provider would run it.",
+    )(func)
+
+
+def target(name: str, *, emulate: str | None, faults: tuple[str, ...]) -> str | Provider:
+    """The provider to submit to: a name, or the local provider configured with --emulate/--fault.
+
+    Raises:
+        SpecError: more than one replica fault (only a placement takes several faults).
+    """
+    if not (emulate or faults):
+        return name
+    from cloudtrain.providers import local
+
+    if len(faults) > 1:
+        raise SpecError(f"--fault: one replica fault at a time; got {', '.join(faults)}.")
+    fault = faults[0] if faults else None
+    local.check_options(name, emulate=emulate, fault=fault)
+    return local.Local(emulate=emulate, fault=fault)
 
 
 def json_option(func: F) -> F:

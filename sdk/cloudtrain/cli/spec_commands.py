@@ -6,47 +6,73 @@ import json
 
 import click
 
-from cloudtrain.cli.options import json_option, run_id_option, spec_options
+from cloudtrain.cli.options import json_option, local_options, run_id_option, spec_options, target
 from cloudtrain.errors import SpecError
 from cloudtrain.messages import counted
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import RUN, Plan, plan
 from cloudtrain.provider import registry
+from cloudtrain.provider.base import StartsProcesses
+from cloudtrain.provider.sweeps import TRIAL
 from cloudtrain.specfile import load_spec, load_spec_sources, problem_details
 
 
 @click.command()
 @spec_options
+@local_options
 @json_option
 def validate(
-    job: str, provider: str | None, overrides: tuple[str, ...], profile: str | None, as_json: bool
+    job: str,
+    provider: str | None,
+    overrides: tuple[str, ...],
+    profile: str | None,
+    emulate: str | None,
+    faults: tuple[str, ...],
+    as_json: bool,
 ) -> None:
-    """Check JOB (a job.yaml) and that it can run on the provider.
+    """Check JOB (a job.yaml) and that it can run on the provider: every check submit makes before sending.
 
     Every problem is printed on its own line with the field, the value and the fix;
     the exit code is 2 when there is any. The provider's request is rendered too (and
-    thrown away), so its limits are checked as submit would check them. With --json the answer is always JSON:
-    {"valid": true, ...} or {"valid": false, "errors": [{"field", "message", "fix"}]}.
-    Nothing is contacted over the network.
+    thrown away), so its limits are checked as submit would check them; on the local
+    provider the code's requirements.txt is checked against the Python that runs the
+    replicas, and --fault against the job's replicas and epochs. What is allowed but
+    cannot be checked (a node type the catalog cannot price) is a warning on stderr.
+    With --json the answer is always JSON: {"valid": true, "warnings": [...], ...} or
+    {"valid": false, "errors": [{"field", "message", "fix"}]}. Nothing is contacted over
+    the network.
 
     \b
     Examples:
       cloudtrain validate job.yaml
       cloudtrain validate job.yaml --provider sagemaker --set resources.hosts=4
+      cloudtrain validate job.yaml --emulate vertex --fault worker:0@epoch:2
     """
     from cloudtrain import api
 
     try:
         spec = load_spec(job, overrides, profile=profile, check_code=False, provider=provider)
-        planned = api.validate(spec, provider)
+        placing = emulate == "placement" or (spec.placement is not None and provider is None)
+        chosen = None if placing else target(provider or spec.provider, emulate=emulate, faults=faults)
+        planned = api.validate(spec, chosen)
     except SpecError as err:
         if not as_json:
             raise
         click.echo(json.dumps({"valid": False, "errors": problem_details(err.problems)}))
         click.get_current_context().exit(err.exit_code)
+    warnings = api.warnings_of(planned)
     if as_json:
-        click.echo(json.dumps({"valid": True, "provider": planned.provider, "summary": summary(planned)}))
-    elif spec.placement is not None and provider is None:
+        valid = {
+            "valid": True,
+            "provider": planned.provider,
+            "summary": summary(planned),
+            "warnings": warnings,
+        }
+        click.echo(json.dumps(valid))
+        return
+    for warning in warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    if spec.placement is not None and provider is None:
         count = len(spec.placement.candidates)
         click.echo(
             f"{job} is valid on every candidate of its placement ({count}); the first: {planned.provider}, {summary(planned)}"
@@ -134,6 +160,7 @@ def describe(p: Plan) -> str:
         ("provider", p.provider),
         ("machine", _machine(p)),
         ("hosts", str(p.hosts)),
+        *([("processes", p.target.processes(p))] if isinstance(p.target, StartsProcesses) else []),
         ("replicas", f"{p.replicas} ({p.hosts} × {p.devices_per_host})"),
         ("global batch", f"{p.global_batch} ({p.per_replica_batch} per replica)"),
         ("learning rate", lr),
@@ -152,10 +179,14 @@ def describe_outputs(outputs: Outputs) -> str:
     """The ``outputs`` block: where each artifact is once the job has ended.
 
     ``{job}`` stands for the job name or ID the provider has not given yet; a URI ending
-    in ``#FILE`` is that file inside the tarball; an empty one is not delivered.
+    in ``#FILE`` is that file inside the tarball; an empty one is not delivered. A sweep's
+    say ``{trial}`` until its best trial is known, and the heading says so.
     """
     rows = [(name, uri or "(not delivered)") for name, uri in outputs.to_dict().items()]
-    return "outputs\n" + "\n".join(f"  {line}" for line in aligned(rows).splitlines())
+    heading = "outputs"
+    if any(TRIAL in uri for _, uri in rows):
+        heading += f" of each trial ({TRIAL}: the trial's id; the best trial's are shown once the sweep ends)"
+    return f"{heading}\n" + "\n".join(f"  {line}" for line in aligned(rows).splitlines())
 
 
 def describe_defaults(notes: list[tuple[str, str]]) -> str:

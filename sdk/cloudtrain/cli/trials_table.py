@@ -41,7 +41,7 @@ def _cell(value: Any) -> str:
 
 
 def echo(sweep: HasTrials, *, err: bool = False) -> None:
-    """The trials table on stdout (stderr with ``err``), then ``Best: trial N metric=... values``."""
+    """The trials table on stdout (stderr with ``err``), then ``Best: trial N metric=... values`` and its model."""
     metric = sweep.metric
     trials = sweep.trials()
     names = sorted({name for trial in trials for name in trial.values})
@@ -53,6 +53,8 @@ def echo(sweep: HasTrials, *, err: bool = False) -> None:
         click.echo(
             f"Best: trial {best.number} {metric}={best.objective:.4f} {describe_values(best.values)}", err=err
         )
+        if best.model:
+            click.echo(f"Model: {best.model}", err=err)
 
 
 def as_json(sweep: HasTrials) -> dict[str, Any]:

@@ -6,8 +6,8 @@ answer lives here, so planning, the cost table, sweeps and the CLI talk to this 
 and never to a provider's:
 
 - ``base``: the ``Provider`` protocol and the optional protocols a provider may add
-  (``ListsJobs``, ``DiscoversSettings``, ``DiscoversTargetSettings``, ``ChecksSetup``,
-  ``ReadsOutputs``, ``NamesRuns``).
+  (``ListsJobs``, ``FindsRuns``, ``DiscoversSettings``, ``DiscoversTargetSettings``,
+  ``ChecksSetup``, ``ReadsOutputs``, ``NamesRuns``).
 - ``jobs``: the ``Job`` handle, the neutral job states and what a job reports.
 - ``failures``: why a job did not start or stopped (capacity, quota, permission,
   configuration, user code, preempted, internal), the words every provider maps its

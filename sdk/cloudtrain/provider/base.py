@@ -52,10 +52,12 @@ if TYPE_CHECKING:
 __all__ = [
     "TERMINAL_STATES",
     "WAITING_STATES",
+    "ChecksBeforeSending",
     "ChecksSetup",
     "Discovered",
     "DiscoversSettings",
     "DiscoversTargetSettings",
+    "FindsRuns",
     "HasConsole",
     "HasSummary",
     "Job",
@@ -67,6 +69,7 @@ __all__ = [
     "ReadsOutputs",
     "ReportsBackup",
     "RunsHere",
+    "StartsProcesses",
     "Stored",
     "Usage",
     "attached",
@@ -187,6 +190,26 @@ class ListsJobs(Provider, Protocol):
         ...
 
 
+@runtime_checkable
+class FindsRuns(ListsJobs, Protocol):
+    """A provider that can find the jobs of a run by its run id. Optional.
+
+    Every attempt of a run carries its id where the provider keeps such things (Vertex
+    AI: the ``cloudtrain_run`` label; SageMaker: the ``cloudtrain:run`` tag; Kubernetes:
+    the ``cloudtrain/run`` annotation; local: the run's request), so ``status``,
+    ``logs``, ``cancel`` and ``wait`` take the run id a user chose (``--run-id``) or a
+    sweep trial's as well as a job ID (``cloudtrain.api.jobs_of_run``).
+    """
+
+    def jobs_of_run(self, run_id: str, settings: JobSpec, *, clients: Any = None) -> list[JobSummary]:
+        """The jobs of run ``run_id`` here, newest first; empty when it has none.
+
+        ``settings`` says where to look, as for ``list_jobs``. Ask the service to filter
+        where it can, rather than listing every job.
+        """
+        ...
+
+
 class Discovered(NamedTuple):
     """A setting found where the cloud's own tools keep it, and where it was found.
 
@@ -243,6 +266,31 @@ class ChecksSetup(Protocol):
         each setting of ``spec`` came from (the spec, a profile, the environment). Nothing
         is created but a probe object, deleted at once; no secret is ever in a line.
         """
+        ...
+
+
+@runtime_checkable
+class StartsProcesses(Protocol):
+    """A provider that runs a job as processes here, not always one per host. Optional.
+
+    ``plan`` says how many start, so "2 hosts" never hides the 4 processes that run them.
+    """
+
+    def processes(self, plan: Plan) -> str:
+        """How ``plan``'s hosts run here, in words: how many processes, and why when not one per host."""
+        ...
+
+
+@runtime_checkable
+class ChecksBeforeSending(Protocol):
+    """A provider whose ``submit`` refuses more than the plan and the request show. Optional.
+
+    ``cloudtrain.validate`` asks it too, so what validates is what submit sends: the
+    local provider checks the code's requirements against the Python that runs the replicas.
+    """
+
+    def preflight(self, spec: JobSpec) -> list[str]:
+        """One problem per reason ``submit`` would refuse ``spec`` before sending anything; none: it would send it."""
         ...
 
 

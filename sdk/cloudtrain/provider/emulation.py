@@ -41,6 +41,7 @@ __all__ = [
     "RefusesWhenEmulated",
     "bucket_path",
     "container_path",
+    "deadline",
     "host_python",
     "restart",
     "stand_in",
@@ -61,8 +62,9 @@ class Emulable(Provider, Protocol):
 
         Returns:
             ``{"replicas": [...], "restarts": {...}}`` plus optional ``"cluster"`` (what
-            every replica shares, written once), ``"collect"`` and ``"job"`` (what the
-            first submit's job would be called, for ``job_names``), in the local request's format (see
+            every replica shares, written once), ``"collect"``, ``"job"`` (what the
+            first submit's job would be called, for ``job_names``) and ``"deadline"``
+            (when and how the provider stops a job that runs too long: ``deadline``), in the local request's format (see
             ``cloudtrain.providers.local.render``). ``restarts`` says, from the request's
             own fields, how often the provider restarts the job after a lost host
             (``"host"``) and after a spot interruption (``"spot"``): ``restart``.
@@ -140,6 +142,19 @@ def restart(limit: int, rule: str) -> dict[str, Any]:
     {'limit': 0, 'rule': 'the request has no RetryStrategy'}
     """
     return {"limit": limit, "rule": rule}
+
+
+def deadline(seconds: int, provider_state: str, code: str, rule: str) -> dict[str, Any]:
+    """A local request's ``deadline``: the launcher stops the job after ``seconds`` of running, as its provider would.
+
+    ``provider_state`` is the provider's word for a job so ended, ``code`` its reason
+    (``status`` shows both), and ``rule`` the request field that sets the limit.
+
+    Example:
+    >>> deadline(20, "Stopped/MaxRuntimeExceeded", "MaxRuntimeExceeded", "StoppingCondition.MaxRuntimeInSeconds")["seconds"]
+    20
+    """
+    return {"seconds": seconds, "provider_state": provider_state, "code": code, "rule": rule}
 
 
 def stand_in(outputs: Outputs) -> dict[str, str]:

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 # Neutral trial states: a job's (provider.jobs.TERMINAL_STATES and the rest), and ``stopped``:
 # ended early by the search's early stopping (Optuna: pruned; Vertex AI: the stopping rule).
 STOPPED = "stopped"
+# Where a sweep's outputs name one trial's, before the best one is known: every trial has its own.
+TRIAL = "{trial}"
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import files
-from cloudtrain.errors import CloudtrainError, ProviderError, SpecError
+from cloudtrain.errors import CloudtrainError, JobNotFoundError, ProviderError, SpecError
 from cloudtrain.messages import quote, shorten
 from cloudtrain.scaling.pricing import CostBasis, billed, from_catalog
 from cloudtrain_runtime import history as run_history
@@ -249,7 +249,7 @@ def _attaches(provider: Provider, job_id: str) -> bool:
     """Whether ``provider`` has a job ``job_id``: a run folder's name counts only where its run exists."""
     try:
         provider.attach(job_id)
-    except ProviderError:
+    except (ProviderError, JobNotFoundError):
         return False
     return True
 

@@ -162,3 +162,28 @@ def test_a_new_project_trains_here_exports_a_model_and_is_priced_from_its_throug
     assert priced.code == 0, priced.err
     speed = json.loads(priced.out)["throughput"]
     assert speed["examples_per_sec"] > 0 and speed["source"].endswith("timed after a short warm-up")
+
+
+@pytest.mark.parametrize(
+    ("folder", "error"),
+    [
+        (  # regression: FileNotFoundError traceback from newproject.py
+            "/proc/cloudtrain-nope",
+            "Cannot write the project in /proc/cloudtrain-nope: No such file or directory "
+            "(/proc/cloudtrain-nope). Choose a folder this user can write.",
+        ),
+        (  # regression: ValueError traceback from newproject.py
+            "{tmp}/job.yaml/sub",
+            "Cannot write the project in {tmp}/job.yaml/sub: {tmp}/job.yaml is a file, not a folder. "
+            "Nothing was written. Choose another folder.",
+        ),
+    ],
+    ids=["proc", "below-a-file"],
+)
+def test_a_folder_that_cannot_be_written_is_one_line(
+    run_cli: Callable[..., Result], tmp_path: Path, folder: str, error: str
+) -> None:
+    (tmp_path / "job.yaml").write_text("name: demo\n")
+    result = run_cli("init", folder.format(tmp=tmp_path))
+    assert result.code != 0 and "Traceback" not in result.err
+    assert result.errors == [error.format(tmp=tmp_path)]

@@ -1,7 +1,9 @@
 """Ctrl-C on the commands that follow a job: the real ``cloudtrain`` in a subprocess, sent SIGINT.
 
 A foreground ``submit`` of a local run stops the run, as Ctrl-C stops a script: its
-replicas are gone and it is recorded cancelled. ``wait`` and ``logs --follow`` only
+replicas are gone and it is recorded cancelled. So do SIGTERM (a CI job's timeout) and
+SIGHUP (a closed terminal), with the shell's exit status for each, and the same for a
+local sweep and its running trials. ``wait`` and ``logs --follow`` only
 follow, so they stop following and say in one line that the run still runs and how to
 stop it. Never a bare ``Aborted.``. SIGINT goes to the ``cloudtrain`` process alone, as a
 terminal sends it to the foreground process group: the launcher and the replicas lead
@@ -77,10 +79,10 @@ def _read_until(proc: subprocess.Popen[str], stream: IO[str], starts: str) -> No
     raise AssertionError(f"no line starting {starts!r}; stderr: {proc.stderr.read() if proc.stderr else ''}")
 
 
-def _interrupt(proc: subprocess.Popen[str]) -> str:
-    """Send SIGINT, as Ctrl-C in a terminal does; what the command wrote on stderr."""
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=90)
+def _interrupt(proc: subprocess.Popen[str], signum: int = signal.SIGINT) -> str:
+    """Send SIGINT, as Ctrl-C in a terminal does (or ``signum``); what the command wrote on stderr."""
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=150)
     return err
 
 
@@ -109,10 +111,18 @@ def test_ctrl_c_on_a_follower_stops_following_and_says_how_to_stop_the_run(
 
 @pytest.mark.multiprocess
 @pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    "signum",
+    [
+        signal.SIGINT,  # regression: "Aborted." and the replicas trained on
+        signal.SIGTERM,  # regression: exit 143, nothing printed, status said running
+        signal.SIGHUP,  # regression: exit 129, the run trained on with no terminal left
+    ],
+    ids=["ctrl-c", "sigterm", "sighup"],
+)
 def test_ctrl_c_on_a_foreground_local_submit_stops_the_run(
-    home: Path, tmp_path: Path, example_job: Path
+    home: Path, tmp_path: Path, example_job: Path, signum: int
 ) -> None:
-    # regression: Ctrl-C printed "Aborted." and left the replicas training; status said running
     project = tmp_path / "project"
     shutil.copytree(example_job.parent, project, ignore=shutil.ignore_patterns("outputs"))
     proc = _cloudtrain("submit", str(project / "job.yaml"), "--set", "training.epochs=1000")
@@ -121,8 +131,8 @@ def test_ctrl_c_on_a_foreground_local_submit_stops_the_run(
     assert proc.stderr is not None
     _read_until(proc, proc.stderr, "[chief-0] epoch 1/1000")  # piped: the log follows on stderr
     replicas = json.loads((home / "runs" / job_id.removeprefix("local:") / "replicas.pid").read_text())
-    err = _interrupt(proc)
-    assert proc.returncode == INTERRUPTED, err
+    err = _interrupt(proc, signum)
+    assert proc.returncode == 128 + signum, err
     assert err.splitlines()[-2:] == [
         f"Interrupted: stopping {job_id} (Ctrl-C again to leave it stopping on its own)...",
         f"Stopped {job_id}: cancelled (CANCELLED): Cancelled by the user.",
@@ -136,3 +146,32 @@ def test_ctrl_c_on_a_foreground_local_submit_stops_the_run(
         check=False,
     )
     assert json.loads(status.stdout)["state"] == "cancelled"
+
+
+@pytest.mark.multiprocess
+@pytest.mark.timeout(400)
+def test_sigterm_on_a_foreground_local_sweep_stops_it_and_its_trials(
+    home: Path, tmp_path: Path, repo: Path
+) -> None:
+    # regression: Ctrl-C on a local sweep only stopped following; its trials trained on
+    project = tmp_path / "project"
+    shutil.copytree(repo / "examples" / "tuning", project, ignore=shutil.ignore_patterns("outputs"))
+    settings = ["tuning.max_trials=2", "tuning.parallel_trials=1", "training.epochs=1000"]
+    proc = _cloudtrain("submit", str(project / "job.yaml"), *(f"--set={setting}" for setting in settings))
+    assert proc.stdout is not None and proc.stderr is not None
+    sweep_id = proc.stdout.readline().strip()
+    _read_until(proc, proc.stderr, "trial 1 epoch 1 ")  # a trial trains
+    err = _interrupt(proc, signal.SIGTERM)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert err.splitlines()[-1] == f"Stopped {sweep_id}: cancelled (CANCELLED): The sweep was cancelled."
+    status = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "status", sweep_id, "--json"], capture_output=True, text=True
+    )
+    trials = json.loads(status.stdout)["trials"]
+    assert [trial["state"] for trial in trials] == ["cancelled"]
+    trial = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "status", trials[0]["job"], "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert json.loads(trial.stdout)["state"] == "cancelled"

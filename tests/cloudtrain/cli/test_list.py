@@ -1,4 +1,4 @@
-"""``cloudtrain list`` and finding a job by its name or short id, over real local run folders.
+"""``cloudtrain list`` and finding a job by its run id, name or short id, over real local run folders.
 
 Each run folder holds the records the launcher writes (``request.json``, ``launcher.pid``,
 ``status.json``); their modification times are the run's times, set here with ``os.utime``.
@@ -30,6 +30,12 @@ RUNS = {
     "demo-20261203-130000-0c1d": ("failed", 60),
     "other-20261203-140000-0e1f": ("succeeded", 120),
 }
+# name -> its run: the two demo jobs are two attempts of one run, as --run-id makes them.
+RUN_IDS = {
+    "demo-20261203-120000-0a1b": "nightly-42",
+    "demo-20261203-130000-0c1d": "nightly-42",
+    "other-20261203-140000-0e1f": "sweep_7-t1",
+}
 
 
 @pytest.fixture
@@ -39,7 +45,7 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name, (state, minutes) in RUNS.items():
         folder = tmp_path / "runs" / name
         folder.mkdir(parents=True)
-        write_record(folder / "request.json", REQUEST)
+        write_record(folder / "request.json", {**REQUEST, "run_id": RUN_IDS[name]})
         write_record(folder / "launcher.pid", {"pid": 2})
         write_record(folder / "status.json", {"state": state, "provider_state": state.upper(), "detail": ""})
         submitted = SUBMITTED + timedelta(minutes=minutes)
@@ -71,6 +77,7 @@ def test_list_table_drops_low_priority_columns_when_narrow(
     wide = run_cli("list", "--provider", "local").out.splitlines()
     header = [
         "id",
+        "run",
         "name",
         "provider",
         "shape",
@@ -163,7 +170,50 @@ def test_an_ambiguous_reference_exits_2_listing_the_candidates(
 def test_an_unknown_reference_exits_2(run_cli: Callable[..., Result], runs: Path) -> None:
     result = run_cli("status", "nothing-like-it")
     assert result.code == 2
-    assert "No job matches 'nothing-like-it'" in result.err
+    assert "No job or run matches 'nothing-like-it'" in result.err
+
+
+@pytest.mark.parametrize(
+    ("reference", "expected"),
+    [
+        (
+            "nightly-42",
+            "demo-20261203-130000-0c1d",
+        ),  # regression: a --run-id "matched no job"; its newest attempt
+        ("local:nightly-42", "demo-20261203-130000-0c1d"),  # a local job ID names its run too
+        ("sweep_7-t1", "other-20261203-140000-0e1f"),  # a sweep trial's run id, as status --json lists it
+        ("local:sweep_7-t1", "other-20261203-140000-0e1f"),  # regression: "No local run"
+    ],
+)
+@pytest.mark.parametrize("command", ["status", "logs"])  # cancel and wait find a job as these do
+def test_the_job_commands_take_a_run_id(
+    run_cli: Callable[..., Result], runs: Path, reference: str, expected: str, command: str
+) -> None:
+    (runs / "runs" / expected / "output.log").write_text(f"[chief-0] I am {expected}\n")
+    result = run_cli(command, reference)
+    assert result.code == 0, result.err
+    shown = result.out + result.err
+    assert expected in shown and all(other not in shown for other in RUNS if other != expected)
+
+
+def test_list_and_status_show_the_run(run_cli: Callable[..., Result], runs: Path) -> None:
+    jobs = json.loads(run_cli("list", "--provider", "local", "--json").out)
+    assert {job["short_id"]: job["run"] for job in jobs} == RUN_IDS
+    lines = run_cli("status", "nightly-42").out.splitlines()
+    assert any(line.split()[:2] == ["run", "nightly-42"] for line in lines)
+
+
+@pytest.mark.parametrize(
+    "reference", ["nothing-like-it", "local:nothing-like-it", "local:nothing_like_it", "local-sweep:nope"]
+)
+@pytest.mark.parametrize("command", ["status", "logs", "cancel", "wait"])
+def test_no_such_job_is_one_exit_code_whatever_the_prefix(
+    run_cli: Callable[..., Result], runs: Path, reference: str, command: str
+) -> None:
+    # regression: "No such job" exited 1 with a local: prefix and 2 without
+    result = run_cli(command, reference)
+    assert result.code == 2 and len(result.errors) == 1 and "Traceback" not in result.err
+    assert "`cloudtrain list" in result.errors[0]
 
 
 @pytest.mark.parametrize("reference", ["", " ", "\t\n"])

@@ -24,6 +24,7 @@ def test_validate_with_override(run_cli, example_job) -> None:
         "valid": True,
         "provider": "sagemaker",
         "summary": "2 × ml.g4dn.12xlarge, 8 replicas, global batch 128, strategy multi-worker",
+        "warnings": [],
     }
 
 
@@ -124,3 +125,17 @@ def test_validate_checks_the_request_limits_submit_would_hit(
     assert result.code == 2
     assert len(result.errors) == 1
     assert result.errors[0].startswith(error)
+
+
+def test_plan_on_local_says_how_many_processes_start(run_cli, example_job) -> None:
+    # regression: "hosts 2" while 4 processes started, one per device, unsaid
+    result = run_cli("plan", str(example_job), "--set", "resources.per_host=2")
+    rows = {
+        line.split("  ")[0]: line.split("  ", 1)[1].strip()
+        for line in result.out.splitlines()
+        if "  " in line
+    }
+    assert rows["hosts"] == "2"
+    assert rows["processes"].startswith("4, one CPU device each: TensorFlow's MultiWorkerMirroredStrategy")
+    plain = run_cli("plan", str(example_job)).out
+    assert "processes        2 (one per host, 1 CPU device each)" in plain

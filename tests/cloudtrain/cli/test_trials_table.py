@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import pytest
 
@@ -49,3 +50,31 @@ def test_before_any_trial_ends_there_is_no_best(capsys: pytest.CaptureFixture[st
     trials_table.echo(Sweep([Trial(1, "r-t1", "running", {"width": 4})]))
     assert capsys.readouterr().out.splitlines()[-1] == "Best: no trial succeeded with an objective yet."
     assert trials_table.as_json(Sweep())["best"] is None
+
+
+def test_the_best_trials_model_is_printed_under_it(capsys: pytest.CaptureFixture[str]) -> None:
+    # regression: the sweep ended with its best trial's values, never where its model is
+    best = Trial(1, "r-t1", "succeeded", {"width": 4}, 0.9, 2, job="local:a", model="/o/runs/r-t1/model")
+    trials_table.echo(Sweep([best]))
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        "Best: trial 1 val_accuracy=0.9000 width=4",
+        "Model: /o/runs/r-t1/model",
+    ]
+
+
+def test_a_sweeps_outputs_and_tensorboard_say_what_each_trial_writes() -> None:
+    # regression: "tensorboard --logdir .../runs/{trial}/logs", a folder that never exists
+    from cloudtrain.cli.job_commands import _hints
+    from cloudtrain.cli.spec_commands import describe_outputs
+    from cloudtrain.outputs import standard
+
+    outputs = standard("/o/runs/{trial}", logs="/home/runs/{job}/output.log")
+    handle = SimpleNamespace(id="local-sweep:s", provider="local", outputs=outputs)
+    assert (
+        _hints(handle)
+        .splitlines()[-1]
+        .startswith("TensorBoard: tensorboard --logdir /o/runs   # every trial's")
+    )
+    assert describe_outputs(outputs).splitlines()[0] == (
+        "outputs of each trial ({trial}: the trial's id; the best trial's are shown once the sweep ends)"
+    )

@@ -26,7 +26,7 @@ import pytest
 from cloudtrain import api
 from cloudtrain.api import plan
 from cloudtrain.bundle import Bundle
-from cloudtrain.errors import ProviderError
+from cloudtrain.errors import JobNotFoundError
 from cloudtrain.planning import Plan
 from cloudtrain.provider import Reason
 from cloudtrain.providers import local
@@ -105,10 +105,18 @@ def _submit(
     env: dict[str, str] | None = None,
     max_restarts: int = 3,
     restarts: dict[str, Any] | None = None,
+    max_runtime: str = "1h",
 ) -> LocalJob:
     """Submit a 2-host plain local job whose replicas run REPLICA_SCRIPT."""
     return local.provider.submit(
-        *_prepared(tmp_path, fault=fault, env=env, max_restarts=max_restarts, restarts=restarts)
+        *_prepared(
+            tmp_path,
+            fault=fault,
+            env=env,
+            max_restarts=max_restarts,
+            restarts=restarts,
+            max_runtime=max_runtime,
+        )
     )
 
 
@@ -119,6 +127,7 @@ def _prepared(
     env: dict[str, str] | None = None,
     max_restarts: int = 3,
     restarts: dict[str, Any] | None = None,
+    max_runtime: str = "1h",
 ) -> tuple[Plan, dict[str, Any], Bundle]:
     """What ``_submit`` submits: the plan, the request (replicas running REPLICA_SCRIPT) and the bundle."""
     project = tmp_path / "project"
@@ -129,6 +138,7 @@ def _prepared(
         code={"module": "trainer.task", "source_dir": str(project)},
         resources={"hosts": 2},
         storage={"root": str(tmp_path / "outputs")},
+        limits={"max_runtime": max_runtime},
     )
     planned, packed = api.pack_code(plan(spec, "local").with_run("r1"))
     request = local.with_fault(local.render(planned), fault)
@@ -173,6 +183,51 @@ def test_a_dead_replica_stops_the_others_and_the_set_restarts_once(tmp_path: Pat
     assert lines.count("[chief-0] done chief:0") == 1
     assert lines.count("[worker-0] done worker:0") == 1
     assert lines[-1] == "[cloudtrain] Job succeeded after 1 restart. All 2 replicas exited 0."
+
+
+def test_a_run_past_its_max_runtime_is_stopped_with_nothing_left_running(tmp_path: Path, home: Path) -> None:
+    # regression: limits.max_runtime was planned and printed, and a hung run trained on for ever
+    job = _submit(tmp_path, env={"MODE": "hang"}, max_runtime="2s")
+    final = job.wait(poll_s=0.2)
+    lines = list(job.logs())
+    assert (final.state, final.provider_state) == ("failed", "MAX_RUNTIME_EXCEEDED"), lines
+    assert (
+        final.detail
+        == "stopped: limits.max_runtime (2s) reached; raise limits.max_runtime, or make the job faster."
+    )
+    assert final.failure is not None and (final.failure.reason, final.failure.code) == (
+        Reason.CONFIGURATION,
+        "max_runtime",
+    )
+    pids = [int(line.split(" pid ")[1].split()[0]) for line in lines if " pid " in line]
+    assert len(pids) == 2 and not any(is_running(pid) for pid in pids)
+    assert not any("Restarting" in line for line in lines)  # a limit is not a loss to recover from
+    assert sorted(p.name for p in job.run_dir.iterdir()) == RUN_RECORDS
+
+
+def test_a_run_that_succeeded_says_where_its_model_stays(tmp_path: Path, home: Path) -> None:
+    # regression: an emulated run's last word on the model was export=<run>/hosts/chief-0/gcs/..., a folder
+    # removed at the end; the model is where the request's outputs say (the stand-in bucket)
+    job = _submit(tmp_path)
+    assert job.wait(poll_s=0.2).state == "succeeded"
+    assert list(job.logs())[-2] == f"[cloudtrain] Model: {job.request['outputs']['model']}"
+    assert not (job.run_dir / "hosts").exists()
+
+
+def test_a_relative_local_home_is_taken_from_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # regression: every run failed in the replica, which opens its root and bundle from other folders
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", "relative-home")
+    job = _submit(tmp_path)
+    try:
+        assert job.wait(poll_s=0.2).state == "succeeded", list(job.logs())
+        root = job.request["replicas"][0]["env"]["CLOUDTRAIN_ROOT"]
+        assert root.startswith(f"{tmp_path}/relative-home/runs/")
+        assert local.provider.attach(job.id).run_dir == tmp_path / "relative-home" / "runs" / job.run_dir.name
+    finally:
+        stop_runs(tmp_path / "relative-home")
 
 
 def test_a_replica_lost_after_the_chiefs_verified_export_does_not_restart_the_run(
@@ -374,7 +429,7 @@ def test_status_and_logs_work_from_the_cli_by_id(
 
 
 def test_attach_to_an_unknown_run_names_the_folder_it_looked_in(home: Path) -> None:
-    with pytest.raises(ProviderError, match=r"No local run 'local:nope' under .*runs"):
+    with pytest.raises(JobNotFoundError, match=r"No local run 'local:nope' under .*runs"):
         local.provider.attach("local:nope")
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from cloudtrain.errors import ProviderError
+from cloudtrain.errors import JobNotFoundError, ProviderError
 from cloudtrain.messages import quote
 from cloudtrain.outputs import Outputs
 from cloudtrain.provider import Reason
@@ -221,15 +221,15 @@ def test_a_malformed_job_id_is_refused_before_any_path_is_read(
     monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
     (tmp_path / "home" / "x").mkdir(parents=True)
     write_record(tmp_path / "home" / "x" / "request.json", REQUEST)
-    with pytest.raises(ProviderError, match=r"is not a local job ID\. Expected local:<run>"):
+    with pytest.raises(JobNotFoundError, match=r"is not a local job ID\. Expected local:<run>"):
         local.provider.attach(job_id)
     with pytest.raises(ProviderError, match=r"is not a local job ID"):
         LocalJob(job_id)
     result = run_cli("status", job_id)
-    assert result.code == 1
+    assert result.code == 2  # it names no job: the exit code of any ID that names none
     assert result.errors == [
         f"{quote(job_id)} is not a local job ID. Expected local:<run>, <run> being the run folder name that "
-        "submit printed (e.g. local:demo-20260101-120000-1a2b)."
+        "submit printed (e.g. local:demo-20260101-120000-1a2b) or a run id."
     ]
 
 

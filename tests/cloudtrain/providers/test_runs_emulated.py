@@ -64,6 +64,11 @@ def test_two_runs_keep_their_own_artifacts_and_a_failed_run_retried_resumes(
 ) -> None:
     first = _submit(project, emulate, "a")
     assert first.status().state == "succeeded", "\n".join(first.logs())
+    # regression: the log named the export in the hosts' folders, removed at the end; the model stays here
+    assert (
+        f"[cloudtrain] Model: {first.outputs.model}" in list(first.logs())
+        and "/buckets/" in first.outputs.model
+    )
     kept = _files(_run_folder(first))
 
     failed = _submit(project, emulate, "b", fault=f"{FIRST_HOST[emulate]}@epoch:1")

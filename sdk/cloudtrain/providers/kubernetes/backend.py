@@ -137,6 +137,12 @@ class Kubernetes(CloudProvider):
 
         return job.list_jobs(clients or _clients(KubernetesSettings.of(settings)), limit=limit)
 
+    def jobs_of_run(self, run_id: str, settings: JobSpec, *, clients: Any = None) -> list[JobSummary]:
+        """The JobSets annotated ``cloudtrain/run`` = ``run_id`` in the settings' namespace (``job``)."""
+        from cloudtrain.providers.kubernetes import job
+
+        return job.jobs_of_run(clients or _clients(KubernetesSettings.of(settings)), run_id)
+
 
 def _clients(settings: KubernetesSettings) -> Any:
     from cloudtrain.providers.kubernetes.clients import KubernetesClients

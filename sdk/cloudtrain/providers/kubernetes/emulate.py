@@ -48,6 +48,7 @@ from cloudtrain.provider.emulation import (
     ROOT_ENV,
     RUNTIME_ENTRYPOINT,
     bucket_path,
+    deadline,
     host_python,
     restart,
 )
@@ -130,6 +131,7 @@ def replicas(request: dict[str, Any]) -> dict[str, Any]:
     return {
         "job": request["metadata"]["name"],
         "restarts": restarts(request),
+        "deadline": active_deadline(request),
         "cluster": {"env": {HOSTS_ENV: resolver}},
         "replicas": [_replica(pod, index, template) for index, pod in enumerate(found)],
     }
@@ -140,6 +142,18 @@ def restarts(request: dict[str, Any]) -> dict[str, Any]:
     limit = int(request["spec"].get("failurePolicy", {}).get("maxRestarts", 0))
     rule = f"failurePolicy.maxRestarts is {limit}: JobSet recreates every pod after one fails"
     return {"host": restart(limit, rule), "spot": restart(limit, rule)}
+
+
+def active_deadline(request: dict[str, Any]) -> dict[str, Any]:
+    """How the JobSet ``request`` ends once its Job has run ``activeDeadlineSeconds``.
+
+    "Once a Job reaches activeDeadlineSeconds, all of its running Pods are terminated and
+    the Job status will become type: Failed with reason: DeadlineExceeded"
+    (https://kubernetes.io/docs/concepts/workloads/controllers/job/#job-termination-and-cleanup);
+    the JobSet fails with it (``PERMANENT_JOB_FAILURES``), never restarting.
+    """
+    seconds = int(request["spec"]["replicatedJobs"][0]["template"]["spec"]["activeDeadlineSeconds"])
+    return deadline(seconds, "Failed", "DeadlineExceeded", "the Job's activeDeadlineSeconds")
 
 
 def job_names(first: str) -> Iterator[str]:
@@ -154,6 +168,8 @@ def _replica(pod: Pod, index: int, template: dict[str, Any]) -> dict[str, Any]:
     command = host_python(main["command"]) if main.get("command") else [sys.executable, *RUNTIME_ENTRYPOINT]
     replica: dict[str, Any] = {
         "name": name,
+        # The runtime's task for pod index N: chief:0, then worker:N-1 (cloudtrain_runtime.providers.jobset).
+        "task": "chief:0" if index == 0 else f"worker:{index - 1}",
         "argv": [*command, *main.get("args", [])],
         "env": {**pod.env, ROOT_ENV: root, CPU_DEVICES_ENV: str(_devices(main))},
         "root": root,

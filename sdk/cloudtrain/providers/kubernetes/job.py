@@ -318,6 +318,16 @@ class KubernetesJob(WaitsByPolling):
         return f"KubernetesJob(id={self.id!r})"
 
 
+def jobs_of_run(clients: KubernetesClients, run_id: str) -> list[JobSummary]:
+    """cloudtrain's JobSets of run ``run_id`` (its ``cloudtrain/run`` annotation) in the clients' namespace, newest first.
+
+    An annotation is no selector (a label selector matches labels only:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations/), so
+    cloudtrain's JobSets are listed by their label and kept by the annotation.
+    """
+    return [job for job in list_jobs(clients, limit=None) if job.run == run_id]
+
+
 def list_jobs(clients: KubernetesClients, *, limit: int | None) -> list[JobSummary]:
     """cloudtrain's JobSets (those labelled ``cloudtrain/job``) in the clients' namespace, newest first."""
     namespace = clients.target_namespace()

@@ -108,6 +108,18 @@ def unpriced(spec: JobSpec) -> str | None:
         )
     if settings.region is None:
         return f"set kubernetes.region, the region of the {settings.node_type} nodes, to price them"
+    regions = sorted(
+        {
+            row["region"]
+            for row in catalog.rows("prices.csv")
+            if (row["provider"], row["machine_type"]) == (PROVIDER, settings.node_type)
+        }
+    )
+    if settings.region not in regions:
+        return (
+            f"kubernetes.region {settings.region!r} is not a region the catalog prices {settings.node_type} in."
+            f"{did_you_mean(settings.region, regions, noun='regions')}"
+        )
     return None
 
 

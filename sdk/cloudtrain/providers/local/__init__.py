@@ -30,7 +30,13 @@ from cloudtrain.outputs import JOB, Outputs, standard
 from cloudtrain.provider.emulation import Emulable, RefusesWhenEmulated
 from cloudtrain.providers.local.emulate import emulable, emulator
 from cloudtrain.providers.local.records import status_record
-from cloudtrain.providers.local.render import MAX_RESTARTS, render, with_fault
+from cloudtrain.providers.local.render import (
+    MAX_RESTARTS,
+    check_fault_target,
+    process_layout,
+    render,
+    with_fault,
+)
 from cloudtrain_runtime import requirements
 
 if TYPE_CHECKING:
@@ -122,6 +128,22 @@ class Local:
     def check(self, spec: JobSpec) -> list[str]:
         return []
 
+    def processes(self, plan: Plan) -> str:
+        """``4 processes, one CPU device each: ...`` where hosts × devices cannot share a process (``render.process_layout``)."""
+        count, devices = process_layout(plan)
+        if count == plan.hosts:
+            return f"{count} (one per host, {devices} CPU device{'s' * (devices != 1)} each)"
+        return (
+            f"{count}, one CPU device each: TensorFlow's MultiWorkerMirroredStrategy drives one CPU device per "
+            f"worker, so {plan.hosts} hosts × {plan.devices_per_host} devices run as {count} workers (the "
+            f"all-reduce of {plan.hosts} × {plan.devices_per_host} GPUs)"
+        )
+
+    def preflight(self, spec: JobSpec) -> list[str]:
+        """The code's requirements against the Python that runs the replicas, as ``submit`` checks them."""
+        problem = requirements_problem(Path(spec.code.source_dir))
+        return [problem] if problem else []
+
     def plan(self, spec: JobSpec) -> Plan:
         """The emulated provider's plan (its request runs here), else this machine's."""
         return planning.plan(spec, self.emulated or self)
@@ -131,7 +153,9 @@ class Local:
         return runs.fresh()
 
     def render(self, plan: Plan) -> dict[str, Any]:
+        """The request that runs ``plan`` here, with the fault to inject, which must be one that can fire."""
         request = with_fault(render(plan), self.fault)
+        check_fault_target(request, self.fault, plan.spec.training.epochs)
         if self.refuse == "capacity" and self.refuser is not None:
             return {**request, "stockout": status_record(self.refuser.stockout(plan))}
         return request
@@ -221,9 +245,22 @@ class Local:
         return sweep.submit(plan, request, bundle)
 
     def attach(self, job_id: str, *, clients: Any = None) -> LocalJob | LocalSweep:
-        from cloudtrain.providers.local import run, sweep
+        """The run or sweep ``job_id`` names: its folder, else (``local:<run id>``) the newest job of that run.
 
-        return sweep.attach(job_id) if sweep.owns(job_id) else run.attach(job_id)
+        Raises:
+            JobNotFoundError: neither is here.
+        """
+        from cloudtrain.providers.local import listing, run, sweep
+
+        if sweep.owns(job_id):
+            return sweep.attach(job_id)
+        if run.exists(job_id):
+            return run.attach(job_id)
+        name = job_id.removeprefix(run.ID_PREFIX)
+        newest = listing.jobs_of_run(name)[:1] if runs.RUN_ID.fullmatch(name) else []
+        if newest:
+            return self.attach(newest[0].id)
+        return run.attach(job_id)
 
     def owns(self, job_id: str) -> bool:
         from cloudtrain.providers.local import run, sweep
@@ -240,6 +277,12 @@ class Local:
 
         found = listing.list_runs(limit=limit) + sweep.list_sweeps(limit=limit)
         return sorted(found, key=lambda job: job.created, reverse=True)[:limit]
+
+    def jobs_of_run(self, run_id: str, settings: JobSpec, *, clients: Any = None) -> list[JobSummary]:
+        """The local jobs (runs and sweeps) whose request names run ``run_id``, newest first."""
+        from cloudtrain.providers.local import listing
+
+        return listing.jobs_of_run(run_id)
 
 
 provider: Provider = Local()
@@ -273,13 +316,21 @@ def require_requirements(source_dir: Path) -> None:
     user installs, once, with the command in the message (a cloud container installs
     the file itself, ``cloudtrain_runtime.requirements``).
     """
+    problem = requirements_problem(source_dir)
+    if problem:
+        raise MissingDependencyError(problem)
+
+
+def requirements_problem(source_dir: Path) -> str | None:
+    """What this Python lacks of the code's requirements.txt, with the pip command; None: nothing."""
     path = source_dir / requirements.FILE
     missing = requirements.unmet(requirements.read(path)) if path.is_file() else []
-    if missing:
-        raise MissingDependencyError(
-            f"{path}: this Python ({sys.executable}) lacks {', '.join(missing)}, which the replicas "
-            f"would import. Run: {sys.executable} -m pip install -r {path}"
-        )
+    if not missing:
+        return None
+    return (
+        f"{path}: this Python ({sys.executable}) lacks {', '.join(missing)}, which the replicas "
+        f"would import. Run: {sys.executable} -m pip install -r {path}"
+    )
 
 
 def __getattr__(name: str) -> Any:

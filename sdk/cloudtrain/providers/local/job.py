@@ -52,16 +52,21 @@ STAMP = re.compile(r"-\d{8}-\d{6}-[0-9a-f]{4}$")
 UNREADABLE = "unreadable"
 RUN_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,83}")
 ID_FORM = (
-    "local:<run>, <run> being the run folder name that submit printed (e.g. local:demo-20260101-120000-1a2b)"
+    "local:<run>, <run> being the run folder name that submit printed (e.g. local:demo-20260101-120000-1a2b) "
+    "or a run id"
 )
 
 
 def local_home() -> Path:
-    """``$CLOUDTRAIN_LOCAL_HOME``, else ``$XDG_CACHE_HOME/cloudtrain/local`` (``~/.cache`` without XDG)."""
+    """``$CLOUDTRAIN_LOCAL_HOME``, else ``$XDG_CACHE_HOME/cloudtrain/local`` (``~/.cache`` without XDG).
+
+    Always absolute: a relative one is taken from the current folder, as a shell would,
+    because the run folder's paths go to replicas that start in folders of their own.
+    """
     if os.environ.get(HOME_ENV):
-        return Path(os.environ[HOME_ENV])
+        return Path(os.environ[HOME_ENV]).absolute()
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "cloudtrain" / "local"
+    return (cache / "cloudtrain" / "local").absolute()
 
 
 def run_dir_for(job_id: str) -> Path:

@@ -29,6 +29,8 @@ request's ``restarts`` allow for that kind of loss (``host``; ``spot`` when a sp
 reclaimed the hosts), and training resumes from the backup in the (persistent)
 stand-in bucket. A replica that exits non-zero is an error in the job, which cloudtrain
 treats as permanent, so the run fails at once instead of failing the same way again.
+A run that outlives the request's ``deadline`` (``limits.max_runtime``, or the emulated
+cloud's own limit) is stopped as a cancel stops it and ends failed (``deadline``).
 
 Before each attempt the launcher completes every replica from the request's shared
 ``cluster`` description (``expand``), so the request holds the cluster once, not once
@@ -57,6 +59,7 @@ from cloudtrain.provider.emulation import bucket_path
 from cloudtrain.provider.failures import Failure
 from cloudtrain.provider.jobs import JobStatus
 from cloudtrain.providers.local import failures, hosts
+from cloudtrain.providers.local.deadline import Deadline
 from cloudtrain.providers.local.logfile import LogWriter
 from cloudtrain.providers.local.processes import ProcessRecord
 from cloudtrain.providers.local.records import (
@@ -147,6 +150,8 @@ class Outcome:
     """What a restart would recover from: ``"host"`` (one lost) or ``"spot"`` (all reclaimed)."""
     failure: Failure | None = None
     """Why a failed attempt failed (``local.failures``)."""
+    provider_state: str | None = None
+    """The provider's own word for this end, where it has one (a deadline's); None: the state's."""
 
 
 class RunFiles:
@@ -213,6 +218,7 @@ class Launcher:
         self.request = files.request()
         self.cancelled = cancelled or threading.Event()
         self.verbose = verbose
+        self.deadline: Deadline | None = None
 
     def run(self) -> None:
         """Attempt the run until it succeeds, fails for good, or is cancelled.
@@ -222,6 +228,7 @@ class Launcher:
         """
         used: dict[str, int] = {}
         attempt = 0
+        self.deadline = Deadline.of(self.request, started=time.monotonic())
         while True:
             outcome = self._attempt(attempt)
             if outcome.loss is None or self.cancelled.is_set() or not self._may_restart(outcome.loss, used):
@@ -318,12 +325,26 @@ class Launcher:
                 return Outcome(ok=True, detail=f"{every} exited 0.")
             if self.cancelled.is_set():
                 break
+            if self.deadline is not None and self.deadline.passed(time.monotonic()):
+                return self._stop_at_deadline(procs, self.deadline)
             time.sleep(POLL_S)
         stop(procs.values(), grace_s=CANCEL_GRACE_S, first=signal.SIGTERM)
         if self._export_verified():
             detail = "The chief's export was complete and verified when the cancel stopped the replicas."
             return Outcome(ok=True, detail=detail)
         return Outcome(ok=False, detail="Cancelled by the user.", cancelled=True)
+
+    def _stop_at_deadline(self, procs: dict[str, subprocess.Popen[bytes]], deadline: Deadline) -> Outcome:
+        """Stop the replicas as a cancel does, once the run has used its ``limits.max_runtime`` (``deadline``)."""
+        self.files.say("cloudtrain", f"{deadline.detail} Stopping every replica.")
+        stop(procs.values(), grace_s=CANCEL_GRACE_S, first=signal.SIGTERM)
+        if self._export_verified():
+            return Outcome(
+                ok=True, detail="The chief's export was complete and verified when the deadline passed."
+            )
+        return Outcome(
+            ok=False, detail=deadline.detail, failure=deadline.failure, provider_state=deadline.provider_state
+        )
 
     def _after_export(self, rc: int, name: str) -> Outcome | None:
         """Success, if the chief's export of this run is complete and verified: nothing to redo."""
@@ -376,8 +397,13 @@ class Launcher:
             state, detail = "cancelled", "Cancelled by the user."
         else:
             state, detail = "failed", f"{outcome.detail} Gave up{restarts}." if attempt else outcome.detail
+        if (
+            outcome.ok
+        ):  # where it stays: an emulated cloud's stand-in bucket, not the hosts' folders just removed
+            self.files.say("cloudtrain", f"Model: {self.request['outputs']['model']}")
         self.files.say("cloudtrain", f"Job {state}{restarts}. {detail}")
-        self.files.set_status(state, state.upper(), detail, outcome.failure if state == "failed" else None)
+        word = outcome.provider_state if state == "failed" and outcome.provider_state else state.upper()
+        self.files.set_status(state, word, detail, outcome.failure if state == "failed" else None)
 
 
 def is_start_up_noise(line: str) -> bool:

@@ -21,6 +21,14 @@ def list_runs(*, limit: int | None) -> list[JobSummary]:
     return [LocalJob(f"local:{folder.name}").summary() for folder in folders[:limit]]
 
 
+def jobs_of_run(run_id: str) -> list[JobSummary]:
+    """The local runs and sweeps whose request names run ``run_id``, newest first."""
+    from cloudtrain.providers.local import sweep
+
+    found = [job for job in list_runs(limit=None) + sweep.list_sweeps(limit=None) if job.run == run_id]
+    return sorted(found, key=lambda job: job.created, reverse=True)
+
+
 def is_run(path: Path) -> bool:
     """Whether ``path`` is a run folder as ``run.submit`` names them."""
     return path.is_dir() and RUN_NAME.fullmatch(path.name) is not None and STAMP.search(path.name) is not None

@@ -75,6 +75,7 @@ from cloudtrain.provider.emulation import (
     RUNTIME_ENTRYPOINT,
     bucket_path,
     container_path,
+    deadline,
     restart,
     stand_in,
 )
@@ -86,6 +87,10 @@ if TYPE_CHECKING:
 
 MAX_RESTARTS = 3
 _FAULT = re.compile(r"^((chief|master|worker):[0-9]+|spot)@(epoch|step):[0-9]+\Z")
+# The faults a plan can check before anything starts: which replica, and at which epoch.
+_AIMED = re.compile(
+    r"^(?:(?P<task>(?:chief|master|worker):[0-9]+)|spot)@(?P<unit>epoch|step):(?P<at>[0-9]+)\Z"
+)
 
 
 def render(plan: Plan) -> dict[str, Any]:
@@ -107,6 +112,7 @@ def render(plan: Plan) -> dict[str, Any]:
         "run_id": runs.of_plan(plan),  # a new run is a new request
         "emulates": None,
         "restarts": {"host": restart(MAX_RESTARTS, rule), "spot": restart(MAX_RESTARTS, rule)},
+        "deadline": deadline(plan.max_runtime_s, "MAX_RUNTIME_EXCEEDED", "max_runtime", "limits.max_runtime"),
         "outputs": stand_in(plan.outputs),
         "upload": {"bundle": bundle, "target": bucket_path(bundle)},
         "cluster": {"env": {"TF_CONFIG": {"cluster": cluster, "task": None}}} if processes > 1 else {},
@@ -147,6 +153,7 @@ def _replica(plan: Plan, task: tuple[str, int], *, distributed: bool) -> dict[st
     env[CPU_DEVICES_ENV] = str(process_layout(plan)[1])
     replica = {
         "name": name,
+        "task": f"{task[0]}:{task[1]}",  # TF_CONFIG's task: what --fault names
         "argv": [sys.executable, *RUNTIME_ENTRYPOINT],
         "env": env,
         "root": f"<run>/hosts/{name}",
@@ -195,3 +202,28 @@ def with_fault(request: dict[str, Any], fault: str | None) -> dict[str, Any]:
             f"--fault {fault}: the provider would not resume this job after a spot interruption: {spot['rule']}."
         )
     return {**request, "fault": fault}
+
+
+def check_fault_target(request: dict[str, Any], fault: str | None, epochs: int) -> None:
+    """Refuse a fault that could never fire: a replica the job does not have, an epoch it never ends.
+
+    Each replica of a rendered request names its TF_CONFIG task (``task``, as the runtime
+    will see it); a ``@epoch:N`` fault fires at the end of epoch N, so 1 to ``epochs``.
+
+    Raises:
+        SpecError: naming the replicas there are, or the epochs there are.
+    """
+    aimed = _AIMED.match(fault or "")
+    if aimed is None:
+        return
+    tasks = [replica["task"] for replica in request["replicas"] if "task" in replica]
+    if aimed["task"] and tasks and aimed["task"] not in tasks:
+        raise SpecError(
+            f"--fault {fault}: the job has no replica {aimed['task']}, so the fault would never fire. "
+            f"Its replicas are {', '.join(tasks)}; name one of them, or spot@... for all."
+        )
+    if aimed["unit"] == "epoch" and not 1 <= int(aimed["at"]) <= epochs:
+        raise SpecError(
+            f"--fault {fault}: the job trains {epochs} epoch{'s' * (epochs != 1)}, so epoch {aimed['at']} never "
+            f"ends and the fault would never fire. Use @epoch:1 to @epoch:{epochs}, or raise training.epochs."
+        )

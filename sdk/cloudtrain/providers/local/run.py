@@ -30,10 +30,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.errors import ProviderError
+from cloudtrain.errors import JobNotFoundError, ProviderError
 from cloudtrain.messages import quote
+from cloudtrain.planning import RUN_ID
 from cloudtrain.provider import transfer
 from cloudtrain.provider.emulation import JOB, Emulable
+from cloudtrain.providers.local import promise
 from cloudtrain.providers.local.emulate import take_job_name
 from cloudtrain.providers.local.job import HOME_ENV, LocalJob, local_home, run_dir_for
 from cloudtrain.providers.local.launcher import substitute
@@ -75,6 +77,8 @@ def submit(
     return (see the module's docstring).
 
     Raises:
+        SpecError: the run finished, or left a backup, with other training settings or
+            code (``promise``): nothing is started.
         ProviderError: the local home cannot hold a run (a file, not a folder; not
             writable; a full disk), or the launcher did not start.
     """
@@ -86,6 +90,7 @@ def submit(
             if earlier is not None:
                 earlier.attached = True
                 return earlier
+            promise.check_same_run(request, bundle.path, home / "buckets")
             job_id, run_dir = _new_run(plan.name)
             try:
                 placeholders = {"<run>": str(run_dir), "<buckets>": str(home / "buckets")}
@@ -231,15 +236,29 @@ def attach(job_id: str) -> LocalJob:
     whose ``request.json`` or ``status.json`` is damaged can still be cancelled.
 
     Raises:
-        ProviderError: if ``job_id`` is not a local run ID, or no run folder exists for it.
+        JobNotFoundError: no run folder exists for ``job_id``, or it is no local job ID
+            (the same exit code: either way it names no job).
     """
-    run_dir = run_dir_for(job_id)
-    if not run_dir.is_dir():
-        raise ProviderError(
-            f"No local run {quote(job_id)} under {run_dir.parent}. Check the ID that submit printed, "
-            "and that CLOUDTRAIN_LOCAL_HOME is the same as when it was submitted."
-        )
-    return LocalJob(job_id)
+    if exists(job_id):
+        return LocalJob(job_id)
+    if not (owns(job_id) and RUN_ID.fullmatch(job_id.removeprefix(ID_PREFIX))):
+        try:
+            run_dir_for(job_id)
+        except ProviderError as malformed:
+            raise JobNotFoundError(str(malformed)) from None
+    raise JobNotFoundError(
+        f"No local run {quote(job_id)} under {local_home() / 'runs'}, and no run with that run id. Check the ID "
+        "that submit printed (`cloudtrain list` shows them), and that CLOUDTRAIN_LOCAL_HOME is the same as "
+        "when it was submitted."
+    )
+
+
+def exists(job_id: str) -> bool:
+    """Whether ``job_id`` names a local run folder here (never a path outside ``runs/``)."""
+    try:
+        return run_dir_for(job_id).is_dir()
+    except ProviderError:
+        return False
 
 
 def owns(job_id: str) -> bool:

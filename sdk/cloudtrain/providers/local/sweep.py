@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,14 +30,22 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import planning
 from cloudtrain.bundle import Bundle
-from cloudtrain.errors import ProviderError
+from cloudtrain.errors import JobNotFoundError, ProviderError
 from cloudtrain.messages import quote
 from cloudtrain.outputs import Outputs, standard
 from cloudtrain.provider.base import TERMINAL_STATES, JobStatus, JobSummary
 from cloudtrain.provider.jobs import WaitsByPolling
-from cloudtrain.provider.sweeps import Trial, best_of
+from cloudtrain.provider.sweeps import TRIAL, Trial, best_of
 from cloudtrain.providers.local import failures
-from cloudtrain.providers.local.job import LAUNCHER_FILE, RUN_NAME, LocalJob, local_home, poll_sleep
+from cloudtrain.providers.local.job import (
+    CANCEL_POLL_S,
+    CANCEL_WAIT_S,
+    LAUNCHER_FILE,
+    RUN_NAME,
+    LocalJob,
+    local_home,
+    poll_sleep,
+)
 from cloudtrain.providers.local.logfile import Tail
 from cloudtrain.providers.local.processes import ProcessRecord
 from cloudtrain.providers.local.records import read_record, write_record
@@ -47,7 +56,6 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
 
 ID_PREFIX = "local-sweep:"
-TRIAL = "{trial}"
 REQUEST_FILE = "sweep.json"
 # The code bundle every trial runs, packed once by the submit: its file and its URI in the plan.
 BUNDLE_FILE = "bundle.json"
@@ -159,12 +167,14 @@ def attach(job_id: str) -> LocalSweep:
     """The handle of a local sweep by its id, from any shell.
 
     Raises:
-        ProviderError: no such sweep folder, or its request is unreadable.
+        JobNotFoundError: no such sweep folder (or one without its request).
+        ProviderError: ``job_id`` is not a local sweep ID.
     """
     sweep = LocalSweep(job_id)
     if read_record(sweep.folder / REQUEST_FILE, _object) is None:
-        raise ProviderError(
-            f"No local sweep {quote(job_id)} under {sweep.folder.parent}. Check the ID submit printed."
+        raise JobNotFoundError(
+            f"No local sweep {quote(job_id)} under {sweep.folder.parent}. Check the ID submit printed "
+            "(`cloudtrain list` shows them)."
         )
     return sweep
 
@@ -179,6 +189,7 @@ class LocalSweep(WaitsByPolling):
     """A sweep on this machine, read from its folder: status, trials, best, logs, cancel, wait."""
 
     provider = "local"
+    runs_here = True  # base.RunsHere: Ctrl-C, SIGTERM or SIGHUP on a foreground submit stops it, as a run's
 
     def __init__(self, job_id: str, *, request: dict[str, Any] | None = None) -> None:
         name = job_id.removeprefix(ID_PREFIX)
@@ -240,11 +251,19 @@ class LocalSweep(WaitsByPolling):
         return log.lines(follow=follow, is_done=lambda: self.status().done, tail=tail)
 
     def cancel(self) -> None:
-        """Ask the driver to stop: it cancels the running trials and records ``cancelled``."""
+        """Ask the driver to stop, and return once it has: it cancels the running trials and records ``cancelled``.
+
+        Each running trial is a local run whose cancel takes at most ``CANCEL_WAIT_S``, so
+        the driver is waited for that long per trial that may run at once, and once more.
+        """
         (self.folder / CANCEL_FILE).touch()
         driver = read_record(self.folder / LAUNCHER_FILE, ProcessRecord.from_json)
-        if driver is not None:
-            driver.signal(signal.SIGTERM)
+        if driver is None or not driver.signal(signal.SIGTERM):
+            return
+        parallel = int(self._request()["trials"].get("parallel", 1))
+        deadline = time.monotonic() + CANCEL_WAIT_S * (parallel + 1)
+        while driver.is_alive() and time.monotonic() < deadline:
+            time.sleep(CANCEL_POLL_S)
 
     def _sleep(self, seconds: float) -> None:
         poll_sleep(seconds)
@@ -263,6 +282,7 @@ class LocalSweep(WaitsByPolling):
             started=_modified(self.folder / LAUNCHER_FILE),
             ended=ended,
             shape=f"sweep of {trials} trials",
+            run=self._request().get("run_id"),
         )
 
     def _driver_runs(self) -> bool:

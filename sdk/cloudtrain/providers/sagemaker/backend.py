@@ -168,5 +168,14 @@ class SageMaker(CloudProvider):
         found = listing.list_jobs(aws, limit=limit) + sweep_job.list_sweeps(aws, limit=limit)
         return sorted(found, key=lambda job: job.created, reverse=True)[:limit]
 
+    def jobs_of_run(self, run_id: str, settings: JobSpec, *, clients: Any = None) -> list[JobSummary]:
+        """The training jobs tagged ``cloudtrain:run`` = ``run_id`` in the settings' region (``listing``)."""
+        from cloudtrain.providers.sagemaker import listing
+        from cloudtrain.providers.sagemaker.clients import AwsClients
+
+        return listing.jobs_of_run(
+            clients or AwsClients(region=SageMakerSettings.of(settings).region), run_id
+        )
+
 
 provider: Provider = SageMaker()

@@ -41,6 +41,7 @@ from cloudtrain.provider.emulation import (
     ROOT_ENV,
     RUNTIME_ENTRYPOINT,
     bucket_path,
+    deadline,
     host_python,
     restart,
 )
@@ -80,12 +81,17 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     # The job's name is taken at submit (``job_names``): SageMaker never reuses one.
     host_env = {"TRAINING_JOB_NAME": JOB, "TRAINING_JOB_ARN": _job_arn(cloud, region)}
     replicas = [_replica(cloud, name, host_env) for name in names]
+    # No TF_CONFIG: the runtime makes each host worker:<rank>, its place in resourceconfig.json's
+    # sorted hosts (cloudtrain_runtime.providers.sagemaker): what --fault names.
+    for replica in replicas:
+        replica["task"] = f"worker:{sorted(names).index(replica['name'])}"
     output = f"{cloud['OutputDataConfig']['S3OutputPath'].rstrip('/')}/{JOB}/output"
     image = image_files() if _runs_image_scripts(cloud["AlgorithmSpecification"]) else {}
     path = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), *IMAGE_PATH])} if image else {}
     return {
         "job": cloud["TrainingJobName"],
         "restarts": restarts(cloud),
+        "deadline": max_runtime(cloud),
         "cluster": {
             "env": {HOSTS_ENV: resolver, **path},
             "files": {**_config(cloud, sorted(names)), **image},
@@ -120,6 +126,20 @@ def restarts(cloud: dict[str, Any]) -> dict[str, Any]:
     else:
         spot = restart(0, "the request does not set EnableManagedSpotTraining (resources.spot: false)")
     return {"host": restart(retries, host), "spot": spot}
+
+
+def max_runtime(cloud: dict[str, Any]) -> dict[str, Any]:
+    """How SageMaker stops the job ``cloud`` once it has run ``StoppingCondition.MaxRuntimeInSeconds``.
+
+    "SageMaker sends the algorithm the SIGTERM signal, which delays job termination for 120
+    seconds", and the job ends ``Stopped`` with the secondary status ``MaxRuntimeExceeded``,
+    "The job stopped because it exceeded the maximum allowed runtime" (botocore 1.44.18,
+    sagemaker 2017-07-24 service-2.json: ``StoppingCondition``, ``DescribeTrainingJobResponse``).
+    """
+    seconds = int(cloud["StoppingCondition"]["MaxRuntimeInSeconds"])
+    return deadline(
+        seconds, "Stopped/MaxRuntimeExceeded", "MaxRuntimeExceeded", "StoppingCondition.MaxRuntimeInSeconds"
+    )
 
 
 def _replica(cloud: dict[str, Any], name: str, host_env: dict[str, str]) -> dict[str, Any]:

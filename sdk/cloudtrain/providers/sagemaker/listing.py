@@ -42,10 +42,28 @@ def list_jobs(clients: AwsClients, *, limit: int | None) -> list[JobSummary]:
         ProviderError: SageMaker refused the call (the message says how to fix it).
         CredentialsError: no usable AWS credentials.
     """
+    return _search(clients, CLOUDTRAIN_JOBS, limit=limit)
+
+
+def jobs_of_run(clients: AwsClients, run_id: str) -> list[JobSummary]:
+    """The training jobs of run ``run_id`` (its ``cloudtrain:run`` tag) in the clients' region, newest first.
+
+    Search's ``Equals`` operator on ``Tags.<key>`` ("The value of Name equals Value", API_Filter),
+    so SageMaker does the filtering.
+
+    Raises:
+        ProviderError: SageMaker refused the call.
+        CredentialsError: no usable AWS credentials.
+    """
+    expression = {"Filters": [{"Name": f"Tags.{RUN_TAG}", "Operator": "Equals", "Value": run_id}]}
+    return _search(clients, expression, limit=None)
+
+
+def _search(clients: AwsClients, expression: dict[str, Any], *, limit: int | None) -> list[JobSummary]:
     found: list[JobSummary] = []
     token = None
     while limit is None or len(found) < limit:
-        page = clients.call("sagemaker", "search", **_query(limit, len(found), token))
+        page = clients.call("sagemaker", "search", **_query(expression, limit, len(found), token))
         found += [
             summary(result["TrainingJob"]) for result in page.get("Results", []) if "TrainingJob" in result
         ]
@@ -55,11 +73,11 @@ def list_jobs(clients: AwsClients, *, limit: int | None) -> list[JobSummary]:
     return found[:limit]
 
 
-def _query(limit: int | None, found: int, token: str | None) -> dict[str, Any]:
+def _query(expression: dict[str, Any], limit: int | None, found: int, token: str | None) -> dict[str, Any]:
     wanted = PAGE_SIZE if limit is None else min(PAGE_SIZE, limit - found)
     query = {
         "Resource": "TrainingJob",
-        "SearchExpression": CLOUDTRAIN_JOBS,
+        "SearchExpression": expression,
         "SortBy": "CreationTime",
         "SortOrder": "Descending",
         "MaxResults": wanted,

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import SpecError
 from cloudtrain.outputs import Outputs
+from cloudtrain.provider.sweeps import TRIAL
 from cloudtrain.providers.sagemaker import outputs as job_outputs
 from cloudtrain.providers.sagemaker.render import (
     NAME_HASH_CHARS,
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.spec import Parameter, Tuning
 
-TRIAL = "{trial}"
 MAX_NAME = 32
 MAX_RANGES = 30
 MAX_VALUES = 30

@@ -174,5 +174,14 @@ class Vertex(CloudProvider):
         found += sweep_job.list_sweeps(vertex.project, vertex.region, limit=limit, clients=clients)
         return sorted(found, key=lambda job: job.created, reverse=True)[:limit]
 
+    def jobs_of_run(self, run_id: str, settings: JobSpec, *, clients: Any = None) -> list[JobSummary]:
+        """The custom jobs labelled ``cloudtrain_run`` = ``run_id`` in the settings' project and region (``listing``)."""
+        from cloudtrain.providers.vertex import listing
+
+        vertex = VertexSettings.of(settings)
+        if not vertex.project:
+            raise SpecError(f"vertex.project is required to find a run's jobs: {self.configured(settings)}.")
+        return listing.jobs_of_run(vertex.project, vertex.region, run_id, clients=clients)
+
 
 provider: Provider = Vertex()

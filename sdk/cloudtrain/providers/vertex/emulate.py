@@ -26,6 +26,7 @@ from cloudtrain.provider.emulation import (
     JOB,
     ROOT_ENV,
     RUNTIME_ENTRYPOINT,
+    deadline,
     host_python,
     restart,
 )
@@ -69,6 +70,7 @@ def replicas(cloud: dict[str, Any]) -> dict[str, Any]:
     }
     return {
         "restarts": restarts(job, replicas=len(tasks)),
+        "deadline": timeout(job),
         "cluster": {"env": cluster},
         "replicas": [_replica(job, task, shared) for task in tasks],
     }
@@ -99,6 +101,17 @@ def restarts(job: dict[str, Any], *, replicas: int) -> dict[str, Any]:
     else:
         spot = restart(0, "scheduling.strategy is not SPOT (resources.spot: false)")
     return {"host": host, "spot": spot}
+
+
+def timeout(job: dict[str, Any]) -> dict[str, Any]:
+    """How Vertex stops the job ``job`` once it has run ``scheduling.timeout`` ("The maximum job running time").
+
+    Vertex's reference (aiplatform_v1 ``Scheduling.timeout``, google-cloud-aiplatform
+    ``types/custom_job.py``) names no end state for it; the job did not complete, so it
+    ends JOB_STATE_FAILED here, not cancelled, which on Vertex is a stop someone asked for.
+    """
+    seconds = int(str(job["scheduling"]["timeout"]).removesuffix("s"))
+    return deadline(seconds, "JOB_STATE_FAILED", "scheduling.timeout", "scheduling.timeout")
 
 
 def _clusters(
@@ -133,6 +146,7 @@ def _replica(job: dict[str, Any], task: tuple[int, int], shared: dict[str, Any])
     )
     return {
         "name": name,
+        "task": f"{POOL_TASK_TYPES[pool]}:{index}",  # TF_CONFIG's task: what --fault names
         "argv": [*command, *container.get("args", [])],
         "env": env,
         "root": f"<run>/hosts/{name}",

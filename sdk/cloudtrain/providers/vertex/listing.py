@@ -44,18 +44,38 @@ def list_jobs(
         CredentialsError: no usable Google credentials.
         MissingDependencyError: google-cloud-aiplatform is missing.
     """
+    return _listed(project, region, CLOUDTRAIN_JOBS, clients)[:limit]
+
+
+def jobs_of_run(
+    project: str, region: str, run_id: str, *, clients: VertexClients | None = None
+) -> list[JobSummary]:
+    """The custom jobs of run ``run_id`` (its ``cloudtrain_run`` label) in ``project`` and ``region``, newest first.
+
+    The service filters: ``labels.key=value`` equality (``ListCustomJobsRequest.filter``).
+
+    Raises:
+        ProviderError: Vertex refused the call.
+        CredentialsError: no usable Google credentials.
+        MissingDependencyError: google-cloud-aiplatform is missing.
+    """
+    return _listed(project, region, f'labels.{RUN_LABEL}="{run_id}"', clients)
+
+
+def _listed(project: str, region: str, query: str, clients: VertexClients | None) -> list[JobSummary]:
+    """The custom jobs ``query`` filters, newest first."""
     require_google()
     clients = clients or VertexClients()
     parent = f"projects/{project}/locations/{region}"
     service = clients.job_service(region)
-    query = {"parent": parent, "filter": CLOUDTRAIN_JOBS, "page_size": PAGE_SIZE}
+    request = {"parent": parent, "filter": query, "page_size": PAGE_SIZE}
     found = with_retries(
-        lambda: list(service.list_custom_jobs(request=query)),
+        lambda: list(service.list_custom_jobs(request=request)),
         api_call("ListCustomJobs", f"list custom jobs in {parent}", parent),
         sleep=clients.sleep,
     )
     found.sort(key=lambda job: job.create_time, reverse=True)
-    return [summary(job) for job in found[:limit]]
+    return [summary(job) for job in found]
 
 
 def summary(job: Any) -> JobSummary:

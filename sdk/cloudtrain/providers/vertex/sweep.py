@@ -41,6 +41,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.outputs import Outputs, standard
+from cloudtrain.provider.sweeps import TRIAL
 from cloudtrain.providers.vertex import outputs as job_outputs
 from cloudtrain.providers.vertex.render import REQUEST_LABEL, request_hash
 from cloudtrain.providers.vertex.render import render as render_job
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.spec import Parameter, Tuning
 
-TRIAL = "{trial}"
 SCALES = {"linear": "UNIT_LINEAR_SCALE", "log": "UNIT_LOG_SCALE"}
 ALGORITHMS = {"random": "RANDOM_SEARCH", "grid": "GRID_SEARCH"}  # auto, bayesian: the default
 

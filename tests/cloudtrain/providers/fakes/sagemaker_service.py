@@ -13,7 +13,8 @@ the few operations cloudtrain uses, as SageMaker does:
 - StopTrainingJob moves a running job to Stopping, then Stopped;
 - DescribeTrainingJob (and Search) report the training start, and once ended the end,
   TrainingTimeInSeconds and BillableTimeInSeconds (``FakeJob.training_s``/``billable_s``);
-- Search finds training jobs by one ``Tags.<key>`` Exists filter, newest first, paged;
+- Search finds training jobs by one ``Tags.<key>`` filter (``Exists``, or ``Equals`` a
+  ``Value``, as API_Filter documents), newest first, paged;
 - ``fail`` makes the next N calls of an operation fail (throttling, 5xx);
 - ``reset`` empties it, so one server can serve a whole test session.
 
@@ -207,7 +208,7 @@ class FakeSageMaker:
         return {"TrainingJobSummaries": summaries}
 
     def _search(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Training jobs by one ``Tags.<key>`` Exists filter, sorted by CreationTime, paged; moves no job."""
+        """Training jobs by one ``Tags.<key>`` Exists or Equals filter, sorted by CreationTime, paged; moves no job."""
         expression = params.get("SearchExpression", {})
         filters = expression.get("Filters", [])
         supported = (
@@ -215,23 +216,26 @@ class FakeSageMaker:
             and set(expression) == {"Filters"}
             and len(filters) == 1
             and filters[0]["Name"].startswith("Tags.")
-            and filters[0].get("Operator") == "Exists"
+            and filters[0].get("Operator") in ("Exists", "Equals")
             and params.get("SortBy", "CreationTime") == "CreationTime"
         )
         if not supported:
             raise ApiError("ValidationException", f"The fake cannot search with {params}")
         key = filters[0]["Name"].removeprefix("Tags.")
+        value = filters[0].get("Value") if filters[0]["Operator"] == "Equals" else None
+
+        def tagged(tags: list[dict[str, str]]) -> bool:
+            return any(tag["Key"] == key and value in (None, tag["Value"]) for tag in tags)
+
         if params["Resource"] == "HyperParameterTuningJob":
-            tuned = [
-                j for j in self.tuning_jobs.values() if any(tag["Key"] == key for tag in self.tags[j["arn"]])
-            ]
+            tuned = [j for j in self.tuning_jobs.values() if tagged(self.tags[j["arn"]])]
             tuned.sort(key=lambda j: j["created"], reverse=True)
             results = [
                 {"HyperParameterTuningJob": self._tuning_described(j) | {"Tags": self.tags[j["arn"]]}}
                 for j in tuned
             ]
             return {"Results": results[: params.get("MaxResults", 10)]}
-        found = [job for job in self.jobs.values() if any(tag["Key"] == key for tag in self.tags[job.arn])]
+        found = [job for job in self.jobs.values() if tagged(self.tags[job.arn])]
         found.sort(key=lambda job: job.created, reverse=params.get("SortOrder") != "Ascending")
         start, size = int(params.get("NextToken") or 0), params.get("MaxResults", 10)
         page = [

@@ -173,3 +173,13 @@ def test_an_ended_run_is_priced_from_its_node_type(run: Run, fake_cluster: FakeK
     assert "(2 × 0 s billed, JobSet created to ended)" in shown.out
     # the console: the kubectl command that shows the JobSet, in the context it was made in
     assert shown.err == f"Console: kubectl --context fake -n {namespace} describe jobset {name}\n"
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_the_job_commands_find_a_jobset_by_its_run_id(run: Run, fake_cluster: FakeKubernetes) -> None:
+    job_id = run("submit", EXAMPLE, *K8S, "--run-id", "nightly-42", "--no-wait").out.strip()
+    run("submit", EXAMPLE, *K8S, "--run-id", "nightly-43", "--no-wait")  # another run's JobSet
+
+    shown = json.loads(run("status", "nightly-42", "--json").out)
+    assert (shown["id"], shown["run"]) == (job_id, "nightly-42")
+    assert job_id in run("cancel", "nightly-42").err

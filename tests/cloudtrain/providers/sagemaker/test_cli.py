@@ -91,3 +91,20 @@ def test_an_empty_reference_stops_no_job(
         assert result.code == 2
         assert result.errors[0].startswith(f"No job given: the job reference {reference!r} is empty.")
     assert aws.sagemaker.jobs[job_id.rsplit("/", 1)[1]].step[0] == "InProgress"  # never stopped
+
+
+def test_the_job_commands_find_a_job_by_its_run_id_through_the_run_tag(
+    aws: LoopbackAws, run_cli: Callable[..., Result]
+) -> None:
+    job_id = run_cli("submit", str(EXAMPLE), "--provider", "sagemaker", "--run-id", "nightly-42").out.strip()
+    run_cli("submit", str(EXAMPLE), "--provider", "sagemaker", "--run-id", "nightly-43")  # another run's job
+
+    result = run_cli("status", "nightly-42", "--json")
+    assert result.code == 0, result.err
+    shown = json.loads(result.out)
+    assert (shown["id"], shown["run"]) == (job_id, "nightly-42")
+    searches = [params["SearchExpression"] for name, params in aws.sagemaker.calls if name == "Search"]
+    run_filter = {"Name": "Tags.cloudtrain:run", "Operator": "Equals", "Value": "nightly-42"}
+    assert {
+        "Filters": [run_filter]
+    } in searches  # SageMaker filters by the run tag (the fake checks the model)

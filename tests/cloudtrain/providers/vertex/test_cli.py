@@ -156,3 +156,19 @@ def test_submit_draws_the_upload_bar_of_a_large_bundle_on_stderr(
     bundle = created.custom_job.job_spec.worker_pool_specs[0].container_spec.env[0].value
     assert list(fake_vertex.jobs) == [result.out.strip()]
     assert f"Uploading {bundle.rsplit('/', 1)[1]}" in result.err
+
+
+@pytest.mark.usefixtures("fake_gcs")
+def test_the_job_commands_find_a_job_by_its_run_id_through_the_run_label(
+    run: Callable[..., Result], fake_vertex: FakeJobService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # regression: `cloudtrain status nightly-42` (the --run-id given) said no job matches
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "my-project")
+    job_id = run("submit", EXAMPLE, "--provider", "vertex", "--run-id", "nightly-42").out.strip()
+    run("submit", EXAMPLE, "--provider", "vertex", "--run-id", "nightly-43")  # another run's job
+
+    shown = json.loads(run("status", "nightly-42", "--json").out)
+    assert (shown["id"], shown["run"]) == (job_id, "nightly-42")
+    filters = [request.filter for request in fake_vertex.calls("ListCustomJobs")]
+    assert 'labels.cloudtrain_run="nightly-42"' in filters  # the service filters by the run label
+    assert job_id in run("cancel", "nightly-42").err
