@@ -93,16 +93,18 @@ class SageMaker(CloudProvider):
         return sweep_job.submit(plan, request, bundle, clients, progress)
 
     def attach(self, job_id: str, *, clients: Any = None) -> Job:
-        from cloudtrain.providers.sagemaker import job, sweep_job
+        from cloudtrain.providers.sagemaker import batch, job, sweep_job
 
         if sweep_job.owns(job_id):
             return sweep_job.attach(job_id, clients)
+        if batch.owns(job_id):
+            return batch.attach(job_id, clients)
         return job.attach(job_id, clients)
 
     def owns(self, job_id: str) -> bool:
-        from cloudtrain.providers.sagemaker import job, sweep_job
+        from cloudtrain.providers.sagemaker import batch, job, sweep_job
 
-        return sweep_job.owns(job_id) or job.owns(job_id)
+        return sweep_job.owns(job_id) or job.owns(job_id) or batch.owns(job_id)
 
     def discover_settings(self, environ: Mapping[str, str]) -> dict[str, Discovered]:
         return discover.discover(environ)
@@ -115,7 +117,7 @@ class SageMaker(CloudProvider):
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
         from cloudtrain.providers.sagemaker import emulate
 
-        return emulate.replicas(request, plan.region)
+        return emulate.replicas(render.training_of(request), plan.region, queue=request.get("jobQueue"))
 
     def job_names(self, first: str) -> Iterator[str]:
         from cloudtrain.providers.sagemaker import emulate
@@ -136,12 +138,15 @@ class SageMaker(CloudProvider):
         )
 
     def list_jobs(self, settings: JobSpec, *, limit: int | None, clients: Any = None) -> list[JobSummary]:
-        """cloudtrain's training jobs in the settings' region (``listing``)."""
-        from cloudtrain.providers.sagemaker import listing, sweep_job
+        """cloudtrain's training jobs in the settings' region (``listing``), and those waiting in ``sagemaker.queue``."""
+        from cloudtrain.providers.sagemaker import batch, listing, sweep_job
         from cloudtrain.providers.sagemaker.clients import AwsClients
 
-        aws = clients or AwsClients(region=SageMakerSettings.of(settings).region)
+        section = SageMakerSettings.of(settings)
+        aws = clients or AwsClients(region=section.region)
         found = listing.list_jobs(aws, limit=limit) + sweep_job.list_sweeps(aws, limit=limit)
+        if section.queue:
+            found += batch.list_queued(aws, section.queue, limit=limit)
         return sorted(found, key=lambda job: job.created, reverse=True)[:limit]
 
 

@@ -24,7 +24,8 @@ from cloudtrain.provider.base import JobStatus, JobSummary, Stored
 from cloudtrain.provider.follow import read_until_done
 from cloudtrain.provider.jobs import WaitsByPolling
 from cloudtrain.provider.transfer import bundle_uri
-from cloudtrain.providers.sagemaker import listing, outputs, upload
+from cloudtrain.providers.sagemaker import batch, listing, outputs, upload
+from cloudtrain.providers.sagemaker.batch import BatchJob
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.logs import LogReader
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
@@ -49,11 +50,12 @@ def submit(
     bundle: Bundle,
     clients: AwsClients | None = None,
     progress: OnProgress | None = None,
-) -> SageMakerJob:
+) -> SageMakerJob | BatchJob:
     """Upload the code bundle (once) and create the training job; return its handle.
 
     A job with the request's name may already exist (a retried or repeated submit, see
-    the module docstring): then this attaches to it and creates nothing. ``progress`` is
+    the module docstring): then this attaches to it and creates nothing. A queued request
+    (``capacity: queue``) goes to its AWS Batch queue instead (``batch``). ``progress`` is
     called with the upload's ``cloudtrain.Progress``.
 
     Raises:
@@ -62,6 +64,8 @@ def submit(
     """
     aws = clients or AwsClients(region=SageMakerSettings.of(plan.spec).region)
     upload_bundle(plan, bundle, aws, progress)
+    if "serviceRequestPayload" in request:  # capacity: queue (render.queued)
+        return batch.submit(aws, request)
     arn, existed = _create(aws, request)
     job = SageMakerJob(arn, aws, request=request)
     job.attached = existed

@@ -29,6 +29,7 @@ from cloudtrain.provider.emulation import (
     host_python,
     restart,
 )
+from cloudtrain.providers.vertex.names import waiting_words
 
 # Vertex maps worker pool i to a TF_CONFIG task type (https://cloud.google.com/vertex-ai/docs/training/distributed-training).
 POOL_TASK_TYPES = ("chief", "worker", "ps", "evaluator")
@@ -62,6 +63,7 @@ def replicas(cloud: dict[str, Any]) -> dict[str, Any]:
         for variable, value in shared.items()
     }
     return {
+        "waiting": waiting_words(cloud),
         "restarts": restarts(job, replicas=len(tasks)),
         "cluster": {"env": cluster},
         "replicas": [_replica(job, task, shared) for task in tasks],

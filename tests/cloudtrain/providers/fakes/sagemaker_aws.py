@@ -1,6 +1,7 @@
-"""Loopback AWS for the SageMaker backend: moto (S3, CloudWatch Logs) plus the fake SageMaker.
+"""Loopback AWS for the SageMaker backend: moto (S3, CloudWatch Logs), the fake SageMaker and AWS Batch.
 
-moto in server mode is faithful for S3 and Logs; SageMaker is ``sagemaker_service``.
+moto in server mode is faithful for S3 and Logs; SageMaker is ``sagemaker_service``, AWS
+Batch's service jobs ``batch_service``.
 Both listen on 127.0.0.1 and the real boto3 clients reach them through endpoint URLs,
 the same ``AWS_ENDPOINT_URL_*`` variables botocore reads for any user.
 """
@@ -22,6 +23,7 @@ from moto.server import ThreadedMotoServer
 from cloudtrain.providers.sagemaker.clients import AwsClients
 from cloudtrain.providers.sagemaker.logs import LOG_GROUP
 
+from .batch_service import FakeBatch
 from .sagemaker_service import FakeSageMaker
 
 REGION = "us-east-1"
@@ -50,6 +52,7 @@ class LoopbackAws:
     def __init__(self) -> None:
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self.sagemaker = FakeSageMaker(REGION)
+        self.batch = FakeBatch(self.sagemaker, REGION)
         self.sleeps: list[float] = []
         self.env: dict[str, str] = {}
         self._t0 = int(time.time() * 1000)
@@ -64,6 +67,7 @@ class LoopbackAws:
             "AWS_ENDPOINT_URL_S3": moto_url,
             "AWS_ENDPOINT_URL_CLOUDWATCH_LOGS": moto_url,
             "AWS_ENDPOINT_URL_SAGEMAKER": self.sagemaker.serve(),
+            "AWS_ENDPOINT_URL_BATCH": self.batch.serve(),
         }
         return self
 
@@ -73,12 +77,14 @@ class LoopbackAws:
         moto_url = self.env["AWS_ENDPOINT_URL_S3"]
         urllib.request.urlopen(urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")).close()
         self.sagemaker.reset()
+        self.batch.reset()
         self.sleeps.clear()
         self._t0 = int(time.time() * 1000)
         self.client("s3").create_bucket(Bucket=BUCKET)
 
     def stop(self) -> None:
         self.sagemaker.shutdown()
+        self.batch.shutdown()
         self.moto.stop()
 
     def __enter__(self) -> LoopbackAws:

@@ -1,4 +1,4 @@
-"""Validate SageMaker requests against the service model shipped with botocore.
+"""Validate SageMaker (and AWS Batch) requests against the service models shipped with botocore.
 
 botocore's ParamValidator checks types, required members and minimums, but not maximum
 lengths, patterns or enums; SageMaker enforces all of them. ``problems`` runs botocore's
@@ -22,17 +22,18 @@ _UNICODE_CLASSES = {r"\p{L}": r"\w", r"\p{Z}": r"\s", r"\p{N}": r"\d"}
 
 
 @functools.cache
-def service_model() -> ServiceModel:
-    return botocore.session.get_session().get_service_model("sagemaker")
+def service_model(service: str = "sagemaker") -> ServiceModel:
+    return botocore.session.get_session().get_service_model(service)
 
 
-def operation(name: str) -> OperationModel:
-    return service_model().operation_model(name)
+def operation(name: str, service: str = "sagemaker") -> OperationModel:
+    return service_model(service).operation_model(name)
 
 
-def problems(operation_name: str, params: dict[str, Any]) -> list[str]:
-    """Every way ``params`` breaks the model's input shape for ``operation_name``."""
-    shape = operation(operation_name).input_shape
+def problems(operation_name: str, params: dict[str, Any], service: str = "sagemaker") -> list[str]:
+    """Every way ``params`` breaks the model's input shape for ``operation_name`` of ``service``
+    (SageMaker's; AWS Batch's for ``service="batch"``)."""
+    shape = operation(operation_name, service).input_shape
     report = ParamValidator().validate(params, shape)
     found = [report.generate_report()] if report.has_errors() else []
     return found + _strict(shape, params, operation_name)
