@@ -10,12 +10,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NoReturn
 
 import click
+from pydantic_core import PydanticCustomError
 
 from cloudtrain import api, runs
 from cloudtrain.cli import failure, tables, trials_table
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
-from cloudtrain.cli.live import StatusLine
+from cloudtrain.cli.live import StatusLine, waiting
 from cloudtrain.cli.options import PROVIDER_CHOICE, RegistryChoice, json_option, run_id_option, spec_options
 from cloudtrain.cli.progress import UploadBars
 from cloudtrain.cli.since import parse_since, parse_tail
@@ -23,14 +24,16 @@ from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.provider import Job, JobStatus, Provider, registry
 from cloudtrain.provider.base import (
-    WAITING_STATES,
     HasConsole,
     HasSummary,
     ReportsBackup,
     RunsHere,
     attached,
 )
+from cloudtrain.provider.pending import CODE as PENDING_LIMIT
+from cloudtrain.provider.pending import wait_to_start
 from cloudtrain.provider.sweeps import HasTrials
+from cloudtrain.sections import parse_wait
 from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
@@ -110,7 +113,23 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     "--fault",
     metavar="TASK:INDEX@epoch:N",
     default=None,
-    help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts).",
+    help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts); "
+    "pending@90s holds the job 90 s before it starts, as a job waiting for capacity.",
+)
+@click.option(
+    "--max-pending",
+    metavar="DURATION",
+    default=None,
+    help="Cancel the job if it has not started within this long (reason: capacity), e.g. 30m; 0 waits "
+    "for ever. Overrides limits.max_pending (default 10m; for ever with capacity flex, plan or queue). "
+    "Given, submit follows the job until it starts.",
+)
+@click.option(
+    "--queue",
+    metavar="NAME",
+    default=None,
+    help="Submit through this queue (capacity: queue): an AWS Batch job queue for SageMaker, a Kueue "
+    "LocalQueue for Kubernetes.",
 )
 @run_id_option
 @click.option(
@@ -144,6 +163,8 @@ def submit_command(
     wait_: bool | None,
     emulate: str | None,
     fault: str | None,
+    max_pending: str | None,
+    queue: str | None,
     run_id: str | None,
     new: bool,
     throughput: str | None,
@@ -172,10 +193,13 @@ def submit_command(
       cloudtrain submit job.yaml --emulate vertex --fault worker:0@epoch:1
       cloudtrain submit job.yaml --provider vertex --throughput 1200@a100-40gb   budget-checked
       cloudtrain submit job.yaml --provider vertex --run-id 2026-12-03   one job per run id
+      cloudtrain submit job.yaml --provider vertex --set resources.capacity=flex --max-pending 6h
+      cloudtrain submit job.yaml --provider sagemaker --queue ml-training   an AWS Batch job queue
 
     Submitting the same spec and code again attaches to the job it created (safe to
     retry). A scheduled retrain of unchanged code on new data needs --new or a new --run-id.
     """
+    overrides = (*overrides, *capacity_overrides(max_pending=max_pending, queue=queue))
     spec = load_spec(job, overrides, profile=profile, check_code=False)  # api.prepare checks the code
     if verbose:  # the detached local launcher inherits this process's environment
         from cloudtrain.providers.local.launcher import VERBOSE_ENV
@@ -214,10 +238,49 @@ def submit_command(
         click.echo(_hints(submitted), err=True)
     if earlier:
         click.echo(_attached_note(submitted), err=True)
+    limit_s = spec.max_pending_s
     if wait_ if wait_ is not None else submitted.provider == "local":
-        _follow(submitted, logs_to_stderr=as_json or not _terminal(sys.stdout))
-    else:
-        click.echo(f"Follow it with: cloudtrain logs {submitted.id} --follow", err=True)
+        _follow(submitted, limit_s=limit_s, logs_to_stderr=as_json or not _terminal(sys.stdout))
+        return
+    if max_pending is not None:  # asked for: follow it until it starts, so the limit holds
+        started = _until_started(submitted, limit_s)
+        if started.done and started.state != "succeeded":
+            _exit_for(started)
+    click.echo(f"Follow it with: cloudtrain logs {submitted.id} --follow", err=True)
+
+
+def capacity_overrides(*, max_pending: str | None, queue: str | None) -> tuple[str, ...]:
+    """``--max-pending`` and ``--queue`` as the spec fields they set (``--set`` overrides).
+
+    Raises:
+        SpecError: naming the option, when its value is not one.
+    """
+    found: list[str] = []
+    if max_pending is not None:
+        try:
+            parse_wait(max_pending)
+        except PydanticCustomError as bad:
+            raise SpecError(
+                f"--max-pending: {max_pending[:40]!r} {bad.message()}, e.g. 30m; 0 waits for ever."
+            ) from None
+        found.append(f"limits.max_pending={json.dumps(max_pending)}")
+    if queue is not None:
+        found.append(f"resources.capacity={{mode: queue, name: {json.dumps(queue)}}}")
+    return tuple(found)
+
+
+def _until_started(job: Job, limit_s: int) -> JobStatus:
+    """Wait until ``job`` starts (``wait_to_start``), showing each change; exit non-zero if the limit cancelled it."""
+    try:
+        with StatusLine() as line:
+            started = wait_to_start(job, limit_s=limit_s, poll_s=START_POLL_S, on_status=line)
+    except KeyboardInterrupt:
+        if isinstance(job, RunsHere):
+            _stop(job)
+        _stopped_following(job)
+    if started.failure is not None and started.failure.code == PENDING_LIMIT:
+        _exit_for(started)
+    return started
 
 
 def _terminal(stream: object) -> bool:
@@ -264,6 +327,8 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
         click.echo(json.dumps({**shown, **_last(found)}))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
+    if current.waiting and current.pending_reason:
+        click.echo(f"pending: {waiting(current)}")
     if current.failure is not None:
         click.echo(f"why: {current.failure.reason.explained} ({current.failure.code or 'no code'})")
     if described:
@@ -428,17 +493,18 @@ def _print_bundle(packed: Bundle, *, list_files: bool) -> None:
         click.echo(f"Note: {note}", err=True)
 
 
-def _follow(job: Job, *, logs_to_stderr: bool) -> None:
+def _follow(job: Job, *, limit_s: int, logs_to_stderr: bool) -> None:
     """Show the job's state until it starts (it may queue for minutes), then stream its logs.
 
+    A job that has not started within ``limit_s`` (``limits.max_pending``; 0: no limit)
+    is cancelled, and submit fails with the reason ``capacity`` (``wait_to_start``).
     ``logs_to_stderr``: the log is progress, not the result, when stdout is a pipe, a file
     or a JSON document. A sweep's logs are its trial events; once it ends, its trials table
     and best trial follow. Ctrl-C stops a job that runs on this machine, as it would a
     script (``_stop``); a job elsewhere keeps running (``_stopped_following``).
     """
+    _until_started(job, limit_s)
     try:
-        with StatusLine() as line:
-            job.wait(poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES)
         for log_line in job.logs(follow=True):
             click.echo(log_line, err=logs_to_stderr)
         final = job.wait(poll_s=1.0)
@@ -476,5 +542,12 @@ def _stopped_following(job: Job) -> NoReturn:
 
 def _exit_for(final: JobStatus) -> None:
     if final.state != "succeeded":
-        raise CloudtrainError(f"Job ended {final.state} ({final.provider_state}). {final.detail}".rstrip())
+        why = (
+            f" Why: {final.failure}"
+            if final.failure is not None and final.failure.code == PENDING_LIMIT
+            else ""
+        )
+        raise CloudtrainError(
+            f"Job ended {final.state} ({final.provider_state}). {final.detail}".rstrip() + why
+        )
     sys.stdout.flush()

@@ -32,7 +32,7 @@ REPLICAS_FILE = "replicas.pid"  # the running attempt's replica pids, written by
 HEARTBEAT_FILE = "launcher.alive"  # touched by the launcher while it runs: when it was last seen alive
 STARTED_FILE = "started"  # touched by the launcher as the first replicas start: when the run started
 
-STATES = ("queued", "pending", "running", *TERMINAL_STATES)
+STATES = ("pending", "queued", "running", *TERMINAL_STATES)
 # The largest pid Linux hands out (PID_MAX_LIMIT, include/linux/threads.h); macOS stops at 99999.
 PID_MAX = 4 * 1024 * 1024
 
