@@ -223,6 +223,13 @@ class Plan:
         return self.spec.resources.capacity
 
     @property
+    def capacity_quota(self) -> str | None:
+        """The quota the capacity mode draws on, where the catalog says (``catalog/capacity.csv``):
+        on Vertex AI spot and flex-start draw on the preemptible quota. None: not said."""
+        offer = catalog.capacity_offers(self.provider).get(self.capacity.mode)
+        return offer.quota if offer is not None and offer.quota else None
+
+    @property
     def max_runtime_s(self) -> int:
         return self.spec.limits.max_runtime
 
@@ -355,6 +362,7 @@ class Plan:
             "mixed_precision": self.mixed_precision,
             "spot": self.spot,
             "capacity": self.capacity.model_dump(exclude_defaults=True) or {"mode": "on_demand"},
+            "capacity_quota": self.capacity_quota,
             "max_pending_s": self.spec.max_pending_s,
             "max_runtime_s": self.max_runtime_s,
             "image": self.image,

@@ -353,6 +353,7 @@ class CapacityOffer:
     Attributes:
         offered: whether the provider renders the mode natively.
         native: the request fields that carry it.
+        accelerators: the accelerators it serves; empty: any.
         quota: the quota the mode draws on (spot and flex-start use the preemptible one
             on Vertex AI), for a quota check before submit.
         instead: what the provider offers in its place, when it does not offer it.
@@ -363,10 +364,15 @@ class CapacityOffer:
     mode: str
     offered: bool
     native: str
+    accelerators: tuple[str, ...]
     quota: str
     instead: str
     example: str
     source: str
+
+    def serves(self, accelerator: str) -> bool:
+        """Whether the mode serves ``accelerator`` (it is offered, for it or for any)."""
+        return self.offered and (not self.accelerators or accelerator in self.accelerators)
 
 
 @cached
@@ -376,11 +382,15 @@ def capacity_offers(provider: str) -> dict[str, CapacityOffer]:
     Example:
     >>> capacity_offers("sagemaker")["flex"].instead
     'SageMaker has no flex-start; use a Training Plan (capacity: plan) or spot'
+    >>> capacity_offers("vertex")["flex"].accelerators
+    ('l4', 'a100-40gb', 'a100-80gb', 'h100-80gb', 'h200-141gb')
     >>> capacity_offers("vertex")["flex"].quota.split()[0]
     'aiplatform.googleapis.com/custom_model_training_preemptible_nvidia_<gpu>_gpus'
     """
     return {
-        row["mode"]: CapacityOffer(**{**row, "offered": row["offered"] == "yes"})  # type: ignore[arg-type]
+        row["mode"]: CapacityOffer(
+            **{**row, "offered": row["offered"] == "yes", "accelerators": tuple(row["accelerators"].split())}  # type: ignore[arg-type]
+        )
         for row in rows("capacity.csv")
         if row["provider"] == provider
     }

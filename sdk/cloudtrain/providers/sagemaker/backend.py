@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
-    from cloudtrain.provider.base import Discovered, Job, JobSummary, Provider
+    from cloudtrain.provider.base import Discovered, Job, JobSummary, PlanOffer, Provider
     from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
@@ -123,6 +123,16 @@ class SageMaker(CloudProvider):
         from cloudtrain.providers.sagemaker import emulate
 
         return emulate.job_names(first)
+
+    def plan_offers(
+        self, spec: JobSpec, machine_type: str, hosts: int, *, hours: int, clients: Any = None
+    ) -> list[PlanOffer]:
+        """Training plan offerings for the shape (``plans``), in ``sagemaker.region``."""
+        from cloudtrain.providers.sagemaker import plans
+        from cloudtrain.providers.sagemaker.clients import AwsClients
+
+        aws = clients or AwsClients(region=SageMakerSettings.of(spec).region)
+        return plans.search(aws, machine_type, hosts, hours=hours)
 
     def read_output(self, plan: Plan, uri: str, *, clients: Any = None) -> bytes:
         from cloudtrain.providers.sagemaker import download

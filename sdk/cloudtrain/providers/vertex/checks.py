@@ -11,8 +11,6 @@ from cloudtrain.providers.vertex.settings import VertexSettings
 if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
 
-# Dynamic Workload Scheduler serves these GPUs only (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws).
-FLEX_START_ACCELERATORS = ("l4", "a100-40gb", "a100-80gb", "h100-80gb", "h200-141gb")
 # capacity.name for ReservationAffinity ANY_RESERVATION: "Consume any reservation available, falling back
 # to on-demand" (google-cloud-aiplatform 2.7.0, aiplatform_v1/types/reservation_affinity.py).
 ANY_RESERVATION = "any"
@@ -61,10 +59,11 @@ def _capacity_problems(spec: JobSpec) -> list[str]:
     Vertex job's (``Vertex.max_runtime_s``), and every worker pool gets the same machine.
     """
     capacity, res = spec.resources.capacity, spec.resources
-    if capacity.mode == "flex" and res.accelerator not in FLEX_START_ACCELERATORS:
+    flex = catalog.capacity_offers("vertex")["flex"]  # its GPUs: schedule-jobs-dws, Requirements
+    if capacity.mode == "flex" and not flex.serves(res.accelerator):
         return [
             f"resources.capacity: flex-start (Dynamic Workload Scheduler) does not serve {res.accelerator} on "
-            f"Vertex AI. Use one of {', '.join(FLEX_START_ACCELERATORS)}, or capacity: spot or on_demand."
+            f"Vertex AI. Use one of {', '.join(flex.accelerators)}, or capacity: spot or on_demand."
         ]
     if capacity.mode == "reservation" and capacity.name != ANY_RESERVATION:
         return _reservation_problems(str(capacity.name), VertexSettings.of(spec).region)

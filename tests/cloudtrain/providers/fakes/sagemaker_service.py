@@ -116,6 +116,8 @@ class FakeSageMaker:
             self.on_create: Callable[[dict[str, Any]], None] | None = None
             self.tuning_jobs: dict[str, dict[str, Any]] = {}
             self.on_trial: Callable[[dict[str, Any], dict[str, str]], list[str]] | None = None
+            # Training plans on sale: instance type -> dollars per instance-hour of each offering.
+            self.plan_rates: dict[str, list[float]] = {"ml.p4d.24xlarge": [19.5, 22.0]}
 
     # --- test controls -------------------------------------------------------------
 
@@ -370,6 +372,32 @@ class FakeSageMaker:
         if name not in self.tuning_jobs:
             raise ApiError("ResourceNotFound", f"Amazon SageMaker can't find a tuning job with name {name}")
         return self.tuning_jobs[name]
+
+    def _search_training_plan_offerings(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Offerings of ``plan_rates`` for the type, count and hours asked, starting tomorrow at midnight UTC."""
+        hours, count = params.get("DurationHours", 24), params.get("InstanceCount", 1)
+        start = (int(time.time()) // 86400 + 1) * 86400
+        return {
+            "TrainingPlanOfferings": [
+                {
+                    "TrainingPlanOfferingId": f"tpo-{params['InstanceType']}-{index}",
+                    "TargetResources": params.get("TargetResources", ["training-job"]),
+                    "DurationHours": hours,
+                    "DurationMinutes": 0,
+                    "UpfrontFee": f"{rate * count * hours:.2f}",
+                    "CurrencyCode": "USD",
+                    "ReservedCapacityOfferings": [
+                        {
+                            "InstanceType": params["InstanceType"],
+                            "InstanceCount": count,
+                            "StartTime": start,
+                            "EndTime": start + hours * 3600,
+                        }
+                    ],
+                }
+                for index, rate in enumerate(self.plan_rates.get(params.get("InstanceType", ""), []))
+            ]
+        }
 
     def _add_tags(self, params: dict[str, Any]) -> dict[str, Any]:
         self._arn(params["ResourceArn"])

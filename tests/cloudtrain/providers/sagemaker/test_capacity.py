@@ -207,3 +207,44 @@ def test_a_job_pending_on_its_training_plan_says_so(aws: LoopbackAws) -> None:
     assert (waiting.state, waiting.provider_state) == ("pending", "InProgress/Pending")
     assert waiting.pending_reason.startswith("waiting for its training plan's capacity")
     assert job.status().pending_since is None  # training: not waiting any more
+
+
+def test_cost_plan_offers_lists_the_training_plans_upfront_fees(aws: LoopbackAws, run_cli: Any) -> None:
+    result = run_cli(
+        "cost", str(EXAMPLE), "--provider", "sagemaker", "--plan-offers",
+        "--set", "resources.accelerator=a100-40gb", "--set", "resources.per_host=8",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    # limits.max_runtime 1h, 2 × ml.p4d.24xlarge: 19.5 and 22.0 per instance-hour, cheapest first
+    assert "Capacity bought ahead for 1 h (limits.max_runtime), paid upfront:" in result.out
+    assert result.out.index("39.00 USD") < result.out.index("44.00 USD")
+    searched = [params for name, params in aws.sagemaker.calls if name == "SearchTrainingPlanOfferings"]
+    # each shape of a type sold as a plan (the operation's InstanceType enum), and no other
+    assert {params["InstanceType"] for params in searched} == {
+        "ml.p4d.24xlarge", "ml.p4de.24xlarge", "ml.p5.48xlarge", "ml.p5e.48xlarge"
+    }  # fmt: skip
+    [call] = [params for params in searched if params["InstanceType"] == "ml.p4d.24xlarge"]
+    assert call == {
+        "InstanceType": "ml.p4d.24xlarge",
+        "InstanceCount": 2,
+        "DurationHours": 1,
+        "TargetResources": ["training-job"],
+    }  # and the fake checked it against botocore's model, as every call
+    assert sagemaker_model.problems("SearchTrainingPlanOfferings", call) == []
+
+
+def test_cost_plan_offers_without_credentials_is_a_note_not_a_failure(
+    run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    result = run_cli(
+        "cost", str(EXAMPLE), "--provider", "sagemaker", "--plan-offers",
+        "--set", "resources.accelerator=a100-40gb", "--set", "resources.per_host=8",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert "No plan offerings for these shapes." in result.out
+    assert "Note: SageMaker plan offerings: skipped: " in result.out
