@@ -9,13 +9,17 @@ through the CLI, as a user would type it.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from cloudtrain.errors import ProviderError
 from cloudtrain.provider import JobStatus
 from cloudtrain.provider.failures import Reason
 from cloudtrain.provider.pending import wait_to_start
@@ -117,3 +121,65 @@ def test_submit_max_pending_cancels_a_waiting_job_and_lets_a_prompt_one_train(pr
     assert trained.returncode == 0, trained.stderr
     assert "pending (PENDING): waiting for capacity (--fault pending@4s)" in trained.stderr
     assert re.search(r"^\[chief-0\] epoch 3/3 ", trained.stderr, re.M)
+
+
+def test_status_says_why_and_since_when_a_job_waits(tmp_path: Path, home: Path, run_cli: Any) -> None:
+    job = _submit(tmp_path, fault="pending@30s")
+    job.wait(poll_s=0.1, until=lambda now: bool(now.pending_reason))
+    shown = run_cli("status", job.id)
+    assert shown.out.splitlines()[:2] == [
+        "pending (PENDING)",
+        f"pending: waiting for capacity (--fault pending@30s), since {_local(job.status().pending_since)}",
+    ]
+    as_json = json.loads(run_cli("status", job.id, "--json").out)
+    assert as_json["pending_reason"] == "waiting for capacity (--fault pending@30s)"
+    assert datetime.fromisoformat(as_json["pending_since"]) == job.status().pending_since
+    job.cancel()  # a cancel during the wait ends it at once, nothing started
+    assert job.status().state == "cancelled" and not (job.run_dir / STARTED_FILE).exists()
+
+
+def _local(moment: datetime | None) -> str:
+    assert moment is not None
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (
+            ("--max-pending", "soon"),
+            "--max-pending: 'soon' must be a duration like 90m, 24h or 2d, e.g. 30m; 0 waits for ever.",
+        ),
+        (
+            ("--max-pending", "9" * 400),
+            "--max-pending: '9999999999999999999999999999999999999999' must have at most 18 digits, e.g. 30m; 0 waits for ever.",
+        ),
+        (
+            ("--max-pending", "-5s"),
+            "--max-pending: '-5s' must be a duration like 90m, 24h or 2d, e.g. 30m; 0 waits for ever.",
+        ),
+        (("--fault", "pending@400d"), "--fault: 'pending@400d' is not a fault."),
+        (
+            ("--queue", "team a", "--provider", "kubernetes"),
+            "resources.capacity.name: 'team a' is not a LocalQueue name",
+        ),
+    ],
+)
+def test_bad_capacity_options_are_one_line_and_exit_2(
+    run_cli: Any, example_job: Path, args: tuple[str, ...], error: str
+) -> None:
+    result = run_cli("submit", str(example_job), "--dry-run", *args)
+    assert result.code == 2, result.err
+    assert result.errors[0].startswith(error)
+    assert "Traceback" not in result.err
+
+
+def test_a_hostile_pending_record_is_one_error_naming_the_file(tmp_path: Path, home: Path) -> None:
+    job = _submit(tmp_path, fault="pending@30s")
+    job.cancel()
+    status = job.run_dir / "status.json"
+    record = json.loads(status.read_text())
+    for since in ("not a time", "2026-01-01T12:00:00", 12):  # not ISO, no zone, not text
+        status.write_text(json.dumps({**record, "pending_since": since, "pending_reason": "x"}))
+        with pytest.raises(ProviderError, match=r"cloudtrain cannot trust .*status.json"):
+            job.status()
