@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, JsonValue, model_validator
 from pydantic_core import PydanticCustomError
 
 from cloudtrain.messages import quote
@@ -86,7 +86,7 @@ class Capacity(Section):
         None,
         description="plan: the SageMaker training plan's ARN "
         "(arn:aws:sagemaker:REGION:ACCOUNT:training-plan/NAME).",
-        json_schema_extra=lambda schema: schema.update(examples=examples("plan")),
+        json_schema_extra=lambda schema: schema.update(examples=list[JsonValue](examples("plan"))),
     )
     reserved_machine: Text | None = Field(
         None,
@@ -187,6 +187,30 @@ def with_spot(data: dict[str, Any], spot: bool) -> dict[str, Any]:
             {"spot": str(spot).lower(), "mode": mode},
         )
     return {**data, "spot": mode == "spot"} if mode is not None else data
+
+
+# What pydantic's lax bool reads as true or false (pydantic-core, src/input/shared.rs, str_as_bool).
+_TRUE = {"1", "on", "t", "true", "y", "yes"}
+_FALSE = {"0", "off", "f", "false", "n", "no"}
+
+
+def read_bool(value: Any) -> bool | None:
+    """``value`` as a bool field reads it; None when it is no bool (the field's own check says so).
+
+    No pydantic adapter is built for it: building one looks for pydantic plugins in every
+    installed package, which the command line keeps off its start-up.
+
+    >>> read_bool(True), read_bool("yes"), read_bool(0), read_bool("maybe")
+    (True, True, False, None)
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        text = value.lower()
+        return True if text in _TRUE else False if text in _FALSE else None
+    return None
 
 
 def _mode_of(capacity: Any) -> str | None:

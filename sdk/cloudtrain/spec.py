@@ -24,8 +24,6 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    TypeAdapter,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -34,7 +32,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from cloudtrain import installed, uris
-from cloudtrain.capacity import Capacity, capacity_schema, max_pending_s, mode_alone, with_spot
+from cloudtrain.capacity import Capacity, capacity_schema, max_pending_s, mode_alone, read_bool, with_spot
 from cloudtrain.errors import CloudtrainError
 from cloudtrain.messages import CONTROL, MAX_DIGITS, QUOTE_LIMIT, quote, shorten
 from cloudtrain.sections import (
@@ -232,11 +230,8 @@ class Resources(Section):
         """``spot: true`` is ``capacity: spot``; the two always agree once read (``capacity.with_spot``)."""
         if not isinstance(data, dict):
             return data
-        try:
-            spot = TypeAdapter(bool).validate_python(data.get("spot", False))
-        except ValidationError:  # the field's own check reports it
-            return data
-        return with_spot(data, spot)
+        spot = read_bool(data.get("spot", False))
+        return data if spot is None else with_spot(data, spot)  # None: the field's own check reports it
 
     @model_validator(mode="before")
     @classmethod

@@ -57,7 +57,7 @@ LAYERS = (
             "cloudtrain.uris",
         ),
     ),
-    ("spec", ("cloudtrain.sections", "cloudtrain.spec", "cloudtrain.usercode")),
+    ("spec", ("cloudtrain.sections", "cloudtrain.capacity", "cloudtrain.spec", "cloudtrain.usercode")),
     (
         "plan",
         (

@@ -76,8 +76,8 @@ def throughput_option(required: bool) -> Any:
 @click.option(
     "--plan-offers",
     is_flag=True,
-    help="Also search the capacity providers sell ahead (SageMaker training plans) for each shape, "
-    "for limits.max_runtime, and list their upfront fees (calls the provider: needs credentials).",
+    help="Also search the capacity providers sell ahead for a time window (training plans) for each "
+    "shape, for limits.max_runtime, and list their upfront fees (calls the provider: needs credentials).",
 )
 def cost_command(job: str, **options: Any) -> None:
     """Price JOB on every billed provider and shape that fits it, before a cent is spent.

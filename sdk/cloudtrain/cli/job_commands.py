@@ -128,8 +128,8 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     "--queue",
     metavar="NAME",
     default=None,
-    help="Submit through this queue (capacity: queue): an AWS Batch job queue for SageMaker, a Kueue "
-    "LocalQueue for Kubernetes.",
+    help="Submit through this queue (capacity: queue): the provider's own, e.g. an AWS Batch job queue "
+    "or a Kueue LocalQueue.",
 )
 @run_id_option
 @click.option(

@@ -64,8 +64,12 @@ class SageMaker(CloudProvider):
         clients: Any = None,
         progress: OnProgress | None = None,
     ) -> Job:
-        from cloudtrain.providers.sagemaker import job
+        from cloudtrain.providers.sagemaker import batch, job
+        from cloudtrain.providers.sagemaker.clients import AwsClients
 
+        if "serviceRequestPayload" in request:  # capacity: queue (render.queued)
+            aws = clients or AwsClients(region=SageMakerSettings.of(plan.spec).region)
+            return batch.submit(plan, request, bundle, aws, progress)
         return job.submit(plan, request, bundle, clients, progress=progress)
 
     def render_sweep(self, plan: Plan) -> dict[str, Any]:

@@ -30,7 +30,10 @@ from cloudtrain.providers.sagemaker.render import training_of
 from cloudtrain.providers.sagemaker.states import queue_reason
 
 if TYPE_CHECKING:
+    from cloudtrain.bundle import Bundle
     from cloudtrain.outputs import Outputs
+    from cloudtrain.planning import Plan
+    from cloudtrain.progress import OnProgress
     from cloudtrain.providers.sagemaker.clients import AwsClients
     from cloudtrain.providers.sagemaker.job import SageMakerJob
 
@@ -64,12 +67,18 @@ def owns(job_id: str) -> bool:
     return ARN.match(job_id) is not None
 
 
-def submit(aws: AwsClients, request: dict[str, Any]) -> BatchJob:
-    """Put ``request`` (``render.queued``) in its queue, or return the service job an earlier submit put there.
+def submit(
+    plan: Plan, request: dict[str, Any], bundle: Bundle, aws: AwsClients, progress: OnProgress | None = None
+) -> BatchJob:
+    """Upload the code bundle (once) and put ``request`` (``render.queued``) in its queue, or return
+    the service job an earlier submit put there.
 
     Raises:
-        ProviderError: AWS Batch refused the call.
+        ProviderError: AWS Batch or S3 refused a call.
     """
+    from cloudtrain.providers.sagemaker.job import upload_bundle
+
+    upload_bundle(plan, bundle, aws, progress)
     earlier = _earlier(aws, request)
     if earlier is not None:
         job = BatchJob(earlier, aws, request=request)

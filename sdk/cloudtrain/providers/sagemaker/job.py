@@ -24,8 +24,7 @@ from cloudtrain.provider.base import JobStatus, JobSummary, Stored
 from cloudtrain.provider.follow import read_until_done
 from cloudtrain.provider.jobs import WaitsByPolling
 from cloudtrain.provider.transfer import bundle_uri
-from cloudtrain.providers.sagemaker import batch, listing, outputs, upload
-from cloudtrain.providers.sagemaker.batch import BatchJob
+from cloudtrain.providers.sagemaker import listing, outputs, upload
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.logs import LogReader
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
@@ -50,12 +49,12 @@ def submit(
     bundle: Bundle,
     clients: AwsClients | None = None,
     progress: OnProgress | None = None,
-) -> SageMakerJob | BatchJob:
+) -> SageMakerJob:
     """Upload the code bundle (once) and create the training job; return its handle.
 
     A job with the request's name may already exist (a retried or repeated submit, see
     the module docstring): then this attaches to it and creates nothing. A queued request
-    (``capacity: queue``) goes to its AWS Batch queue instead (``batch``). ``progress`` is
+    (``capacity: queue``) is ``batch.submit``'s. ``progress`` is
     called with the upload's ``cloudtrain.Progress``.
 
     Raises:
@@ -64,8 +63,6 @@ def submit(
     """
     aws = clients or AwsClients(region=SageMakerSettings.of(plan.spec).region)
     upload_bundle(plan, bundle, aws, progress)
-    if "serviceRequestPayload" in request:  # capacity: queue (render.queued)
-        return batch.submit(aws, request)
     arn, existed = _create(aws, request)
     job = SageMakerJob(arn, aws, request=request)
     job.attached = existed

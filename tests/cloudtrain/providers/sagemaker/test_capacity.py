@@ -118,7 +118,9 @@ def submit_queued(aws: LoopbackAws, *overrides: str) -> BatchJob:
     planned_, packed = api.pack_code(
         plan(load_spec(EXAMPLE, [QUEUE, *overrides]), "sagemaker").with_run("r1")
     )
-    job = sagemaker.submit(planned_, sagemaker.provider.render(planned_), packed, clients=aws.clients())
+    job = sagemaker.provider.submit(
+        planned_, sagemaker.provider.render(planned_), packed, clients=aws.clients()
+    )
     assert isinstance(job, BatchJob)
     return job
 
@@ -202,7 +204,9 @@ def test_a_job_pending_on_its_training_plan_says_so(aws: LoopbackAws) -> None:
             "sagemaker",
         ).with_run("r1")
     )
-    job = sagemaker.submit(planned_, sagemaker.provider.render(planned_), packed, clients=aws.clients())
+    job = sagemaker.provider.submit(
+        planned_, sagemaker.provider.render(planned_), packed, clients=aws.clients()
+    )
     waiting = job.status()
     assert (waiting.state, waiting.provider_state) == ("pending", "InProgress/Pending")
     assert waiting.pending_reason.startswith("waiting for its training plan's capacity")
