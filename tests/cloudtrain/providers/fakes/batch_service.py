@@ -23,11 +23,11 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from . import sagemaker_model
-from .sagemaker_service import ACCOUNT, ApiError, FakeSageMaker
+from .sagemaker_service import ACCOUNT, ApiError, FakeSageMaker, LoopbackService
 
 OPERATIONS = {
     "/v1/submitservicejob": "SubmitServiceJob",
@@ -50,14 +50,14 @@ class ServiceJob:
     attempts: list[dict[str, Any]] = field(default_factory=list)
 
 
-class FakeBatch:
+class FakeBatch(LoopbackService):
     """The queues, their jobs and the calls made; ``serve()`` puts it on a loopback port."""
 
     def __init__(self, sagemaker: FakeSageMaker, region: str = "us-east-1") -> None:
         self.sagemaker = sagemaker
         self.region = region
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server = None
         self.reset()
 
     def reset(self) -> None:
@@ -71,18 +71,8 @@ class FakeBatch:
         """Let held jobs go: the next describe of each schedules it on SageMaker."""
         self.hold = False
 
-    def count(self, operation: str) -> int:
-        return sum(1 for name, _ in self.calls if name == operation)
-
-    def serve(self) -> str:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def shutdown(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler(self)
 
     def handle(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         with self._lock:

@@ -95,7 +95,31 @@ class FakeJob:
             self.transitions.append({"Status": secondary, "StartTime": time.time(), "StatusMessage": message})
 
 
-class FakeSageMaker:
+class LoopbackService:
+    """A fake AWS service on a loopback port: ``serve()`` starts it, ``shutdown()`` stops it; ``calls`` recorded."""
+
+    calls: list[tuple[str, dict[str, Any]]]
+    _server: ThreadingHTTPServer | None
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def count(self, operation: str) -> int:
+        return sum(1 for name, _ in self.calls if name == operation)
+
+    def serve(self) -> str:
+        """Start serving on a free loopback port; returns the endpoint URL."""
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def shutdown(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+
+class FakeSageMaker(LoopbackService):
     """The service state and its operations; ``serve()`` puts it on a loopback port."""
 
     def __init__(self, region: str = "us-east-1") -> None:
@@ -131,21 +155,8 @@ class FakeSageMaker:
             [(code, status, message or f"Injected {code}")] * times
         )
 
-    def count(self, operation: str) -> int:
-        return sum(1 for name, _ in self.calls if name == operation)
-
-    # --- server --------------------------------------------------------------------
-
-    def serve(self) -> str:
-        """Start serving on a free loopback port; returns the endpoint URL."""
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def shutdown(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler(self)
 
     def handle(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         with self._lock:

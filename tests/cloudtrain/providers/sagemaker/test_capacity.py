@@ -213,11 +213,16 @@ def test_a_job_pending_on_its_training_plan_says_so(aws: LoopbackAws) -> None:
     assert job.status().pending_since is None  # training: not waiting any more
 
 
-def test_cost_plan_offers_lists_the_training_plans_upfront_fees(aws: LoopbackAws, run_cli: Any) -> None:
-    result = run_cli(
+def cost_plan_offers(run_cli: Any) -> Any:
+    """``cost --plan-offers`` for the example on 2 × p4d (8 × A100 each), on SageMaker."""
+    return run_cli(
         "cost", str(EXAMPLE), "--provider", "sagemaker", "--plan-offers",
         "--set", "resources.accelerator=a100-40gb", "--set", "resources.per_host=8",
     )  # fmt: skip
+
+
+def test_cost_plan_offers_lists_the_training_plans_upfront_fees(aws: LoopbackAws, run_cli: Any) -> None:
+    result = cost_plan_offers(run_cli)
     assert result.code == 0, result.err
     # limits.max_runtime 1h, 2 × ml.p4d.24xlarge: 19.5 and 22.0 per instance-hour, cheapest first
     assert "Capacity bought ahead for 1 h (limits.max_runtime), paid upfront:" in result.out
@@ -245,10 +250,7 @@ def test_cost_plan_offers_without_credentials_is_a_note_not_a_failure(
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    result = run_cli(
-        "cost", str(EXAMPLE), "--provider", "sagemaker", "--plan-offers",
-        "--set", "resources.accelerator=a100-40gb", "--set", "resources.per_host=8",
-    )  # fmt: skip
+    result = cost_plan_offers(run_cli)
     assert result.code == 0, result.err
     assert "No plan offerings for these shapes." in result.out
     assert "Note: SageMaker plan offerings: skipped: " in result.out
