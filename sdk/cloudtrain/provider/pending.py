@@ -104,8 +104,8 @@ def capacity_failure(limit_s: int, waiting: JobStatus) -> Failure:
     why = waiting.pending_reason or f"{waiting.state} ({waiting.provider_state})"
     return Failure(
         Reason.CAPACITY,
-        f"It did not start within {describe_limit(limit_s)} ({CODE}): {why}. It was cancelled; nothing "
-        "runs. Raise limits.max_pending (submit --max-pending), or try another region, shape or capacity mode.",
+        f"It did not start within {describe_limit(limit_s)}: {why}. It was cancelled; nothing runs. Raise "
+        "limits.max_pending (submit --max-pending), or try another region, shape or capacity mode",
         CODE,
     )
 

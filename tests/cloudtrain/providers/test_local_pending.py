@@ -46,7 +46,8 @@ def test_a_job_still_pending_at_the_limit_is_cancelled_with_reason_capacity(
     assert waiting.pending_since is not None
     assert final.state == "cancelled"
     assert final.failure is not None and final.failure.reason == Reason.CAPACITY
-    assert "did not start within 2s (limits.max_pending): waiting for capacity" in final.failure.message
+    assert "did not start within 2s: waiting for capacity (--fault pending@6s)" in final.failure.message
+    assert final.failure.code == "limits.max_pending"
     # nothing left running, nothing ever started
     assert not launcher_alive(job)
     assert not (job.run_dir / STARTED_FILE).exists()
@@ -113,7 +114,8 @@ def test_submit_max_pending_cancels_a_waiting_job_and_lets_a_prompt_one_train(pr
     assert re.search(
         r"^pending \(PENDING\): waiting for capacity \(--fault pending@6s\), since ", cancelled.stderr, re.M
     )
-    assert "Why: capacity: It did not start within 2s (limits.max_pending)" in cancelled.stderr
+    assert "Why: capacity: It did not start within 2s: waiting for capacity" in cancelled.stderr
+    assert cancelled.stderr.rstrip().endswith("capacity mode (limits.max_pending)")
     gone = LocalJob(cancelled.stdout.strip())
     assert gone.status().state == "cancelled" and not launcher_alive(gone)
 
