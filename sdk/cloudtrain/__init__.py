@@ -44,6 +44,7 @@ _EXPORTS = {
     "Submission": "cloudtrain.api",
     "submit": "cloudtrain.api",
     "validate": "cloudtrain.api",
+    "wait_to_start": "cloudtrain.provider.pending",
     "with_defaults": "cloudtrain.specfile",
 }
 
@@ -73,6 +74,7 @@ __all__ = [
     "stage",
     "submit",
     "validate",
+    "wait_to_start",
     "with_defaults",
 ]
 
@@ -91,6 +93,7 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import Progress
     from cloudtrain.provider.jobs import Job, JobStatus, JobSummary
+    from cloudtrain.provider.pending import wait_to_start
     from cloudtrain.scaling import compare
     from cloudtrain.spec import JobSpec
     from cloudtrain.specfile import load_spec, with_defaults

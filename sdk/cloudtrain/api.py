@@ -388,7 +388,7 @@ def place(
         attach=lambda job_id, provider: attach(job_id, "local" if emulate else provider),
         trail=Trail.of_run(chosen),
         preflight=check if check_quotas else None,
-        max_pending_s=spec.limits.max_pending,
+        max_pending_s=spec.max_pending_s,
         on_attempt=on_attempt or (lambda attempt: None),
     ).run()
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cloudtrain import catalog, installed
 from cloudtrain.arguments import TEXT, expect
+from cloudtrain.capacity import Capacity
 from cloudtrain.errors import SpecError
 from cloudtrain.spec import JobSpec
 from cloudtrain_runtime import config as runtime_config
@@ -216,7 +217,19 @@ class Plan:
 
     @property
     def spot(self) -> bool:
-        return self.spec.resources.spot
+        return self.spec.resources.capacity.mode == "spot"
+
+    @property
+    def capacity(self) -> Capacity:
+        """How the job gets its machines (``resources.capacity``)."""
+        return self.spec.resources.capacity
+
+    @property
+    def capacity_quota(self) -> str | None:
+        """The quota the capacity mode draws on, where the catalog says (``catalog/capacity.csv``):
+        on Vertex AI spot and flex-start draw on the preemptible quota. None: not said."""
+        offer = catalog.capacity_offers(self.provider).get(self.capacity.mode)
+        return offer.quota if offer is not None and offer.quota else None
 
     @property
     def max_runtime_s(self) -> int:
@@ -350,6 +363,9 @@ class Plan:
             "strategy_reason": self.strategy_reason,
             "mixed_precision": self.mixed_precision,
             "spot": self.spot,
+            "capacity": self.capacity.model_dump(exclude_defaults=True) or {"mode": "on_demand"},
+            "capacity_quota": self.capacity_quota,
+            "max_pending_s": self.spec.max_pending_s,
             "max_runtime_s": self.max_runtime_s,
             "image": self.image,
             "bundle": self.bundle,
@@ -378,7 +394,7 @@ def plan(spec: JobSpec, target: Target) -> Plan:
     kind = catalog.accelerators()[spec.resources.accelerator].kind
     if target.machine_catalog and kind not in target.unsupported:
         machine, machine_problems = _machine(spec, target)
-        problems += machine_problems
+        problems += machine_problems + _reserved_machine_problems(spec, machine)
     if problems:
         raise SpecError(spec.explained(problems))
     return _resolve(spec, target, machine)
@@ -401,7 +417,43 @@ def _provider_problems(spec: JobSpec, provider: Target) -> list[str]:
             f"for {what} on {provider.title} ({provider.max_runtime_field}). "
             f"Set limits.max_runtime to {days}d or less."
         )
-    return problems + provider.check(spec)
+    return problems + _capacity_problems(spec, provider) + provider.check(spec)
+
+
+# What a provider without capacity rows is taken to offer: what every provider did before modes.
+PLAIN_MODES = ("on_demand", "spot")
+
+
+def _capacity_problems(spec: JobSpec, provider: Target) -> list[str]:
+    """A capacity mode the provider does not offer, refused with what it offers instead (``catalog/capacity.csv``)."""
+    mode = spec.resources.capacity.mode
+    offers = catalog.capacity_offers(provider.name)
+    offer = offers.get(mode)
+    if offer is not None and offer.offered:
+        return []
+    if offer is not None:
+        return [f"resources.capacity: {offer.instead}."]
+    if not offers and mode in PLAIN_MODES:
+        return []
+    offered = [name for name, found in offers.items() if found.offered] or list(PLAIN_MODES)
+    return [
+        f"resources.capacity: {provider.title} does not offer capacity mode {mode!r}. "
+        f"Use one of: {', '.join(offered)}."
+    ]
+
+
+def _reserved_machine_problems(spec: JobSpec, machine: catalog.Machine | None) -> list[str]:
+    """A reservation serves only its own machine type, exactly (Compute Engine reservations;
+    Vertex AI: "Your reservation's VM instance properties must match exactly",
+    https://cloud.google.com/vertex-ai/docs/predictions/use-reservations)."""
+    reserved = spec.resources.capacity.reserved_machine
+    if reserved is None or machine is None or machine.machine_type == reserved:
+        return []
+    return [
+        f"resources.capacity.reserved_machine: the reservation holds {reserved}, but this job runs on "
+        f"{machine.machine_type}, which it would not serve. Set resources.accelerator: {reserved} (its accelerators "
+        "and machine), or use capacity: on_demand."
+    ]
 
 
 def _scheme_problems(spec: JobSpec, provider: Target) -> list[str]:

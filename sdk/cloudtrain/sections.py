@@ -117,6 +117,27 @@ def parse_duration(value: Any) -> int:
     >>> parse_duration("1.5h")
     5400
     """
+    seconds = _seconds(value)
+    if seconds < 1:
+        raise PydanticCustomError("duration_min", "must be at least 1s")
+    return int(seconds)
+
+
+def parse_wait(value: Any) -> int:
+    """A wait: a duration like ``parse_duration``'s, or ``0`` for no limit (wait for ever).
+
+    Example:
+    >>> parse_wait("10m"), parse_wait(0), parse_wait("0s")
+    (600, 0, 0)
+    """
+    seconds = _seconds(value)
+    if seconds != 0 and seconds < 1:
+        raise PydanticCustomError("duration_min", "must be 0 (wait for ever) or at least 1s")
+    return int(seconds)
+
+
+def _seconds(value: Any) -> float:
+    """The seconds of a duration as written, at most ``MAX_DURATION_S``."""
     if isinstance(value, bool):
         raise PydanticCustomError("duration", "must be a duration like 90m, 24h or 2d")
     _exact_number(value)
@@ -129,23 +150,9 @@ def parse_duration(value: Any) -> int:
         seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
     if not math.isfinite(seconds):
         raise PydanticCustomError("finite_number", "must be a finite number")
-    if seconds < 1:
-        raise PydanticCustomError("duration_min", "must be at least 1s")
     if seconds > MAX_DURATION_S:
         raise PydanticCustomError("duration_max", "must be at most 365d (cloudtrain limit)")
-    return int(seconds)
-
-
-def parse_wait(value: Any) -> int:
-    """A duration (``parse_duration``), or 0 for no limit at all.
-
-    Example:
-    >>> parse_wait("10m"), parse_wait(0), parse_wait("0s")
-    (600, 0, 0)
-    """
-    if not isinstance(value, bool) and str(value).strip() in ("0", "0s", "0m", "0h", "0d"):
-        return 0
-    return parse_duration(value)
+    return seconds
 
 
 # What users write for a duration, for the JSON Schema: "90m", "24h", "2d", "3600s", or seconds.
@@ -156,8 +163,13 @@ DURATION_SCHEMA = {
     ]
 }
 Duration = Annotated[int, BeforeValidator(parse_duration), WithJsonSchema(DURATION_SCHEMA)]
-# A duration, or 0: no limit.
-WAIT_SCHEMA = {"anyOf": [DURATION_SCHEMA["anyOf"][0], {"type": "number", "minimum": 0}]}
+# A wait: a duration, or 0 for no limit.
+WAIT_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*[smhd]?\s*$"},
+        {"type": "number", "minimum": 0},
+    ]
+}
 Wait = Annotated[int, BeforeValidator(parse_wait), WithJsonSchema(WAIT_SCHEMA)]
 
 

@@ -35,6 +35,7 @@ from pydantic_core import PydanticCustomError
 
 from cloudtrain import installed, uris
 from cloudtrain.candidates import Placement
+from cloudtrain.capacity import Capacity, capacity_schema, max_pending_s, mode_alone, read_bool, with_spot
 from cloudtrain.errors import CloudtrainError
 from cloudtrain.messages import CONTROL, MAX_DIGITS, QUOTE_LIMIT, quote, shorten
 from cloudtrain.sections import (
@@ -61,6 +62,7 @@ from cloudtrain_runtime import hparams, profiling, rules
 
 __all__ = [
     "MAX_DURATION_S",
+    "Capacity",
     "Code",
     "JobSpec",
     "LearningRate",
@@ -198,7 +200,16 @@ class Resources(Section):
     # cloudtrain limits: the largest machine offered has 8 accelerators (TPU hosts 8 chips).
     per_host: Whole = Field(1, gt=0, le=64, description="Accelerators per host (TPU: chips).", examples=[8])
     hosts: Whole = Field(1, gt=0, le=1024, description="Number of hosts (machines).", examples=[2])
-    spot: bool = Field(False, description="Use spot/preemptible capacity.", examples=[True])
+    spot: bool = Field(
+        False, description="Use spot/preemptible capacity: the same as capacity: spot.", examples=[True]
+    )
+    capacity: Annotated[Capacity, BeforeValidator(mode_alone)] = Field(
+        default_factory=Capacity,
+        description="How the job gets its machines: on_demand, spot, flex, reservation, plan or queue, "
+        "alone or with options, e.g. {mode: flex, max_wait: 6h}.",
+        examples=["flex", {"mode": "reservation", "name": "any"}],
+        json_schema_extra=capacity_schema,
+    )
     disk_gb: Whole = Field(
         100, ge=30, le=64000, description="Boot/volume disk per host in GB.", examples=[200]
     )
@@ -215,6 +226,15 @@ class Resources(Section):
         "(CPU jobs, L4 hosts on Vertex AI); one of the catalog's. Default: the catalog's first.",
         examples=["n1-standard-16", "g2-standard-16", "ml.m5.4xlarge"],
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _spot_is_a_capacity(cls, data: Any) -> Any:
+        """``spot: true`` is ``capacity: spot``; the two always agree once read (``capacity.with_spot``)."""
+        if not isinstance(data, dict):
+            return data
+        spot = read_bool(data.get("spot", False))
+        return data if spot is None else with_spot(data, spot)  # None: the field's own check reports it
 
     @model_validator(mode="before")
     @classmethod
@@ -516,12 +536,12 @@ class Limits(Section):
         description="submit refuses a job whose estimate (or worst case) is above this, unless --force.",
         examples=[400],
     )
-    max_pending: Wait = Field(
-        600,
-        description="How long a submitted job may wait to start (queued for quota, waiting for capacity) "
-        "before it is cancelled and, with placement, the next candidate is tried: a duration like 10m; "
-        "0 waits for ever.",
-        examples=["10m", "1h", 0],
+    max_pending: Wait | None = Field(
+        None,
+        description="The longest a submitted job may wait to start before it is cancelled (reason: "
+        "capacity), e.g. 30m; 0 waits for ever. Default: 10m; with a capacity mode made to wait, its "
+        "wait (flex: max_wait, else for ever; plan and queue: for ever). submit --max-pending overrides it.",
+        examples=["30m", 0],
         json_schema_extra={"default": "10m"},
     )
 
@@ -820,7 +840,7 @@ class JobSpec(Section):
     )
     resources: Resources = Field(
         default_factory=Resources,
-        description="The hardware: accelerator, devices per host, hosts, spot.",
+        description="The hardware: accelerator, devices per host, hosts, and how to get it (capacity).",
         examples=[{"accelerator": "a100-40gb", "per_host": 8, "hosts": 2, "spot": True}],
     )
     training: Training = Field(
@@ -947,6 +967,11 @@ class JobSpec(Section):
     def explained(self, problems: list[str]) -> list[str]:
         """``problems``, each about a value from beneath the spec saying where it came from and the fix."""
         return self._origins(problems)
+
+    @property
+    def max_pending_s(self) -> int:
+        """How long a submitted job may wait to start, in seconds; 0: for ever (``capacity.max_pending_s``)."""
+        return max_pending_s(self.limits.max_pending, self.resources.capacity)
 
     def storage_root(self, provider: str) -> str:
         """The storage root used on ``provider``: its section's ``storage_root``, else storage.root."""

@@ -61,7 +61,16 @@ LAYERS = (
             "cloudtrain.arguments",
         ),
     ),
-    ("spec", ("cloudtrain.sections", "cloudtrain.candidates", "cloudtrain.spec", "cloudtrain.usercode")),
+    (
+        "spec",
+        (
+            "cloudtrain.sections",
+            "cloudtrain.capacity",
+            "cloudtrain.candidates",
+            "cloudtrain.spec",
+            "cloudtrain.usercode",
+        ),
+    ),
     (
         "plan",
         (

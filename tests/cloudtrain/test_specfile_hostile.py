@@ -36,7 +36,8 @@ NUMERIC_FIELDS = [
     "training.learning_rate.warmup_epochs",
     "limits.max_runtime",
     "limits.max_cost_usd",
-    "vertex.max_wait",
+    "limits.max_pending",
+    "resources.capacity.max_wait",
     "sagemaker.max_retries",
 ]
 HOSTILE_NUMBERS = [
@@ -48,7 +49,7 @@ HOSTILE_NUMBERS = [
     ("yes", ""),  # YAML 1.1 boolean, a string here
     ("1e400", ""),  # overflows to infinity as a float
 ]
-TEXT_FIELDS = ["image", "code.source_dir", "storage.root"]
+TEXT_FIELDS = ["image", "code.source_dir", "storage.root", "resources.capacity.name"]
 HOSTILE_TEXT = [
     ('""', "empty"),  # nothing
     ('"   "', "empty"),  # only spaces

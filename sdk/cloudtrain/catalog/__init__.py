@@ -345,3 +345,53 @@ def machine_for(provider: str, accelerator: str, per_host: int) -> Machine | Non
         if machine.devices == per_host:
             return machine
     return None
+
+
+@dataclass(frozen=True)
+class CapacityOffer:
+    """Whether a provider offers one capacity mode, and how: a row of ``capacity.csv``.
+
+    Attributes:
+        offered: whether the provider renders the mode natively.
+        native: the request fields that carry it.
+        accelerators: the accelerators it serves; empty: any.
+        quota: the quota the mode draws on (spot and flex-start use the preemptible one
+            on Vertex AI), for a quota check before submit.
+        instead: what the provider offers in its place, when it does not offer it.
+        example: an example of the mode's option (a reservation, a plan, a queue).
+    """
+
+    provider: str
+    mode: str
+    offered: bool
+    native: str
+    accelerators: tuple[str, ...]
+    quota: str
+    instead: str
+    example: str
+    source: str
+
+    def serves(self, accelerator: str) -> bool:
+        """Whether the mode serves ``accelerator`` (it is offered, for it or for any)."""
+        return self.offered and (not self.accelerators or accelerator in self.accelerators)
+
+
+@cached
+def capacity_offers(provider: str) -> dict[str, CapacityOffer]:
+    """The capacity modes ``provider``'s rows of ``capacity.csv`` describe, by mode; empty for a provider without rows.
+
+    Example:
+    >>> capacity_offers("sagemaker")["flex"].instead
+    'SageMaker has no flex-start; use a Training Plan (capacity: plan) or spot'
+    >>> capacity_offers("vertex")["flex"].accelerators
+    ('l4', 'a100-40gb', 'a100-80gb', 'h100-80gb', 'h200-141gb')
+    >>> capacity_offers("vertex")["flex"].quota.split()[0]
+    'aiplatform.googleapis.com/custom_model_training_preemptible_nvidia_<gpu>_gpus'
+    """
+    return {
+        row["mode"]: CapacityOffer(
+            **{**row, "offered": row["offered"] == "yes", "accelerators": tuple(row["accelerators"].split())}  # type: ignore[arg-type]
+        )
+        for row in rows("capacity.csv")
+        if row["provider"] == provider
+    }

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,7 +19,10 @@ from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
     from cloudtrain.cost.hourly import HourlyPrice, PriceList
+    from cloudtrain.cost.plans import PlanOffers
     from cloudtrain.planning import Plan
+    from cloudtrain.provider.base import PlanOffer
+    from cloudtrain.spec import JobSpec
 
 BILLED_CHOICE = RegistryChoice(billed)
 
@@ -68,6 +73,12 @@ def throughput_option(required: bool) -> Any:
 @profile_option
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @plot_option("hours against dollars")
+@click.option(
+    "--plan-offers",
+    is_flag=True,
+    help="Also search the capacity providers sell ahead for a time window (training plans) for each "
+    "shape, for limits.max_runtime, and list their upfront fees (calls the provider: needs credentials).",
+)
 def cost_command(job: str, **options: Any) -> None:
     """Price JOB on every billed provider and shape that fits it, before a cent is spent.
 
@@ -75,7 +86,8 @@ def cost_command(job: str, **options: Any) -> None:
     are unchanged): one big host or several smaller ones, TPU slices where the strategy
     allows, on-demand and spot. Unknown prices are listed, never guessed.
 
-    Without --throughput: each shape's price per hour, on-demand and spot, by accelerator.
+    Without --throughput: each shape's price per hour, by accelerator: on-demand, spot,
+    flex-start and on a reservation (already paid for: 0, with what it holds per hour).
     With a measured speed: the time and dollars of the whole job, cheapest first (this
     needs training.examples_per_epoch or steps_per_epoch in the spec).
 
@@ -85,10 +97,16 @@ def cost_command(job: str, **options: Any) -> None:
       cloudtrain cost job.yaml --throughput 1200@a100-40gb
       cloudtrain cost job.yaml -t outputs/cloudtrain-throughput.json --provider vertex --json
       cloudtrain cost job.yaml -t 300@t4 --max-cost 50 --plot cost.png
+      cloudtrain cost job.yaml --provider sagemaker --plan-offers      training plans' upfront fees
     """
     if options["throughput"] is None:
         _hourly_command(job, options)
         return
+    if options["plan_offers"]:
+        raise SpecError(
+            "--plan-offers lists the offerings beside each shape's hourly prices: leave out --throughput "
+            "(a plan's upfront fee does not depend on the job's speed)."
+        )
     found = cost.select(
         cost.report(
             load_spec(job, options["overrides"], profile=options["profile"]),
@@ -127,15 +145,74 @@ def _hourly_command(job: str, options: dict[str, Any]) -> None:
         regions=tuple(options["regions"]),
         settings=_settings(options),
     )
+    offers = _plan_offers(spec, listed) if options["plan_offers"] else None
     if options["as_json"]:
-        click.echo(json.dumps(hourly_json(listed), indent=2))
+        found = hourly_json(listed) | ({"plan_offers": plans_json(offers)} if offers else {})
+        click.echo(json.dumps(found, indent=2))
         return
     click.echo(hourly_table(listed))
+    if offers is not None:
+        click.echo("\n" + plans_table(offers))
     if spec.placement is not None:
         from cloudtrain.cli import candidates_view
 
         click.echo()
         candidates_view.echo(spec)
+
+
+def _plan_offers(spec: JobSpec, listed: PriceList) -> PlanOffers:
+    from cloudtrain.cost.plans import plan_offers
+
+    return plan_offers(spec, listed)
+
+
+PLAN_COLUMNS = (
+    tables.Column("provider"),
+    tables.Column("shape"),
+    tables.Column("hours", justify="right"),
+    tables.Column("upfront", justify="right"),
+    tables.Column("per hour", priority=2, justify="right"),
+    tables.Column("window (UTC)", priority=3),
+    tables.Column("offering", priority=4, wrap=True),
+)
+
+
+def plans_table(found: PlanOffers, *, width: int | None = None) -> str:
+    """The plan offerings as a table, cheapest first, and what was left out."""
+    title = f"Capacity bought ahead for {found.hours} h (limits.max_runtime), paid upfront:"
+    rows = [
+        [
+            offer.provider,
+            f"{offer.hosts} × {offer.machine_type}",
+            f"{offer.hours:g}",
+            f"{offer.upfront:,.2f} {offer.currency}",
+            f"{offer.upfront / offer.hours:,.2f} {offer.currency}" if offer.hours else "-",
+            _window(offer),
+            offer.offer_id,
+        ]
+        for offer in found.offers
+    ]
+    shown = tables.render(PLAN_COLUMNS, rows, width=width) if rows else "No plan offerings for these shapes."
+    return "\n".join([title, shown, *(f"Note: {note}" for note in found.notes)])
+
+
+def _window(offer: PlanOffer) -> str:
+    if offer.start is None or offer.end is None:
+        return "-"
+    return f"{offer.start.astimezone(UTC):%Y-%m-%d %H:%M} to {offer.end.astimezone(UTC):%Y-%m-%d %H:%M}"
+
+
+def plans_json(found: PlanOffers) -> dict[str, Any]:
+    """The plan offerings as JSON: one object each (times in ISO 8601), and the notes."""
+    offers = [
+        {
+            **{key: value for key, value in asdict(offer).items() if key not in ("start", "end")},
+            "start": offer.start.isoformat() if offer.start else None,
+            "end": offer.end.isoformat() if offer.end else None,
+        }
+        for offer in found.offers
+    ]
+    return {"hours": found.hours, "offers": offers, "notes": found.notes}
 
 
 def _settings(options: dict[str, Any]) -> cost.CostSettings:
@@ -208,6 +285,8 @@ HOURLY_COLUMNS = (
     tables.Column("shape"),
     tables.Column("on-demand USD/h", justify="right"),
     tables.Column("spot USD/h", justify="right"),
+    tables.Column("flex USD/h", priority=2, justify="right"),
+    tables.Column("reservation USD/h", priority=2, justify="right"),
     tables.Column("price", priority=4, wrap=True),
     tables.Column("as of", priority=6),
 )
@@ -231,9 +310,26 @@ def _hourly_row(row: HourlyPrice) -> tuple[str, ...]:
         row.label,
         "unknown" if row.on_demand is None else cost.dollars(row.on_demand),
         "unknown" if row.spot is None else f"{bound}{cost.dollars(row.spot)}",
+        _mode_cell(row.flex, row.flex_basis),
+        _reservation_cell(row),
         row.rate_basis,
         row.price.as_of if known and row.price else "-",
     )
+
+
+def _mode_cell(usd: float | None, basis: str) -> str:
+    """A capacity mode's dollars, ``unknown`` where the rate is, ``-`` where the provider does not offer it."""
+    if usd is not None:
+        return "$0" if usd == 0 else cost.dollars(usd)
+    return "-" if basis == cost.option.NOT_OFFERED else "unknown"
+
+
+def _reservation_cell(row: HourlyPrice) -> str:
+    """A reservation's marginal dollars, and what the reservation itself costs per hour (its on-demand rate)."""
+    cell = _mode_cell(row.reservation, row.reservation_basis)
+    if row.reservation == 0 and row.on_demand is not None:
+        return f"{cell} (holds {cost.dollars(row.on_demand)})"
+    return cell
 
 
 def hourly_json(listed: PriceList) -> dict[str, Any]:

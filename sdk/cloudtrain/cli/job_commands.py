@@ -13,12 +13,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+from pydantic_core import PydanticCustomError
 
 from cloudtrain import api, runs
 from cloudtrain.cli import failure, tables, trials_table
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
-from cloudtrain.cli.live import StatusLine
+from cloudtrain.cli.live import StatusLine, waiting
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, local_options, run_id_option, spec_options
 from cloudtrain.cli.options import target as local_target
 from cloudtrain.cli.progress import UploadBars
@@ -27,14 +28,16 @@ from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.provider import Job, JobStatus, registry
 from cloudtrain.provider.base import (
-    WAITING_STATES,
     HasConsole,
     HasSummary,
     ReportsBackup,
     RunsHere,
     attached,
 )
+from cloudtrain.provider.pending import CODE as PENDING_LIMIT
+from cloudtrain.provider.pending import wait_to_start
 from cloudtrain.provider.sweeps import TRIAL, HasTrials
+from cloudtrain.sections import parse_wait
 from cloudtrain.specfile import load_spec
 
 if TYPE_CHECKING:
@@ -99,6 +102,21 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     is_flag=True,
     help="Placement: try every candidate without reading its quotas first.",
 )
+@click.option(
+    "--max-pending",
+    metavar="DURATION",
+    default=None,
+    help="Cancel the job if it has not started within this long (reason: capacity), e.g. 30m; 0 waits "
+    "for ever. Overrides limits.max_pending (default 10m; for ever with capacity flex, plan or queue). "
+    "Given, submit follows the job until it starts.",
+)
+@click.option(
+    "--queue",
+    metavar="NAME",
+    default=None,
+    help="Submit through this queue (capacity: queue): the provider's own, e.g. an AWS Batch job queue "
+    "or a Kueue LocalQueue.",
+)
 @run_id_option
 @click.option(
     "--new", is_flag=True, help="A new job even if this spec and code ran before (a fresh --run-id)."
@@ -132,6 +150,8 @@ def submit_command(
     emulate: str | None,
     faults: tuple[str, ...],
     no_quota_check: bool,
+    max_pending: str | None,
+    queue: str | None,
     run_id: str | None,
     new: bool,
     throughput: str | None,
@@ -160,13 +180,15 @@ def submit_command(
       cloudtrain submit job.yaml --emulate vertex --fault worker:0@epoch:1
       cloudtrain submit job.yaml --provider vertex --throughput 1200@a100-40gb   budget-checked
       cloudtrain submit job.yaml --provider vertex --run-id 2026-12-03   one job per run id
+      cloudtrain submit job.yaml --provider vertex --set resources.capacity=flex --max-pending 6h
+      cloudtrain submit job.yaml --provider sagemaker --queue ml-training   an AWS Batch job queue
 
     Submitting the same spec and code again attaches to the job it created (safe to
     retry). A scheduled retrain of unchanged code on new data needs --new or a new --run-id.
     """
-    spec = load_spec(
-        job, overrides, profile=profile, check_code=False, provider=provider
-    )  # api.prepare checks it
+    overrides = (*overrides, *capacity_overrides(max_pending=max_pending, queue=queue))
+    # api.prepare checks the code
+    spec = load_spec(job, overrides, profile=profile, check_code=False, provider=provider)
     if verbose:  # the detached local launcher inherits this process's environment
         from cloudtrain.providers.local.launcher import VERBOSE_ENV
 
@@ -185,7 +207,7 @@ def submit_command(
             quotas=not no_quota_check,
             **budget,
         )
-        return _submitted(placed, wait_=wait_, as_json=as_json)
+        return _submitted(placed, wait_=wait_, as_json=as_json, limit_s=spec.max_pending_s)
     if placing:
         spec = _first_candidate(spec)
     target = local_target(provider or spec.provider, emulate=emulate, faults=faults)
@@ -205,11 +227,23 @@ def submit_command(
         return
     with UploadBars() as progress:
         submitted = submission.submit(progress=progress)
-    _submitted(submitted, wait_=wait_, as_json=as_json)
+    _submitted(
+        submitted,
+        wait_=wait_,
+        as_json=as_json,
+        limit_s=spec.max_pending_s,
+        until_started=max_pending is not None,
+    )
 
 
-def _submitted(submitted: Job, *, wait_: bool | None, as_json: bool) -> None:
-    """Print what submit made (its ID, or the JSON document), then follow it as asked."""
+def _submitted(
+    submitted: Job, *, wait_: bool | None, as_json: bool, limit_s: int, until_started: bool = False
+) -> None:
+    """Print what submit made (its ID, or the JSON document), then follow it as asked.
+
+    ``until_started`` (``--max-pending`` given): even without --wait, follow the job until
+    it starts, so the limit is kept.
+    """
     earlier = attached(submitted)
     if as_json:
         outputs = submitted.outputs.to_dict()
@@ -227,9 +261,45 @@ def _submitted(submitted: Job, *, wait_: bool | None, as_json: bool) -> None:
     if earlier:
         click.echo(_attached_note(submitted), err=True)
     if wait_ if wait_ is not None else submitted.provider == "local":
-        _follow(submitted, logs_to_stderr=as_json or not _terminal(sys.stdout))
-    else:
-        click.echo(f"Follow it with: cloudtrain logs {submitted.id} --follow", err=True)
+        _follow(submitted, limit_s=limit_s, logs_to_stderr=as_json or not _terminal(sys.stdout))
+        return
+    if until_started:
+        started = _until_started(submitted, limit_s)
+        if started.done and started.state != "succeeded":
+            _exit_for(started)
+    click.echo(f"Follow it with: cloudtrain logs {submitted.id} --follow", err=True)
+
+
+def capacity_overrides(*, max_pending: str | None, queue: str | None) -> tuple[str, ...]:
+    """``--max-pending`` and ``--queue`` as the spec fields they set (``--set`` overrides).
+
+    Raises:
+        SpecError: naming the option, when its value is not one.
+    """
+    found: list[str] = []
+    if max_pending is not None:
+        try:
+            parse_wait(max_pending)
+        except PydanticCustomError as bad:
+            raise SpecError(
+                f"--max-pending: {max_pending[:40]!r} {bad.message()}, e.g. 30m; 0 waits for ever."
+            ) from None
+        found.append(f"limits.max_pending={json.dumps(max_pending)}")
+    if queue is not None:
+        found.append(f"resources.capacity={{mode: queue, name: {json.dumps(queue)}}}")
+    return tuple(found)
+
+
+def _until_started(job: Job, limit_s: int) -> JobStatus:
+    """Wait until ``job`` starts (``wait_to_start``), showing each change; exit non-zero if the limit cancelled it."""
+    try:
+        with _signals_interrupt(), StatusLine() as line:
+            started = wait_to_start(job, limit_s=limit_s, poll_s=START_POLL_S, on_status=line)
+    except KeyboardInterrupt as interrupt:
+        _interrupted(job, interrupt)
+    if started.failure is not None and started.failure.code == PENDING_LIMIT:
+        _exit_for(started)
+    return started
 
 
 def _place(
@@ -313,6 +383,8 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
         click.echo(json.dumps({**shown, **attempts, **_last(found)}))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
+    if current.waiting and current.pending_reason:
+        click.echo(f"pending: {waiting(current)}")
     if current.failure is not None:
         click.echo(f"why: {current.failure.reason.explained} ({current.failure.code or 'no code'})")
     if described:
@@ -496,9 +568,11 @@ def _print_bundle(packed: Bundle, *, list_files: bool) -> None:
         click.echo(f"Note: {note}", err=True)
 
 
-def _follow(job: Job, *, logs_to_stderr: bool) -> None:
+def _follow(job: Job, *, limit_s: int, logs_to_stderr: bool) -> None:
     """Show the job's state until it starts (it may queue for minutes), then stream its logs.
 
+    A job that has not started within ``limit_s`` (``limits.max_pending``; 0: no limit)
+    is cancelled, and submit fails with the reason ``capacity`` (``wait_to_start``).
     ``logs_to_stderr``: the log is progress, not the result, when stdout is a pipe, a file
     or a JSON document. A sweep's logs are its trial events; once it ends, its trials table
     and best trial follow. Ctrl-C, SIGTERM (a CI timeout) and SIGHUP (a closed terminal)
@@ -506,24 +580,26 @@ def _follow(job: Job, *, logs_to_stderr: bool) -> None:
     elsewhere keeps running (``_stopped_following``). ``submit --no-wait`` leaves a local
     job running on its own.
     """
+    _until_started(job, limit_s)
     try:
         with _signals_interrupt():
-            with StatusLine() as line:
-                job.wait(
-                    poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES
-                )
             for log_line in job.logs(follow=True):
                 click.echo(log_line, err=logs_to_stderr)
             final = job.wait(poll_s=1.0)
     except KeyboardInterrupt as interrupt:
-        code = _exit_status(interrupt)
-        with _signals_interrupt():
-            if isinstance(job, RunsHere):
-                _stop(job, code)
-            _stopped_following(job, code)
+        _interrupted(job, interrupt)
     if isinstance(job, HasTrials):
         trials_table.echo(job, err=logs_to_stderr)
     _exit_for(final)
+
+
+def _interrupted(job: Job, interrupt: KeyboardInterrupt) -> NoReturn:
+    """Ctrl-C, SIGTERM or SIGHUP while following: stop a job on this machine, leave one elsewhere running."""
+    code = _exit_status(interrupt)
+    with _signals_interrupt():
+        if isinstance(job, RunsHere):
+            _stop(job, code)
+        _stopped_following(job, code)
 
 
 class Signalled(KeyboardInterrupt):
@@ -585,5 +661,12 @@ def _stopped_following(job: Job, code: int = INTERRUPTED) -> NoReturn:
 
 def _exit_for(final: JobStatus) -> None:
     if final.state != "succeeded":
-        raise CloudtrainError(f"Job ended {final.state} ({final.provider_state}). {final.detail}".rstrip())
+        why = (
+            f" Why: {final.failure}"
+            if final.failure is not None and final.failure.code == PENDING_LIMIT
+            else ""
+        )
+        raise CloudtrainError(
+            f"Job ended {final.state} ({final.provider_state}). {final.detail}".rstrip() + why
+        )
     sys.stdout.flush()

@@ -21,8 +21,24 @@ if TYPE_CHECKING:
 
 
 def plain(current: JobStatus) -> str:
-    """The line printed when the state changes: ``queued (JOB_STATE_PENDING) detail``."""
-    return f"{current.state} ({current.provider_state}) {current.detail}".rstrip()
+    """The line printed when the state changes: ``queued (JOB_STATE_PENDING) detail``, and why a job waits.
+
+    Example:
+    >>> from datetime import UTC, datetime
+    >>> from cloudtrain.provider import JobStatus
+    >>> since = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    >>> plain(JobStatus("queued", "JOB_STATE_PENDING", pending_since=since, pending_reason="waiting for spot capacity"))[:60]
+    'queued (JOB_STATE_PENDING): waiting for spot capacity, since'
+    """
+    said = f"{current.state} ({current.provider_state}) {current.detail}".rstrip()
+    return f"{said}: {waiting(current)}" if current.waiting and current.pending_reason else said
+
+
+def waiting(current: JobStatus) -> str:
+    """Why a job waits and since when (local time): ``waiting for spot capacity, since 2026-01-01 13:00:00``."""
+    since = current.pending_since
+    when = f", since {since.astimezone().strftime('%Y-%m-%d %H:%M:%S')}" if since else ""
+    return f"{current.pending_reason}{when}"
 
 
 def elapsed(seconds: float) -> str:

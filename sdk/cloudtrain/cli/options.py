@@ -99,7 +99,8 @@ def local_options(func: F) -> F:
         metavar="FAULT",
         multiple=True,
         help="With --provider local: TASK:INDEX@epoch:N makes that replica kill itself once, e.g. "
-        "worker:0@epoch:1 (tests restarts); with --emulate placement, capacity@PROVIDER:REGION and "
+        "worker:0@epoch:1 (tests restarts); pending@90s holds the job 90 s before it starts, as a job "
+        "waiting for capacity; with --emulate placement, capacity@PROVIDER:REGION and "
         "quota@PROVIDER:REGION refuse that candidate as its provider would (repeatable).",
     )(func)
     return click.option(

@@ -2,8 +2,8 @@
 
 ``cloudtrain cost job.yaml`` without ``--throughput`` has no time to multiply by, so it
 lists what it can state: for every billed provider, shape and region the job's replica
-count fits, the on-demand and spot price of all its hosts for one hour, from the same
-catalog rows the ranked estimate uses. It needs no ``training.examples_per_epoch``
+count fits, the price of all its hosts for one hour on-demand, on spot, with flex-start
+and on a reservation, side by side, from the same catalog rows the ranked estimate uses. It needs no ``training.examples_per_epoch``
 (the work), only the plan's replica count. SkyPilot's ``sky show-gpus`` answers the same
 question for its clouds.
 
@@ -25,7 +25,7 @@ from cloudtrain import catalog
 from cloudtrain.cost import inputs
 from cloudtrain.cost.compare import billed, plan_of, region_notes, regions_for
 from cloudtrain.cost.inputs import CostSettings, Price
-from cloudtrain.cost.option import host_rate
+from cloudtrain.cost.option import NOT_OFFERED, mode_rate
 from cloudtrain.cost.shapes import PlacedShape, Shape, enumerate_shapes
 
 if TYPE_CHECKING:
@@ -46,6 +46,12 @@ class HourlyPrice(PlacedShape):
     rate_basis: str
     spot_basis: str
     price: Price | None
+    flex: float | None = None
+    flex_basis: str = NOT_OFFERED
+    reservation: float | None = None
+    reservation_basis: str = NOT_OFFERED
+    plan: float | None = None
+    plan_basis: str = NOT_OFFERED
 
     @property
     def devices(self) -> int:
@@ -59,6 +65,12 @@ class HourlyPrice(PlacedShape):
             "spot_usd_per_hour": self.spot,
             "rate_basis": self.rate_basis,
             "spot_basis": self.spot_basis,
+            "flex_usd_per_hour": self.flex,
+            "flex_basis": self.flex_basis,
+            "reservation_usd_per_hour": self.reservation,
+            "reservation_basis": self.reservation_basis,
+            "plan_usd_per_hour": self.plan,
+            "plan_basis": self.plan_basis,
             "price": inputs.price_summary(self.price),
         }
 
@@ -119,16 +131,29 @@ def price_list(
 
 
 def hourly(shape: Shape, region: str, settings: CostSettings) -> HourlyPrice:
-    """``shape`` in ``region``: its hosts' on-demand and spot dollars per hour, from the catalog row."""
+    """``shape`` in ``region``: its hosts' dollars per hour in each capacity mode, from the catalog rows.
+
+    On-demand and spot from the price row; flex and a reservation from ``capacity_rates.csv``
+    (a reservation already paid for costs a job nothing more).
+    """
     machine = shape.machine
     price = settings.prices.lookup(shape.provider, region, machine.machine_type, machine.accelerator)
-    on_demand, basis = host_rate(price, False, settings)
-    spot, spot_basis = host_rate(price, True, settings)
+    rates = {
+        mode: mode_rate(price, mode, settings)
+        for mode in ("on_demand", "spot", "flex", "reservation", "plan")
+    }
+    hosts = {mode: None if rate is None else rate * shape.hosts for mode, (rate, _) in rates.items()}
     return HourlyPrice(
         **shape.placed(region),
-        on_demand=None if on_demand is None else on_demand * shape.hosts,
-        spot=None if spot is None else spot * shape.hosts,
-        rate_basis=basis,
-        spot_basis=spot_basis,
+        on_demand=hosts["on_demand"],
+        spot=hosts["spot"],
+        rate_basis=rates["on_demand"][1],
+        spot_basis=rates["spot"][1],
         price=price,
+        flex=hosts["flex"],
+        flex_basis=rates["flex"][1],
+        reservation=hosts["reservation"],
+        reservation_basis=rates["reservation"][1],
+        plan=hosts["plan"],
+        plan_basis=rates["plan"][1],
     )

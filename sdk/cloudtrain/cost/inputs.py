@@ -234,6 +234,55 @@ def scaling_efficiency(machine: catalog.Machine, hosts: int) -> Efficiency:
 
 
 @dataclass(frozen=True)
+class CapacityRate:
+    """What one host costs per hour in a capacity mode that is neither on-demand nor spot: a row of
+    ``capacity_rates.csv`` (``*`` matches any region, machine or accelerator).
+
+    ``usd_per_hour`` None means unknown (``basis`` says why); 0 means already paid for
+    (a reservation, a training plan's upfront fee).
+    """
+
+    provider: str
+    mode: str
+    region: str
+    machine_type: str
+    accelerator: str
+    usd_per_hour: float | None
+    as_of: str
+    basis: str
+    source: str
+
+    def matches(self, region: str, machine_type: str, accelerator: str) -> bool:
+        wanted = (self.region, self.machine_type, self.accelerator)
+        return all(
+            mine in ("*", theirs)
+            for mine, theirs in zip(wanted, (region, machine_type, accelerator), strict=True)
+        )
+
+
+@catalog.cached
+def capacity_rates() -> tuple[CapacityRate, ...]:
+    """``capacity_rates.csv`` (and every provider's own), in file order: the first match wins."""
+    return tuple(
+        CapacityRate(**{**row, "usd_per_hour": _number(row["usd_per_hour"])})  # type: ignore[arg-type]
+        for row in catalog.rows("capacity_rates.csv")
+    )
+
+
+def capacity_rate(provider: str, mode: str, price: Price) -> CapacityRate | None:
+    """The rate row of ``mode`` for ``price``'s shape and region; None when the catalog has none."""
+    return next(
+        (
+            rate
+            for rate in capacity_rates()
+            if (rate.provider, rate.mode) == (provider, mode)
+            and rate.matches(price.region, price.machine_type, price.accelerator)
+        ),
+        None,
+    )
+
+
+@dataclass(frozen=True)
 class Assumption:
     """A number the estimate relies on that no price source gives; always shown with its basis."""
 

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from cloudtrain.cost import inputs
+from cloudtrain.cost.option import NOT_OFFERED
 from cloudtrain.messages import counted
 from cloudtrain.provider import registry
 
 if TYPE_CHECKING:
     from cloudtrain.cost.compare import Estimate
-    from cloudtrain.cost.hourly import PriceList
+    from cloudtrain.cost.hourly import HourlyPrice, PriceList
     from cloudtrain.cost.inputs import CostSettings, Efficiency, Price
 
 # What to give ``cost`` for time and total dollars, wherever it has no speed to go on.
@@ -41,6 +42,8 @@ class Priced(Protocol):
     def price(self) -> Price | None: ...
 
 
+# The capacity modes the footer explains, as its lines name them.
+CAPACITY_WORDS = {"flex": "Flex", "reservation": "Reservation", "plan": "Training plan"}
 # How a table marks an efficiency that is not the catalog's assumption.
 KIND_MARKS = {inputs.MEASURED: " m", inputs.EXTRAPOLATED: " x"}
 
@@ -109,11 +112,30 @@ def hourly_footer(listed: PriceList) -> list[str]:
     assumption = _no_spot_price(listed.settings, listed.rows, "its spot prices show")
     return [
         f"{line}." if not assumption else f"{line}; {assumption}",
+        *capacity_bases(listed.rows),
         estimates(listed.rows),
         billing(listed.rows),
         MEASURE_HINT.replace("JOB", "job.yaml"),
         *(f"Note: {note}" for note in listed.notes),
     ]
+
+
+def capacity_bases(rows: Sequence[HourlyPrice]) -> list[str]:
+    """Where the flex and reservation columns (and a training plan) come from, per provider that offers them
+    (``capacity_rates.csv``)."""
+    lines = []
+    for mode, column in (
+        ("flex", "flex_basis"),
+        ("reservation", "reservation_basis"),
+        ("plan", "plan_basis"),
+    ):
+        bases = dict.fromkeys(
+            (row.provider, getattr(row, column))
+            for row in rows
+            if getattr(row, column) not in (NOT_OFFERED, "price unknown")
+        )
+        lines += [f"{CAPACITY_WORDS[mode]} on {title(provider)}: {basis}." for provider, basis in bases]
+    return lines
 
 
 def spot(found: Estimate) -> str:

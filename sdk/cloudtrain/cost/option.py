@@ -24,6 +24,8 @@ from cloudtrain.cost.units import billed_seconds, charge, run_seconds
 
 # The rate basis of a spot option priced at on-demand because no spot price is published.
 SPOT_UPPER_BOUND = "spot ≤ on-demand, exact price unknown"
+# The rate basis of a capacity mode the provider does not offer (catalog/capacity.csv).
+NOT_OFFERED = "not offered"
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,26 @@ def efficiency_for(shape: Shape, measured: Throughput) -> Efficiency:
         f"/ {base:.2f} assumed there"
     )
     return Efficiency(value, basis, assumed.label, EXTRAPOLATED)
+
+
+def mode_rate(price: Price | None, mode: str, settings: CostSettings) -> tuple[float | None, str]:
+    """$/h of one host in capacity ``mode`` and where it comes from; (None, why) when unknown.
+
+    On-demand and spot come from the price row (``host_rate``); the other modes from
+    ``capacity_rates.csv``, where a mode the provider does not offer is ``NOT_OFFERED``
+    (``catalog/capacity.csv``) and an unknown rate says why rather than borrow another.
+    """
+    if mode in ("on_demand", "spot"):
+        return host_rate(price, mode == "spot", settings)
+    if price is None:
+        return None, "price unknown"
+    offer = catalog.capacity_offers(price.provider).get(mode)
+    if offer is None or not offer.serves(price.accelerator):
+        return None, NOT_OFFERED
+    rate = inputs.capacity_rate(price.provider, mode, price)
+    if rate is None:
+        return None, f"{mode} rate unknown"
+    return rate.usd_per_hour, rate.basis
 
 
 def host_rate(price: Price | None, spot: bool, settings: CostSettings) -> tuple[float | None, str]:

@@ -4,7 +4,7 @@ For each candidate, in order: skip it if an earlier failure blocked it (the same
 and shape out of capacity, or its provider refusing the caller) or if its quota is
 conclusively short (``preflight``); else submit it and wait until it starts, fails, or
 has waited ``limits.max_pending``, after which it is cancelled (and the cancel confirmed)
-and counted as capacity. What stopped it is read in the shared words
+and counted as capacity (``provider.pending.wait_to_start``, as a single submit waits). What stopped it is read in the shared words
 (``cloudtrain.provider.failures``):
 
 =============  ====================================================================
@@ -32,12 +32,13 @@ from typing import TYPE_CHECKING
 from cloudtrain.errors import CloudtrainError, ProviderError
 from cloudtrain.placement.trail import Attempt, Trail
 from cloudtrain.provider.failures import Failure, Reason, failure_of
-from cloudtrain.provider.jobs import WAITING_STATES
+from cloudtrain.provider.pending import CODE as PENDING_LIMIT
+from cloudtrain.provider.pending import wait_to_start
 
 if TYPE_CHECKING:
     from cloudtrain.placement.preflight import Check
     from cloudtrain.placement.resolve import Resolved
-    from cloudtrain.provider.jobs import Job, JobStatus
+    from cloudtrain.provider.jobs import Job
 
 # Reasons that end the placement: nothing another candidate changes.
 STOPPING = (Reason.CONFIGURATION, Reason.USER_CODE)
@@ -90,7 +91,7 @@ class Failover:
         preflight: the quota check of a candidate; None: not checked.
         max_pending_s: how long a job may wait to start before it is cancelled (0: for ever).
         on_attempt: called with each attempt as it is recorded (the CLI prints it).
-        clock, sleep: time, injectable for tests.
+        clock, sleep: time, injectable for tests; a job waits with its own clients' sleep.
     """
 
     candidates: Sequence[Resolved]
@@ -98,7 +99,7 @@ class Failover:
     attach: Callable[[str, str], Job]
     trail: Trail
     preflight: Callable[[Resolved], Check] | None = None
-    max_pending_s: float = 600.0
+    max_pending_s: int = 600
     on_attempt: Callable[[Attempt], None] = lambda attempt: None
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
@@ -162,17 +163,13 @@ class Failover:
     def _follow(self, candidate: Resolved, job: Job, started: float) -> Job | None:
         """``job`` once it runs; None once it failed, or waited too long and was cancelled."""
         try:
-            status = self._until_started(job, started)
+            status = wait_to_start(job, limit_s=self.max_pending_s, poll_s=self.poll_s, clock=self.clock)
         except BaseException:  # Ctrl-C or a crash: never leave a job waiting that nobody follows
             self._cancel(job)
             self._record(candidate, "cancelled", None, job_id=job.id, started=started)
             raise
-        if status is None:
-            self._cancel(job)
-            waited = f"did not start within limits.max_pending ({self.max_pending_s:g} s); cancelled"
-            self._failed(
-                candidate, "cancelled", Failure(Reason.CAPACITY, waited, "max_pending"), started, job
-            )
+        if status.failure is not None and status.failure.code == PENDING_LIMIT:
+            self._failed(candidate, "cancelled", status.failure, started, job)
             return None
         if status.state == "failed":
             failure = status.failure or Failure(Reason.INTERNAL, status.detail or status.provider_state, "")
@@ -182,16 +179,6 @@ class Failover:
             raise PlacementFailed(self._summary(f"The job {job.id} was {status.state}"), self.trail)
         self._record(candidate, "started", None, job_id=job.id, started=started)
         return job
-
-    def _until_started(self, job: Job, started: float) -> JobStatus | None:
-        """The job's status once it left the waiting states; None if ``max_pending_s`` passed first."""
-        while True:
-            status = job.status()
-            if status.state not in WAITING_STATES:
-                return status
-            if self.max_pending_s and self.clock() - started >= self.max_pending_s:
-                return None
-            self.sleep(self.poll_s)
 
     def _cancel(self, job: Job) -> None:
         """Cancel ``job`` and wait until its provider says it ended: the next candidate may then start."""

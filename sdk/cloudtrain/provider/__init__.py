@@ -7,11 +7,12 @@ and never to a provider's:
 
 - ``base``: the ``Provider`` protocol and the optional protocols a provider may add
   (``ListsJobs``, ``FindsRuns``, ``DiscoversSettings``, ``DiscoversTargetSettings``,
-  ``ChecksSetup``, ``ReadsOutputs``, ``NamesRuns``).
+  ``ChecksSetup``, ``ReadsOutputs``, ``NamesRuns``, ``OffersPlans``).
 - ``jobs``: the ``Job`` handle, the neutral job states and what a job reports.
 - ``failures``: why a job did not start or stopped (capacity, quota, permission,
   configuration, user code, preempted, internal), the words every provider maps its
   own errors onto.
+- ``pending``: waiting for any job to start, for at most ``limits.max_pending``.
 - ``calls``: how a provider's calls to its cloud are retried and their errors worded.
 - ``registry``: the provider objects (built-ins, the ``cloudtrain.providers`` entry-point
   group, ``register`` at run time).
@@ -46,6 +47,8 @@ _EXPORTS = {
     "Failure": "cloudtrain.provider.failures",
     "Job": "cloudtrain.provider.jobs",
     "JobStatus": "cloudtrain.provider.jobs",
+    "OffersPlans": "cloudtrain.provider.base",
+    "PlanOffer": "cloudtrain.provider.base",
     "Provider": "cloudtrain.provider.base",
     "Reason": "cloudtrain.provider.failures",
     "for_job": "cloudtrain.provider.registry",
@@ -53,6 +56,7 @@ _EXPORTS = {
     "names": "cloudtrain.provider.registry",
     "poll_until_done": "cloudtrain.provider.jobs",
     "register": "cloudtrain.provider.registry",
+    "wait_to_start": "cloudtrain.provider.pending",
 }
 
 __all__ = [
@@ -62,6 +66,8 @@ __all__ = [
     "Failure",
     "Job",
     "JobStatus",
+    "OffersPlans",
+    "PlanOffer",
     "Provider",
     "Reason",
     "for_job",
@@ -69,13 +75,15 @@ __all__ = [
     "names",
     "poll_until_done",
     "register",
+    "wait_to_start",
 ]
 
 if TYPE_CHECKING:
-    from cloudtrain.provider.base import Provider
+    from cloudtrain.provider.base import OffersPlans, PlanOffer, Provider
     from cloudtrain.provider.cloud import CloudProvider
     from cloudtrain.provider.failures import Failure, Reason
     from cloudtrain.provider.jobs import TERMINAL_STATES, WAITING_STATES, Job, JobStatus, poll_until_done
+    from cloudtrain.provider.pending import wait_to_start
     from cloudtrain.provider.registry import for_job, get, names, register
 
 

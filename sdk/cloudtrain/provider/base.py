@@ -21,6 +21,7 @@ registry for a provider is cheap.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from cloudtrain.planning import Plan, Target
@@ -41,6 +42,7 @@ from cloudtrain.provider.jobs import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
     from pathlib import Path
 
     from cloudtrain.bundle import Bundle
@@ -65,6 +67,8 @@ __all__ = [
     "JobSummary",
     "ListsJobs",
     "NamesRuns",
+    "OffersPlans",
+    "PlanOffer",
     "Provider",
     "ReadsOutputs",
     "ReportsBackup",
@@ -265,6 +269,49 @@ class ChecksSetup(Protocol):
         Each is ok, warn or fail, with the fix when it is not ok. ``sources`` says where
         each setting of ``spec`` came from (the spec, a profile, the environment). Nothing
         is created but a probe object, deleted at once; no secret is ever in a line.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class PlanOffer:
+    """Capacity a provider sells ahead for a time window (a SageMaker training plan offering).
+
+    Attributes:
+        provider, machine_type, hosts: what it reserves.
+        offer_id: the provider's id of the offering, to buy it with.
+        upfront: the fee paid when buying it, in ``currency``.
+        hours: how long the window is.
+        start, end: the window, where the provider says (UTC).
+    """
+
+    provider: str
+    machine_type: str
+    hosts: int
+    offer_id: str
+    upfront: float
+    currency: str
+    hours: float
+    start: datetime | None = None
+    end: datetime | None = None
+
+
+@runtime_checkable
+class OffersPlans(Protocol):
+    """A provider that sells capacity ahead (``capacity: plan``) and can search what it offers. Optional.
+
+    ``cloudtrain cost --plan-offers`` asks it for the offerings of each shape it prices.
+    """
+
+    def plan_offers(
+        self, spec: JobSpec, machine_type: str, hosts: int, *, hours: int, clients: Any = None
+    ) -> list[PlanOffer]:
+        """The offerings of ``hosts`` × ``machine_type`` for ``hours`` in ``spec``'s region, cheapest first.
+
+        Empty when the provider sells none of that machine type.
+
+        Raises:
+            CloudtrainError: the search failed (no credentials, a refused call).
         """
         ...
 

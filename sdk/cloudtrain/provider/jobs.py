@@ -31,24 +31,37 @@ class JobStatus:
 
     ``failure`` says why a failed job failed, in every provider's words
     (``cloudtrain.provider.failures``), where the provider said enough to tell.
+    A job that waits to start (``WAITING_STATES``) says since when (``pending_since``,
+    UTC) and why (``pending_reason``: "queued for quota", "waiting for flex-start
+    capacity", "suspended in Kueue queue team-a"), from the provider's own fields,
+    where it tells.
     """
 
     state: str
     provider_state: str
     detail: str = ""
     failure: Failure | None = None
+    pending_since: datetime | None = None
+    pending_reason: str = ""
 
     @property
     def done(self) -> bool:
         return self.state in TERMINAL_STATES
 
+    @property
+    def waiting(self) -> bool:
+        """Whether the job has not started yet (queued or pending)."""
+        return self.state in WAITING_STATES
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the fields, the failure as a mapping (or None), and ``done``.
+        """JSON-ready: the fields, the failure as a mapping (or None), times in ISO 8601, and ``done``.
 
         >>> JobStatus("running", "RUNNING").to_dict()
-        {'state': 'running', 'provider_state': 'RUNNING', 'detail': '', 'failure': None, 'done': False}
+        {'state': 'running', 'provider_state': 'RUNNING', 'detail': '', 'failure': None, 'pending_since': None, 'pending_reason': '', 'done': False}
         """
-        return {**asdict(self), "done": self.done}
+        fields = asdict(self)
+        since = self.pending_since
+        return {**fields, "pending_since": since.isoformat() if since else None, "done": self.done}
 
 
 @dataclass(frozen=True)

@@ -139,12 +139,23 @@ def test_without_a_throughput_every_shape_is_listed_with_its_price_per_hour(
     result = run_cli("cost", EXAMPLE)
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].split() == ["accel", "dev", "provider", "region", "shape", "on-demand", "USD/h", "spot", "USD/h", "price", "as", "of"]  # fmt: skip
+    assert lines[0].split() == ["accel", "dev", "provider", "region", "shape", "on-demand", "USD/h", "spot", "USD/h", "flex", "USD/h", "reservation", "USD/h", "price", "as", "of"]  # fmt: skip
     rows = [line.split() for line in lines[2 : lines.index("")]]
-    # 2 × ml.g4dn.xlarge at $0.736/h each; SageMaker publishes no spot price: the on-demand bound
-    assert ["t4", "2", "sagemaker", "us-east-1", "2", "×", "ml.g4dn.xlarge", "$1.47", "≤", "$1.47"] in [
-        row[:10] for row in rows
-    ]
+    # 2 × ml.g4dn.xlarge at $0.736/h each; SageMaker publishes no spot price: the on-demand bound;
+    # it has no flex-start and takes no reservations (a training plan instead)
+    assert ["t4", "2", "sagemaker", "us-east-1", "2", "×", "ml.g4dn.xlarge", "$1.47", "≤", "$1.47", "-", "-"] in [
+        row[:12] for row in rows
+    ]  # fmt: skip
+    # on Vertex AI, side by side: on-demand, spot, flex-start (serves L4, not T4; its rate unknown)
+    # and a reservation, already paid for: $0 more, holding the on-demand rate
+    assert ["t4", "2", "vertex", "us-central1", "2", "×", "n1-standard-8", "$1.68", "$0.7107", "-", "$0", "(holds", "$1.68)"] in [
+        row[:13] for row in rows
+    ]  # fmt: skip
+    assert ["unknown", "$0"] in [row[9:11] for row in rows if row[:3] == ["l4", "2", "vertex"]]
+    assert (
+        "Flex on Vertex AI: unknown: Vertex AI bills flex-start at Dynamic Workload Scheduler prices"
+        in result.out
+    )
     accelerators = [row[0] for row in rows]
     assert accelerators == sorted(accelerators, key=accelerators.index)  # grouped by accelerator
     assert {"cpu", "t4", "v100", "l4", "a10g", "a100-40gb"} <= set(accelerators)

@@ -145,8 +145,8 @@ def test_the_compiled_job_is_the_request_cloudtrain_renders(example: ModuleType,
     "overrides",
     [
         (),  # the example: no strategy, so the op's default STANDARD must not reach the job
-        ("resources.accelerator=l4", "vertex.flex_start=true", "vertex.max_wait=2h"),  # kept: FLEX_START
-        ("resources.accelerator=l4", "vertex.flex_start=true"),  # no max wait: not the op's 86400s
+        ("resources.accelerator=l4", "resources.capacity={mode: flex, max_wait: 2h}"),  # kept: FLEX_START
+        ("resources.accelerator=l4", "resources.capacity=flex"),  # no max wait: not the op's 86400s
     ],
 )
 @pytest.mark.usefixtures("gcs")

@@ -7,6 +7,8 @@ clock and the sleeps are the test's, so waiting out ``limits.max_pending`` takes
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +52,21 @@ class Clock:
 
 @pytest.fixture
 def candidates(fake_gcs: str, fake_vertex: FakeJobService, aws: LoopbackAws) -> list[Resolved]:
+    fake_vertex.clock = int(time.time())  # a job created now has waited no time
     return resolve(api.as_spec(EXAMPLE, (CANDIDATES, "limits.max_cost_usd=1000")))
 
 
-def failover(candidates: list[Resolved], aws: LoopbackAws, tmp_path: Path, **options: Any) -> Failover:
-    clients = {"vertex": vertex.VertexClients(sleep=lambda s: None), "sagemaker": aws.clients()}
+def failover(
+    candidates: list[Resolved],
+    aws: LoopbackAws,
+    tmp_path: Path,
+    sleep: Callable[[float], None] | None = None,
+    **options: Any,
+) -> Failover:
+    """The placement of run-1; the jobs wait on its clock too, or on ``sleep`` when given."""
     clock = Clock()
+    sleep = sleep or clock.sleep
+    clients = {"vertex": vertex.VertexClients(sleep=sleep), "sagemaker": aws.clients(sleep=sleep)}
 
     def submit(candidate: Resolved) -> Job:
         provider = candidate.plan.provider
@@ -68,7 +79,7 @@ def failover(candidates: list[Resolved], aws: LoopbackAws, tmp_path: Path, **opt
         trail=Trail("run-1", tmp_path / "run-1.json"),
         max_pending_s=60,
         clock=clock,
-        sleep=clock.sleep,
+        sleep=sleep,
         **options,
     )
 
@@ -93,7 +104,7 @@ def test_a_job_that_waits_too_long_is_cancelled_before_the_next_candidate_is_cre
     job = placing.run()
     assert "locations/europe-west4/customJobs/" in job.id
     assert outcomes(placing.trail) == [
-        (0, "cancelled", "capacity", "max_pending"),
+        (0, "cancelled", "capacity", "limits.max_pending"),
         (1, "refused", "quota", "ResourceLimitExceeded"),
         (2, "started", "", ""),
     ]
@@ -165,8 +176,7 @@ def test_an_interrupted_placement_attaches_to_the_job_it_left_live(
     def interrupted(seconds: float) -> None:
         raise KeyboardInterrupt
 
-    first = failover(candidates, aws, tmp_path)
-    first.sleep = interrupted
+    first = failover(candidates, aws, tmp_path, sleep=interrupted)
     with pytest.raises(KeyboardInterrupt):
         first.run()
     # Ctrl-C while it waited: the job was cancelled, and the trail says so

@@ -169,6 +169,14 @@ def project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 @pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private local home; whatever a failing test left running there is cancelled after it."""
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+    yield tmp_path / "home"
+    stop_runs(tmp_path / "home")
+
+
+@pytest.fixture
 def private_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """``TMPDIR``, for the test and the processes it starts, in the test's own folder."""
     (tmp_path / "tmp").mkdir()

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,15 @@ from tests.conftest import Result
 pytestmark = pytest.mark.timeout(120)
 
 # What a finished run folder holds: the launcher's records, no host folders.
-RUN_RECORDS = ["launcher.log", "launcher.pid", "output.log", "output.times", "request.json", "status.json"]
+RUN_RECORDS = [
+    "launcher.log",
+    "launcher.pid",
+    "output.log",
+    "output.times",
+    "request.json",
+    "started",
+    "status.json",
+]
 
 REPLICA_SCRIPT = """\
 import json, os, pathlib, signal, sys, time
@@ -81,13 +89,6 @@ if os.environ.get("MODE") == "chatty":  # a line every 0.1 s, as training prints
         time.sleep(0.1)
 print("done", me)
 """
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
-    yield tmp_path / "home"
-    stop_runs(tmp_path / "home")
 
 
 def stop_runs(home: Path) -> None:

@@ -82,6 +82,8 @@ def test_submit_then_status_finds_the_owner_from_the_id(run_cli: RunCli, example
             "provider_state": "RUNNING",
             "detail": "",
             "failure": None,
+            "pending_since": None,  # a plugin that says nothing of why it waits: the defaults
+            "pending_reason": "",
             "done": False,
             "backup_kept": None,
         }

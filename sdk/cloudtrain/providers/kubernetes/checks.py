@@ -14,7 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cloudtrain import catalog
+from cloudtrain.providers.kubernetes.apimachinery import dns1123_label
 from cloudtrain.providers.kubernetes.nodes import labels
+from cloudtrain.providers.kubernetes.settings import KubernetesSettings
 
 if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
@@ -22,7 +24,26 @@ if TYPE_CHECKING:
 
 def problems(spec: JobSpec) -> list[str]:
     """One message per thing the JobSet of ``spec`` could not run, field first."""
-    return _tpu_problems(spec)
+    return _tpu_problems(spec) + _queue_problems(spec)
+
+
+def _queue_problems(spec: JobSpec) -> list[str]:
+    """``capacity: queue`` names a Kueue LocalQueue: here, or in ``kubernetes.queue``."""
+    capacity = spec.resources.capacity
+    if capacity.mode != "queue":
+        return []
+    if capacity.name is None and KubernetesSettings.of(spec).queue is None:
+        return [
+            "resources.capacity: capacity: queue on Kubernetes goes through a Kueue LocalQueue; name it with "
+            "resources.capacity.name, kubernetes.queue, or submit --queue NAME."
+        ]
+    name = capacity.name
+    wrong = None if name is None else dns1123_label(name)
+    if name is None or wrong is None:
+        return []
+    return [
+        f"resources.capacity.name: {name[:80]!r} is not a LocalQueue name: {wrong} (kubectl get localqueues)."
+    ]
 
 
 def _tpu_problems(spec: JobSpec) -> list[str]:

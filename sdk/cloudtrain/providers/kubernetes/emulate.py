@@ -52,11 +52,12 @@ from cloudtrain.provider.emulation import (
     host_python,
     restart,
 )
-from cloudtrain.providers.kubernetes import storage
+from cloudtrain.providers.kubernetes import kueue, storage
 from cloudtrain.providers.kubernetes.render import (
     CONTAINER,
     JOB_INDEX_KEY,
     JOBSET_NAME_KEY,
+    QUEUE_LABEL,
     REPLICATED_JOB_NAME_KEY,
     REPLICATED_JOB_REPLICAS_KEY,
 )
@@ -130,11 +131,24 @@ def replicas(request: dict[str, Any]) -> dict[str, Any]:
     template = request["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     return {
         "job": request["metadata"]["name"],
+        "waiting": waiting_words(request),
         "restarts": restarts(request),
         "deadline": active_deadline(request),
         "cluster": {"env": {HOSTS_ENV: resolver}},
         "replicas": [_replica(pod, index, template) for index, pod in enumerate(found)],
     }
+
+
+def waiting_words(request: dict[str, Any]) -> dict[str, str]:
+    """The state the JobSet ``request`` waits in before it runs, and why, as ``status`` says it.
+
+    A queued JobSet waits suspended in its Kueue queue (``job.KubernetesJob._queued``), any
+    other for its pods to be scheduled.
+    """
+    queue = request["metadata"].get("labels", {}).get(QUEUE_LABEL)
+    if queue and request["spec"].get("suspend"):
+        return {"state": "queued", "provider_state": "Suspended", "reason": kueue.suspended_in(queue)}
+    return {"state": "pending", "provider_state": "Pending", "reason": "waiting for its pods to be scheduled"}
 
 
 def restarts(request: dict[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
 from cloudtrain.planning import ExpectedCost
 from cloudtrain.provider.jobs import JobStatus, JobSummary, Usage, WaitsByPolling
-from cloudtrain.providers.kubernetes import failures
+from cloudtrain.providers.kubernetes import failures, kueue
 from cloudtrain.providers.kubernetes.clients import (
     TIMEOUT_S,
     ApiCall,
@@ -54,6 +54,7 @@ from cloudtrain.providers.kubernetes.render import (
     JOBSET_NAME_KEY,
     NODE_TYPE_ANNOTATION,
     PLURAL,
+    QUEUE_LABEL,
     REGION_ANNOTATION,
     RUN_ANNOTATION,
     RUN_PREFIX_ANNOTATION,
@@ -195,14 +196,57 @@ class KubernetesJob(WaitsByPolling):
         if jobset["metadata"].get("deletionTimestamp"):
             return JobStatus("cancelled", "Terminating")
         condition = _true_condition(jobset)
+        ended = condition is not None and condition["type"] != "Suspended"
+        if not ended and (condition is not None or jobset["spec"].get("suspend")):
+            return self._queued(jobset)
         if condition is not None:
             detail = condition.get("message", "") if condition["type"] != "Completed" else ""
             failed = condition["type"] == "Failed"
             failure = failures.jobset_failure(condition.get("reason", ""), detail) if failed else None
             return JobStatus(CONDITION_STATES[condition["type"]], condition["type"], detail, failure)
         phases = sorted({pod.status.phase or "Pending" for pod in self._pods()})
-        state = "running" if "Running" in phases else "pending"
-        return JobStatus(state, ",".join(phases) or "NoPods", _restarts(jobset))
+        if "Running" in phases:
+            return JobStatus("running", ",".join(phases), _restarts(jobset))
+        created = _time(jobset["metadata"]["creationTimestamp"])
+        waiting = "waiting for its pods to be scheduled" if phases else "waiting for its pods to be created"
+        return JobStatus(
+            "pending",
+            ",".join(phases) or "NoPods",
+            _restarts(jobset),
+            pending_since=created,
+            pending_reason=waiting,
+        )
+
+    def _queued(self, jobset: dict[str, Any]) -> JobStatus:
+        """A suspended JobSet: queued in its Kueue LocalQueue, with why from its Workload's conditions."""
+        queue = jobset["metadata"].get("labels", {}).get(QUEUE_LABEL)
+        created = _time(jobset["metadata"]["creationTimestamp"])
+        reason = (
+            kueue.queued_reason(queue, self._workloads(jobset["metadata"]["uid"])) if queue else "suspended"
+        )
+        return JobStatus("queued", "Suspended", pending_since=created, pending_reason=reason)
+
+    def _workloads(self, uid: str) -> list[dict[str, Any]] | None:
+        """The Kueue Workloads of the JobSet with ``uid``; None when Kueue's API cannot be read (not installed, forbidden)."""
+        call = ApiCall("list", f"{kueue.WORKLOADS}.{kueue.GROUP}", self.namespace)
+        try:
+            listed = with_retries(
+                lambda: self._clients.custom_objects().list_namespaced_custom_object(
+                    kueue.GROUP,
+                    kueue.VERSION,
+                    self.namespace,
+                    kueue.WORKLOADS,
+                    label_selector=f"{kueue.JOB_UID_LABEL}={uid}",
+                    _request_timeout=TIMEOUT_S,
+                ),
+                call,
+                sleep=self._clients.sleep,
+            )
+        except KubernetesCallError as unreadable:
+            if unreadable.status in (403, 404):
+                return None
+            raise
+        return list(listed.get("items", []))
 
     def cancel(self) -> None:
         """Delete the JobSet and, through garbage collection, its Jobs and pods (``Foreground``).

@@ -33,9 +33,9 @@ sources for each choice (kubernetes-sigs/jobset v0.12.0, commit f22e565; the Kub
   the AWS CLI), where the runtime opens ``gs://`` and ``s3://`` URIs (``storage``).
 - **Placement.** GPUs as the extended resource ``gpu_resource`` (``nvidia.com/gpu``), TPU
   chips as ``google.com/tpu`` with GKE's TPU node labels, the node type and spot capacity
-  by the node labels in ``nodes.csv``; Kueue by the JobSet label
-  ``kueue.x-k8s.io/queue-name`` (kubernetes-sigs/kueue site/content/en/docs/tasks/run/
-  jobsets.md, "Queue selection").
+  by the node labels in ``nodes.csv``; Kueue (``capacity: queue``, ``kubernetes.queue``) by
+  the JobSet label ``kueue.x-k8s.io/queue-name`` (kubernetes-sigs/kueue
+  site/content/en/docs/tasks/run/jobsets.md, "Queue selection"), created suspended.
 
 ``render`` names the JobSet ``<name>-<hash>``: the hash covers the whole request, the run
 id included, so submitting the same run again meets ``409 AlreadyExists`` and attaches.
@@ -194,10 +194,18 @@ def escape_env_value(value: str) -> str:
     return value.replace("$(", "$$(")
 
 
+def queue_of(plan: Plan) -> str | None:
+    """The Kueue LocalQueue the JobSet goes to: ``capacity: queue``'s name, else ``kubernetes.queue``; None: no Kueue."""
+    capacity = plan.capacity
+    named = capacity.name if capacity.mode == "queue" else None
+    return named or KubernetesSettings.of(plan.spec).queue
+
+
 def _metadata(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
     labels = {**settings.labels, JOB_LABEL: plan.name}
-    if settings.queue:
-        labels[QUEUE_LABEL] = settings.queue
+    queue = queue_of(plan)
+    if queue:
+        labels[QUEUE_LABEL] = queue
     # The run is part of the request, so of its hash: a new run is a new JobSet.
     notes = {
         RUN_ANNOTATION: runs.of_plan(plan),
@@ -219,7 +227,16 @@ def _metadata(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
 
 
 def _jobset_spec(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
+    """The JobSet: hostnames, the failure policy, one replicated job; suspended when a Kueue queue admits it.
+
+    A queued JobSet is created suspended, and Kueue unsuspends it once its LocalQueue's
+    ClusterQueue admits it (quota reserved, admission checks such as a ProvisioningRequest
+    passed): kubernetes-sigs/kueue v0.19.2, site/content/en/docs/concepts/workload.md and
+    tasks/run/jobsets.md. Suspended, its Jobs and pods are not created.
+    """
+    suspended = {"suspend": True} if queue_of(plan) else {}
     return {
+        **suspended,
         "network": {"enableDNSHostnames": True},
         "failurePolicy": {
             "maxRestarts": settings.max_restarts,

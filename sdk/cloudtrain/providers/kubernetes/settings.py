@@ -175,7 +175,8 @@ class KubernetesSettings(StoredSection):
     )
     queue: DnsLabel | None = Field(
         None,
-        description="The Kueue LocalQueue to submit to (label kueue.x-k8s.io/queue-name); none: no Kueue.",
+        description="The Kueue LocalQueue every JobSet goes through (label kueue.x-k8s.io/queue-name; created "
+        "suspended, Kueue admits it), and capacity: queue's default; none: no Kueue.",
         examples=["team-a"],
     )
     image_pull_secrets: list[SecretName] = Field(

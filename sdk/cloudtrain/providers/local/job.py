@@ -32,6 +32,7 @@ from cloudtrain.providers.local.processes import ProcessRecord
 from cloudtrain.providers.local.records import (
     LAUNCHER_FILE,
     REQUEST_FILE,
+    STARTED_FILE,
     STATUS_FILE,
     parse_request,
     parse_status,
@@ -211,9 +212,9 @@ class LocalJob(WaitsByPolling):
         """This run as ``list`` shows it; a corrupt record makes its state ``unreadable``.
 
         A run keeps no clock of its own, so its times are those of the records the
-        launcher writes once each: ``request.json`` when it was submitted, ``launcher.pid``
-        when the launcher took charge (the start), and ``status.json``'s last write for a
-        run that ended (the end); a launcher that died without recording an end ended
+        launcher writes once each: ``request.json`` when it was submitted, ``started`` when
+        the first replicas started (a run from before it was kept: ``launcher.pid``, when the
+        launcher took charge), and ``status.json``'s last write for a run that ended (the end); a launcher that died without recording an end ended
         when it was last seen alive (``orphans.last_seen``). Nothing is billed, so there
         is no estimate or usage.
         """
@@ -232,11 +233,15 @@ class LocalJob(WaitsByPolling):
             provider=self.provider,
             state=current.state if current else UNREADABLE,
             created=_modified(self.run_dir / REQUEST_FILE) or _modified(self.run_dir) or datetime.now(UTC),
-            started=_modified(self.run_dir / LAUNCHER_FILE),
+            started=None if current is None or current.waiting else self._started(),
             ended=self._ended(current),
             shape=f"{replicas} × process" if replicas else "",
             run=request.get("run_id") if request else None,
         )
+
+    def _started(self) -> datetime | None:
+        """When the first replicas started; a run from before that was recorded, when its launcher took charge."""
+        return _modified(self.run_dir / STARTED_FILE) or _modified(self.run_dir / LAUNCHER_FILE)
 
     def _ended(self, current: JobStatus | None) -> datetime | None:
         """When an ended run ended: its final record's write, else (no end recorded) the launcher's last sign of life."""

@@ -50,6 +50,7 @@ import threading
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,7 @@ from cloudtrain.providers.local.records import (
     LAUNCHER_FILE,
     REPLICAS_FILE,
     REQUEST_FILE,
+    STARTED_FILE,
     STATUS_FILE,
     parse_request,
     read_record,
@@ -74,6 +76,7 @@ from cloudtrain.providers.local.records import (
     untrusted,
     write_record,
 )
+from cloudtrain.providers.local.render import WAITING, pending_hold_s
 
 POLL_S = 0.1
 # Seconds the survivors of a failure get before SIGKILL (see ``stop``); TF itself would
@@ -175,10 +178,19 @@ class RunFiles:
         self._log.write(f"[{replica}] {line.rstrip()}")
 
     def set_status(
-        self, state: str, provider_state: str, detail: str = "", failure: Failure | None = None
+        self,
+        state: str,
+        provider_state: str,
+        detail: str = "",
+        failure: Failure | None = None,
+        **pending: Any,
     ) -> None:
-        """Rewrite status.json atomically, so a reader never sees half a file."""
-        write_record(self.dir / STATUS_FILE, status_record(JobStatus(state, provider_state, detail, failure)))
+        """Rewrite status.json atomically, so a reader never sees half a file.
+
+        ``pending`` is a waiting job's ``pending_since`` and ``pending_reason`` (``JobStatus``).
+        """
+        status = JobStatus(state, provider_state, detail, failure, **pending)
+        write_record(self.dir / STATUS_FILE, status_record(status))
 
     def record_replicas(self, pids: dict[str, int]) -> None:
         """Write ``replicas.pid``: if this launcher is killed, ``cancel`` stops them by it."""
@@ -226,6 +238,7 @@ class Launcher:
         Each kind of loss restarts the set as often as the request's ``restarts`` say
         (``{"host": {"limit": 3, "rule": ...}, "spot": ...}``), and no more.
         """
+        self._wait_to_start()
         used: dict[str, int] = {}
         attempt = 0
         self.deadline = Deadline.of(self.request, started=time.monotonic())
@@ -235,6 +248,27 @@ class Launcher:
                 break
             attempt += 1
         self._finish(outcome, attempt)
+
+    def _wait_to_start(self) -> None:
+        """Under ``--fault pending@DURATION``: wait that long (or until cancelled) before any replica starts.
+
+        The run shows the provider's own waiting state meanwhile (the request's
+        ``waiting``: an emulated Vertex AI job ``JOB_STATE_QUEUED``, say), as a job waiting
+        for capacity does, so ``status`` and a pending limit see it as they would there.
+        """
+        fault = str(self.request.get("fault", ""))
+        hold = pending_hold_s(fault)
+        if not hold:
+            return
+        words = {**WAITING, **self.request.get("waiting", {})}
+        self.files.say("cloudtrain", f"Waiting {hold:g}s before the replicas start (--fault {fault}).")
+        self.files.set_status(
+            words["state"],
+            words["provider_state"],
+            pending_since=datetime.now(UTC),
+            pending_reason=f"{words['reason']} (--fault {fault})",
+        )
+        self.cancelled.wait(hold)
 
     def _may_restart(self, loss: str, used: dict[str, int]) -> bool:
         """Count one restart after ``loss`` if the request allows another, saying which rule decided."""
@@ -255,6 +289,7 @@ class Launcher:
         if self.cancelled.is_set():  # cancelled before any replica started: start none
             return Outcome(ok=False, detail="Cancelled by the user.", cancelled=True)
         self.files.set_status("running", f"RUNNING (attempt {attempt + 1})")
+        (self.files.dir / STARTED_FILE).touch()
         replicas = resolve_ports(self.request)
         for replica in replicas:
             hosts.prepare(replica)
@@ -276,8 +311,9 @@ class Launcher:
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
         env.update(STREAMING_ENV)
         env.update(replica["env"])
-        if attempt == 0 and self.request.get("fault"):
-            env[FAULT_ENV] = self.request["fault"]
+        fault = str(self.request.get("fault", ""))
+        if attempt == 0 and fault and not pending_hold_s(fault):  # the launcher plays pending@ itself
+            env[FAULT_ENV] = fault
         if not self.verbose:
             env = {**QUIET_ENV, **env}  # the user's own setting wins
         return subprocess.Popen(

@@ -14,6 +14,8 @@ import os
 import reprlib
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -29,8 +31,9 @@ STATUS_FILE = "status.json"  # the state; its last write is when that state bega
 LAUNCHER_FILE = "launcher.pid"  # the launcher, written by itself once it leads its own session
 REPLICAS_FILE = "replicas.pid"  # the running attempt's replica pids, written by the launcher
 HEARTBEAT_FILE = "launcher.alive"  # touched by the launcher while it runs: when it was last seen alive
+STARTED_FILE = "started"  # touched by the launcher as the first replicas start: when the run started
 
-STATES = ("pending", "running", *TERMINAL_STATES)
+STATES = ("pending", "queued", "running", *TERMINAL_STATES)
 # A record is a page of JSON; the request, the largest, holds the environment of each replica.
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 # The largest pid Linux hands out (PID_MAX_LIMIT, include/linux/threads.h); macOS stops at 99999.
@@ -126,6 +129,9 @@ def status_record(status: JobStatus) -> dict[str, Any]:
     }
     if status.failure is not None:
         record["failure"] = failures.to_record(status.failure)
+    if status.pending_since is not None:
+        record["pending_since"] = status.pending_since.isoformat()
+        record["pending_reason"] = status.pending_reason
     return record
 
 
@@ -135,7 +141,13 @@ def parse_status(data: Any) -> JobStatus:
     if state not in STATES:
         raise ValueError(f"'state' must be one of {', '.join(STATES)}, got {state!r}")
     failure = failures.from_record(data.get("failure"))
-    return JobStatus(state, field(data, "provider_state", str), field(data, "detail", str), failure)
+    status = JobStatus(state, field(data, "provider_state", str), field(data, "detail", str), failure)
+    if "pending_since" not in data:
+        return status
+    since = datetime.fromisoformat(field(data, "pending_since", str))
+    if since.tzinfo is None:
+        raise ValueError("'pending_since' must name its time zone")
+    return replace(status, pending_since=since, pending_reason=field(data, "pending_reason", str))
 
 
 def parse_request(data: Any) -> dict[str, Any]:

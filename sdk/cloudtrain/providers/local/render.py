@@ -81,16 +81,23 @@ from cloudtrain.provider.emulation import (
 )
 from cloudtrain.provider.transfer import bundle_uri
 from cloudtrain.providers.local import emulate
+from cloudtrain.sections import MAX_DURATION_S
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
 
 MAX_RESTARTS = 3
-_FAULT = re.compile(r"^((chief|master|worker):[0-9]+|spot)@(epoch|step):[0-9]+\Z")
+_FAULT = re.compile(
+    r"^(((chief|master|worker):[0-9]+|spot)@(epoch|step):[0-9]+|pending@[0-9]+(\.[0-9]+)?[smhd]?)\Z"
+)
 # The faults a plan can check before anything starts: which replica, and at which epoch.
 _AIMED = re.compile(
     r"^(?:(?P<task>(?:chief|master|worker):[0-9]+)|spot)@(?P<unit>epoch|step):(?P<at>[0-9]+)\Z"
 )
+# A fault the launcher plays itself, before any replica starts: the job waits to start.
+PENDING_FAULT = "pending@"
+# What a plain local job waits in under ``--fault pending@``: this machine's own words.
+WAITING = {"state": "pending", "provider_state": "PENDING", "reason": "waiting for capacity"}
 
 
 def render(plan: Plan) -> dict[str, Any]:
@@ -114,6 +121,7 @@ def render(plan: Plan) -> dict[str, Any]:
         "restarts": {"host": restart(MAX_RESTARTS, rule), "spot": restart(MAX_RESTARTS, rule)},
         "deadline": deadline(plan.max_runtime_s, "MAX_RUNTIME_EXCEEDED", "max_runtime", "limits.max_runtime"),
         "outputs": stand_in(plan.outputs),
+        "waiting": WAITING,
         "upload": {"bundle": bundle, "target": bucket_path(bundle)},
         "cluster": {"env": {"TF_CONFIG": {"cluster": cluster, "task": None}}} if processes > 1 else {},
         "replicas": [_replica(plan, task, distributed=processes > 1) for task in tasks],
@@ -181,20 +189,26 @@ def with_fault(request: dict[str, Any], fault: str | None) -> dict[str, Any]:
     """``request`` with a fault to inject on the first attempt, e.g. ``worker:1@epoch:1``.
 
     ``<task_type>:<index>@...`` kills that replica, as a lost host; ``spot@...`` kills
-    them all, as a spot interruption reclaims the machines.
+    them all, as a spot interruption reclaims the machines; ``pending@DURATION`` holds
+    the job in the provider's waiting state (the request's ``waiting``) that long before
+    any replica starts, as a job waits for capacity.
 
     Raises:
-        SpecError: if ``fault`` is not ``<task_type>:<index>@epoch:<n>``, ``@step:<n>``
-            or ``spot@...``, or is a spot interruption of a job that does not use spot.
+        SpecError: if ``fault`` is not ``<task_type>:<index>@epoch:<n>``, ``@step:<n>``,
+            ``spot@...`` or ``pending@DURATION``, or is a spot interruption of a job that
+            does not use spot.
     """
     if fault is None:
         return request
-    if not _FAULT.match(fault):
+    if not _FAULT.match(fault) or (
+        fault.startswith(PENDING_FAULT) and not 1 <= pending_hold_s(fault) <= MAX_DURATION_S
+    ):
         raise SpecError(
             f"--fault: {fault!r} is not a fault. Use <task_type>:<index>@epoch:<n> or @step:<n>, "
             "e.g. --fault worker:0@epoch:1 (task types as in TF_CONFIG: chief, worker; "
-            "where the provider sets no TF_CONFIG, host N is worker:N-1), or spot@epoch:<n> "
-            "for a spot interruption."
+            "where the provider sets no TF_CONFIG, host N is worker:N-1), spot@epoch:<n> "
+            "for a spot interruption, or pending@<duration> (1s to 365d, e.g. pending@90s) for a "
+            "job that waits that long for capacity before it starts."
         )
     spot = request.get("restarts", {}).get("spot", {})
     if fault.startswith("spot@") and spot.get("limit") == 0:
@@ -227,3 +241,20 @@ def check_fault_target(request: dict[str, Any], fault: str | None, epochs: int) 
             f"--fault {fault}: the job trains {epochs} epoch{'s' * (epochs != 1)}, so epoch {aimed['at']} never "
             f"ends and the fault would never fire. Use @epoch:1 to @epoch:{epochs}, or raise training.epochs."
         )
+
+
+def pending_hold_s(fault: str | None) -> float:
+    """How long a ``pending@DURATION`` fault holds the job before it starts; 0 for any other.
+
+    Example:
+    >>> pending_hold_s("pending@90s"), pending_hold_s("pending@1.5m"), pending_hold_s("spot@epoch:1")
+    (90.0, 90.0, 0.0)
+    """
+    if not fault or not fault.startswith(PENDING_FAULT):
+        return 0.0
+    duration = fault.removeprefix(PENDING_FAULT)
+    unit = duration[-1] if duration[-1] in _UNIT_S else ""
+    return float(duration.removesuffix(unit)) * _UNIT_S.get(unit, 1)
+
+
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cloudtrain.outputs import Outputs
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
-    from cloudtrain.provider.base import Discovered, Job, JobSummary, Provider
+    from cloudtrain.provider.base import Discovered, Job, JobSummary, PlanOffer, Provider
     from cloudtrain.provider.failures import CallError
     from cloudtrain.provider.jobs import JobStatus
     from cloudtrain.provider.quotas import QuotaNeed, QuotaReading
@@ -67,8 +67,12 @@ class SageMaker(CloudProvider):
         clients: Any = None,
         progress: OnProgress | None = None,
     ) -> Job:
-        from cloudtrain.providers.sagemaker import job
+        from cloudtrain.providers.sagemaker import batch, job
+        from cloudtrain.providers.sagemaker.clients import AwsClients
 
+        if "serviceRequestPayload" in request:  # capacity: queue (render.queued)
+            aws = clients or AwsClients(region=SageMakerSettings.of(plan.spec).region)
+            return batch.submit(plan, request, bundle, aws, progress)
         return job.submit(plan, request, bundle, clients, progress=progress)
 
     def render_sweep(self, plan: Plan) -> dict[str, Any]:
@@ -96,16 +100,18 @@ class SageMaker(CloudProvider):
         return sweep_job.submit(plan, request, bundle, clients, progress)
 
     def attach(self, job_id: str, *, clients: Any = None) -> Job:
-        from cloudtrain.providers.sagemaker import job, sweep_job
+        from cloudtrain.providers.sagemaker import batch, job, sweep_job
 
         if sweep_job.owns(job_id):
             return sweep_job.attach(job_id, clients)
+        if batch.owns(job_id):
+            return batch.attach(job_id, clients)
         return job.attach(job_id, clients)
 
     def owns(self, job_id: str) -> bool:
-        from cloudtrain.providers.sagemaker import job, sweep_job
+        from cloudtrain.providers.sagemaker import batch, job, sweep_job
 
-        return sweep_job.owns(job_id) or job.owns(job_id)
+        return sweep_job.owns(job_id) or job.owns(job_id) or batch.owns(job_id)
 
     def quota_needs(self, plan: Plan) -> list[QuotaNeed]:
         from cloudtrain.providers.sagemaker import quotas
@@ -129,7 +135,7 @@ class SageMaker(CloudProvider):
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
         from cloudtrain.providers.sagemaker import emulate
 
-        return emulate.replicas(request, plan.region)
+        return emulate.replicas(render.training_of(request), plan.region, queue=request.get("jobQueue"))
 
     def quota_refusal(self, plan: Plan) -> CallError:
         from cloudtrain.providers.sagemaker import emulate
@@ -146,6 +152,16 @@ class SageMaker(CloudProvider):
 
         return emulate.job_names(first)
 
+    def plan_offers(
+        self, spec: JobSpec, machine_type: str, hosts: int, *, hours: int, clients: Any = None
+    ) -> list[PlanOffer]:
+        """Training plan offerings for the shape (``plans``), in ``sagemaker.region``."""
+        from cloudtrain.providers.sagemaker import plans
+        from cloudtrain.providers.sagemaker.clients import AwsClients
+
+        aws = clients or AwsClients(region=SageMakerSettings.of(spec).region)
+        return plans.search(aws, machine_type, hosts, hours=hours)
+
     def read_output(self, plan: Plan, uri: str, *, clients: Any = None) -> bytes:
         from cloudtrain.providers.sagemaker import download
 
@@ -160,12 +176,15 @@ class SageMaker(CloudProvider):
         )
 
     def list_jobs(self, settings: JobSpec, *, limit: int | None, clients: Any = None) -> list[JobSummary]:
-        """cloudtrain's training jobs in the settings' region (``listing``)."""
-        from cloudtrain.providers.sagemaker import listing, sweep_job
+        """cloudtrain's training jobs in the settings' region (``listing``), and those waiting in ``sagemaker.queue``."""
+        from cloudtrain.providers.sagemaker import batch, listing, sweep_job
         from cloudtrain.providers.sagemaker.clients import AwsClients
 
-        aws = clients or AwsClients(region=SageMakerSettings.of(settings).region)
+        section = SageMakerSettings.of(settings)
+        aws = clients or AwsClients(region=section.region)
         found = listing.list_jobs(aws, limit=limit) + sweep_job.list_sweeps(aws, limit=limit)
+        if section.queue:
+            found += batch.list_queued(aws, section.queue, limit=limit)
         return sorted(found, key=lambda job: job.created, reverse=True)[:limit]
 
     def jobs_of_run(self, run_id: str, settings: JobSpec, *, clients: Any = None) -> list[JobSummary]:

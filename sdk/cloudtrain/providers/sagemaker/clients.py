@@ -80,7 +80,7 @@ class AwsClients:
         region: AWS region of the job (``sagemaker.region``, or the region in the job's ARN).
         session: the ``boto3.session.Session`` to build clients from (default: a new one,
             with the user's profile, credentials and settings).
-        sagemaker, s3, logs, service_quotas: ready boto3 clients to use instead of building them.
+        sagemaker, s3, logs, service_quotas, batch: ready boto3 clients to use instead of building them.
         sleep: how to wait between status polls and log reads (tests pass a recorder).
         attempts: tries per call (the first included) when the user set no
             ``AWS_MAX_ATTEMPTS``.
@@ -93,13 +93,14 @@ class AwsClients:
     s3: Any = None
     logs: Any = None
     service_quotas: Any = None
+    batch: Any = None
     sleep: Callable[[float], None] = time.sleep
     attempts: int = 6
     log_poll_s: float = 5.0
     _built: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def client(self, service: str) -> Any:
-        """The injected client for ``service`` ("sagemaker", "s3", "logs", "service-quotas"), else a new one."""
+        """The injected client for ``service`` ("sagemaker", "s3", "logs", "service-quotas", "batch"), else a new one."""
         injected = getattr(self, service.replace("-", "_"))
         if injected is not None:
             return injected

@@ -49,6 +49,7 @@ from cloudtrain.provider.jobs import JobStatus
 from cloudtrain.providers.sagemaker import failures, quotas
 from cloudtrain.providers.sagemaker.clients import AwsCallError
 from cloudtrain.providers.sagemaker.job import MAX_ATTEMPTS, attempt_name
+from cloudtrain.providers.sagemaker.states import instance_shape, waiting_words
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -71,9 +72,12 @@ STAND_INS = Path(__file__).parent / "dlc"
 IMAGE_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
 
 
-def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
-    """One local host per SageMaker instance of the rendered request ``cloud``, and what to collect."""
-    count = cloud["ResourceConfig"]["InstanceCount"]
+def replicas(cloud: dict[str, Any], region: str, *, queue: str | None = None) -> dict[str, Any]:
+    """One local host per SageMaker instance of the rendered request ``cloud``, and what to collect.
+
+    ``queue`` is the AWS Batch job queue a queued request waits in (``render.queued``).
+    """
+    count = instance_shape(cloud["ResourceConfig"])[1]
     names = [f"algo-{i + 1}" for i in range(count)]
     resolver = ",".join(f"{name}=127.0.0.1:<port:{i}>" for i, name in enumerate(names))
     # resourceconfig.json lists hosts "sorted lexicographically"
@@ -90,6 +94,7 @@ def replicas(cloud: dict[str, Any], region: str) -> dict[str, Any]:
     path = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), *IMAGE_PATH])} if image else {}
     return {
         "job": cloud["TrainingJobName"],
+        "waiting": waiting_words(cloud, queue),
         "restarts": restarts(cloud),
         "deadline": max_runtime(cloud),
         "cluster": {
@@ -145,7 +150,7 @@ def max_runtime(cloud: dict[str, Any]) -> dict[str, Any]:
 def _replica(cloud: dict[str, Any], name: str, host_env: dict[str, str]) -> dict[str, Any]:
     root = f"<run>/hosts/{name}"
     env = {**cloud.get("Environment", {}), **host_env, ROOT_ENV: root}
-    env[CPU_DEVICES_ENV] = str(_devices(cloud["ResourceConfig"]["InstanceType"]))
+    env[CPU_DEVICES_ENV] = str(_devices(instance_shape(cloud["ResourceConfig"])[0]))
     replica: dict[str, Any] = {
         "name": name,
         "argv": _argv(cloud["AlgorithmSpecification"], root),
@@ -209,7 +214,7 @@ def image_files() -> dict[str, str]:
 
 def _config(cloud: dict[str, Any], hosts: list[str]) -> dict[str, Any]:
     """The ``/opt/ml/input/config`` files SageMaker writes on every host, each filling in ``current_host``."""
-    instance_type = cloud["ResourceConfig"]["InstanceType"]
+    instance_type = instance_shape(cloud["ResourceConfig"])[0]
     resource = {
         "current_host": None,
         "current_instance_type": instance_type,

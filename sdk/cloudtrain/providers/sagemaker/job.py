@@ -53,7 +53,8 @@ def submit(
     """Upload the code bundle (once) and create the training job; return its handle.
 
     A job with the request's name may already exist (a retried or repeated submit, see
-    the module docstring): then this attaches to it and creates nothing. ``progress`` is
+    the module docstring): then this attaches to it and creates nothing. A queued request
+    (``capacity: queue``) is ``batch.submit``'s. ``progress`` is
     called with the upload's ``cloudtrain.Progress``.
 
     Raises:

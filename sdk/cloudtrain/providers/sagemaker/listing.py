@@ -26,7 +26,7 @@ from cloudtrain import catalog
 from cloudtrain.provider.base import JobSummary, Usage
 from cloudtrain.providers.sagemaker.clients import AwsClients
 from cloudtrain.providers.sagemaker.render import JOB_TAG, RUN_TAG, estimate_from_tags
-from cloudtrain.providers.sagemaker.states import ARN, STOP_TAG, job_status
+from cloudtrain.providers.sagemaker.states import ARN, STOP_TAG, instance_shape, job_status
 
 # Every training job cloudtrain creates carries this tag (render); the search asks for it to exist.
 CLOUDTRAIN_JOBS = {"Filters": [{"Name": f"Tags.{JOB_TAG}", "Operator": "Exists"}]}
@@ -93,8 +93,7 @@ def summary(job: dict[str, Any], tags: Iterable[dict[str, str]] | None = None) -
     """
     tags = list(job.get("Tags", []) if tags is None else tags)
     values = {tag.get("Key"): tag.get("Value") for tag in tags}
-    resources = job.get("ResourceConfig", {})
-    hosts, machine_type = resources.get("InstanceCount", 0), resources.get("InstanceType", "")
+    machine_type, hosts = instance_shape(job.get("ResourceConfig", {}))
     return JobSummary(
         id=job["TrainingJobArn"],
         name=values.get(JOB_TAG) or job["TrainingJobName"],

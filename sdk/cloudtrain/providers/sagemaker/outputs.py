@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.outputs import JOB, Outputs
-from cloudtrain.providers.sagemaker.render import delivery
+from cloudtrain.providers.sagemaker.render import delivery, training_of
 from cloudtrain_runtime.replica import HISTORY_FILE, RESULT_FILE, THROUGHPUT_FILE
 
 if TYPE_CHECKING:
@@ -43,8 +43,10 @@ LOGS_URL = (
 
 
 def of_plan(plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
-    """The outputs of the job ``render(plan)`` (or ``request``) creates; ``{job}``: its TrainingJobName."""
-    return of_request(request or {"TrainingJobName": JOB, **delivery(plan)}, region=plan.region)
+    """The outputs of the job ``render(plan)`` (or ``request``, a queued one's payload) creates; ``{job}``: its TrainingJobName."""
+    return of_request(
+        training_of(request) if request else {"TrainingJobName": JOB, **delivery(plan)}, region=plan.region
+    )
 
 
 def of_request(request: dict[str, Any], *, region: str) -> Outputs:

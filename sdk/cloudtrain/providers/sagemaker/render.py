@@ -45,9 +45,10 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog, container, runs
 from cloudtrain.errors import SpecError
-from cloudtrain.planning import ExpectedCost
+from cloudtrain.planning import ExpectedCost, mixed_precision
 from cloudtrain.provider.transfer import bundle_uri
 from cloudtrain.providers.sagemaker import schema
+from cloudtrain.providers.sagemaker.checks import queue_of
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 from cloudtrain.sweep.objective import metric_regex
 
@@ -85,6 +86,9 @@ SPEC_FIELDS = {
     "AlgorithmSpecification.ContainerArguments": "image",
     "RoleArn": "sagemaker.role",
     "ResourceConfig.InstanceCount": "resources.hosts",
+    "ResourceConfig.TrainingPlanArn": "resources.capacity.arn",
+    "ResourceConfig.InstancePreferences": "resources.capacity.shapes",
+    "ResourceConfig.KeepAlivePeriodInSeconds": "sagemaker.keep_alive",
     "ResourceConfig.VolumeSizeInGB": "resources.disk_gb",
     "StoppingCondition": "limits.max_runtime",
     "CheckpointConfig": "sagemaker.storage_root",
@@ -99,6 +103,22 @@ SPEC_FIELDS = {
     "Tags": "sagemaker.tags",
 }
 
+# AWS Batch service jobs that run SageMaker training jobs (SubmitServiceJob.serviceJobType,
+# botocore 1.44.18 batch 2016-08-10).
+SERVICE_JOB_TYPE = "SAGEMAKER_TRAINING"
+# What a queued job retries: capacity and internal errors, up to Batch's 10 attempts; any other
+# ending is final. Batch's status reason for SageMaker's answer is "Received status from
+# SageMaker:<error>" (sagemaker-python-sdk, src/sagemaker/aws_batch/constants.py), matched by
+# prefix with a trailing * (ServiceJobEvaluateOnExit.onStatusReason, botocore 1.44.18 batch).
+QUEUE_RETRIES = {
+    "attempts": 10,
+    "evaluateOnExit": [
+        {"action": "RETRY", "onStatusReason": "Received status from SageMaker:CapacityError*"},
+        {"action": "RETRY", "onStatusReason": "Received status from SageMaker:InternalServerError*"},
+        {"action": "EXIT", "onStatusReason": "*"},
+    ],
+}
+
 # SageMaker's documented limits (botocore sagemaker service model, CreateTrainingJob).
 MAX_ARGUMENT = 256
 MAX_CHANNELS = 20
@@ -108,10 +128,57 @@ MAX_TAGS = 50
 def render(plan: Plan) -> dict[str, Any]:
     """The boto3 ``create_training_job`` keyword arguments for ``plan``; pure and deterministic.
 
+    With ``capacity: queue``, the AWS Batch ``submit_service_job`` keyword arguments that
+    queue that same request (``queued``).
+
     Raises:
         ProviderError: the plan has no s3:// code bundle URI yet (``api.pack_code``).
         SpecError: the request would break a SageMaker limit.
     """
+    request = training_request(plan)
+    queue = queue_of(plan.spec)
+    return request if queue is None else queued(request, queue)
+
+
+def queued(request: dict[str, Any], queue: str) -> dict[str, Any]:
+    """``submit_service_job`` arguments that put the CreateTrainingJob ``request`` in the AWS Batch ``queue``.
+
+    The payload is the request exactly as botocore would send it to CreateTrainingJob
+    (``payload``): "the complete request that would normally be sent directly to the target
+    service" (https://docs.aws.amazon.com/batch/latest/userguide/service-job-payload.html).
+    The queue holds the job instead of failing it, and retries it when SageMaker answers
+    with a capacity or an internal error (``QUEUE_RETRIES``).
+    """
+    return {
+        "jobName": request["TrainingJobName"],
+        "jobQueue": queue,
+        "serviceJobType": SERVICE_JOB_TYPE,
+        "serviceRequestPayload": payload(request),
+        "retryStrategy": QUEUE_RETRIES,
+    }
+
+
+def payload(request: dict[str, Any]) -> str:
+    """The JSON body botocore sends for ``create_training_job(**request)``.
+
+    botocore's JSON protocol serializer writes ``json.dumps(body)`` of the parameters in
+    the order given (botocore 1.44.18, botocore/serialize.py, ``JSONSerializer.serialize_to_request``),
+    so a queued job's payload is byte for byte the direct request.
+
+    >>> payload({"TrainingJobName": "demo-0123456789", "RoleArn": "arn:aws:iam::123456789012:role/R"})
+    '{"TrainingJobName": "demo-0123456789", "RoleArn": "arn:aws:iam::123456789012:role/R"}'
+    """
+    return json.dumps(request)
+
+
+def training_of(request: dict[str, Any]) -> dict[str, Any]:
+    """The CreateTrainingJob request a rendered request carries: itself, or a queued job's payload."""
+    carried = request.get("serviceRequestPayload")
+    return request if carried is None else dict(json.loads(carried))
+
+
+def training_request(plan: Plan) -> dict[str, Any]:
+    """The CreateTrainingJob request for ``plan``, checked against SageMaker's own constraints (``schema``)."""
     bundle = _bundle_uri(plan)
     request: dict[str, Any] = {
         "AlgorithmSpecification": _algorithm(plan),
@@ -285,12 +352,63 @@ def container_command(command: list[str], entrypoint: Sequence[str] = ()) -> dic
 
 
 def _resources(plan: Plan) -> dict[str, Any]:
+    """The machines: one instance type, or ``InstancePreferences`` with fallback shapes; the plan; the warm pool."""
     assert plan.machine is not None, "plan() resolves a machine for every SageMaker accelerator"
-    return {
-        "InstanceType": plan.machine.machine_type,
-        "InstanceCount": plan.hosts,
-        "VolumeSizeInGB": plan.spec.resources.disk_gb,
-    }
+    capacity, settings = plan.capacity, SageMakerSettings.of(plan.spec)
+    shapes = {"InstanceType": plan.machine.machine_type, "InstanceCount": plan.hosts}
+    if capacity.shapes:
+        shapes = {"InstancePreferences": instance_preferences(plan)}
+    resources: dict[str, Any] = {**shapes, "VolumeSizeInGB": plan.spec.resources.disk_gb}
+    if capacity.mode == "plan":
+        resources["TrainingPlanArn"] = capacity.arn
+    if settings.keep_alive is not None:
+        resources["KeepAlivePeriodInSeconds"] = settings.keep_alive
+    return resources
+
+
+def instance_preferences(plan: Plan) -> list[dict[str, Any]]:
+    """``ResourceConfig.InstancePreferences``: the planned instance type, then the fallback shapes, in order.
+
+    SageMaker launches the job on the first type with capacity; the list replaces
+    ``InstanceType``, each entry with its own ``InstanceCount`` (ResourceConfig and
+    InstancePreference in botocore 1.44.18 sagemaker 2017-07-24;
+    https://docs.aws.amazon.com/sagemaker/latest/dg/train-instance-preferences.html). The
+    runtime's configuration is rendered once, so every shape must give the same replicas,
+    precision and image: the same devices per host, of the same kind, with the same
+    mixed precision.
+
+    Raises:
+        SpecError: a shape SageMaker's catalog does not have, or one that would train differently.
+    """
+    assert plan.machine is not None
+    planned = plan.machine
+    types = [planned.machine_type, *plan.capacity.shapes]
+    problems = [_shape_problem(plan, shape) for shape in plan.capacity.shapes]
+    if len(set(types)) != len(types):
+        problems.append(
+            f"resources.capacity.shapes: each instance type once, the planned {planned.machine_type} "
+            "included (it comes first)."
+        )
+    if any(problems):
+        raise SpecError([problem for problem in problems if problem])
+    return [{"InstanceType": shape, "InstanceCount": plan.hosts} for shape in types]
+
+
+def _shape_problem(plan: Plan, shape: str) -> str:
+    """Why ``shape`` cannot stand in for the planned machine; empty when it can."""
+    assert plan.machine is not None
+    machine = next((m for m in catalog.machines(plan.provider) if m.machine_type == shape), None)
+    if machine is None:
+        return f"resources.capacity.shapes: {shape!r} is not a SageMaker instance type in the catalog."
+    kind = catalog.accelerators()[machine.accelerator].kind
+    precision = mixed_precision(plan.spec.training.mixed_precision, machine.accelerator)
+    if (machine.devices, kind, precision) != (plan.devices_per_host, _image_kind(plan), plan.mixed_precision):
+        return (
+            f"resources.capacity.shapes: {shape} has {machine.devices} × {machine.accelerator} ({precision}); "
+            f"it must train as the planned {plan.machine.machine_type} does: {plan.devices_per_host} × "
+            f"{plan.machine.accelerator} ({plan.mixed_precision}). Pick one like it, or set training.mixed_precision."
+        )
+    return ""
 
 
 def _channels(plan: Plan, bundle: str) -> list[dict[str, Any]]:

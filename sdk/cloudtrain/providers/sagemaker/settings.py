@@ -18,10 +18,15 @@ from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from cloudtrain.messages import quote
-from cloudtrain.sections import METRIC_NAME, StoredSection, Whole, shaped
+from cloudtrain.sections import METRIC_NAME, StoredSection, Whole, parse_duration, shaped
 
 # Region shapes: us-east-1, us-gov-west-1.
 _AWS_REGION = r"^[a-z]{2}(-gov)?-[a-z]+-\d+$"
+# An AWS Batch job queue: its name (up to 128 letters, digits, '-' and '_') or its ARN
+# (SubmitServiceJob.jobQueue, botocore 1.44.18 batch 2016-08-10: "either the name or the ARN").
+BATCH_QUEUE = (
+    r"^([A-Za-z0-9_-]{1,128}|arn:aws[a-z-]*:batch:[a-z0-9-]+:\d{12}:job-queue/[A-Za-z0-9_-]{1,128})$"
+)
 
 
 class SageMakerSettings(StoredSection):
@@ -90,6 +95,35 @@ class SageMakerSettings(StoredSection):
         description="Metrics charted by SageMaker (MetricDefinitions), read from the epoch log lines.",
         examples=[["loss", "val_loss", "binary_accuracy", "val_binary_accuracy"]],
     )
+
+    queue: Annotated[
+        str | None,
+        shaped(
+            "batch_queue",
+            BATCH_QUEUE,
+            "is not an AWS Batch job queue; use its name (letters, digits, '-', '_') or its ARN",
+        ),
+    ] = Field(
+        None,
+        description="The AWS Batch job queue (of type SAGEMAKER_TRAINING) for capacity: queue: its name or "
+        "ARN. resources.capacity.name or submit --queue names another; list shows its queued jobs.",
+        examples=["ml-training"],
+        json_schema_extra={"pattern": BATCH_QUEUE},
+    )
+    keep_alive: Annotated[int, Field(le=21600)] | None = Field(
+        None,
+        description="Warm pool: keep the instances this long after the job ends, for the next job of the "
+        "same shape (ResourceConfig.KeepAlivePeriodInSeconds, at most 6h; billed while kept; not with spot).",
+        examples=["10m"],
+        json_schema_extra={
+            "anyOf": [{"type": "string"}, {"type": "integer", "minimum": 1, "maximum": 21600}]
+        },
+    )
+
+    @field_validator("keep_alive", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return None if value is None else parse_duration(value)
 
     @field_validator("role")
     @classmethod

@@ -95,6 +95,12 @@ def render(plan: Plan) -> dict[str, Any]:
     """
     tuning = plan.spec.tuning
     assert tuning is not None  # only a spec with tuning: is a sweep
+    if plan.capacity.mode == "queue":
+        raise SpecError(
+            "resources.capacity: an AWS Batch queue takes training jobs, not tuning jobs "
+            "(SubmitServiceJob.serviceJobType is SAGEMAKER_TRAINING). Use capacity: on_demand, spot or plan "
+            "for a sweep."
+        )
     job = render_job(plan)
     if "ContainerEntrypoint" in job["AlgorithmSpecification"]:
         raise SpecError(

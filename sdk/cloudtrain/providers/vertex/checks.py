@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from cloudtrain import catalog
@@ -10,13 +11,17 @@ from cloudtrain.providers.vertex.settings import VertexSettings
 if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
 
-# Dynamic Workload Scheduler serves these GPUs only (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws).
-FLEX_START_ACCELERATORS = ("l4", "a100-40gb", "a100-80gb", "h100-80gb", "h200-141gb")
+# capacity.name for ReservationAffinity ANY_RESERVATION: "Consume any reservation available, falling back
+# to on-demand" (google-cloud-aiplatform 2.7.0, aiplatform_v1/types/reservation_affinity.py).
+ANY_RESERVATION = "any"
+RESERVATION = re.compile(
+    r"projects/(?P<project>[a-z0-9-]{1,63})/zones/(?P<zone>[a-z]+(-[a-z]+)+\d+-[a-z])/reservations/(?P<name>[a-z]([-a-z0-9]{0,61}[a-z0-9])?)"
+)
 
 
 def problems(spec: JobSpec) -> list[str]:
     """Every reason ``spec`` cannot run on Vertex AI, one message each."""
-    found = _tpu_problems(spec) + _flex_start_problems(spec)
+    found = _tpu_problems(spec) + _capacity_problems(spec)
     vertex = VertexSettings.of(spec)
     if vertex.tensorboard and not vertex.service_account:
         found.append(
@@ -47,19 +52,40 @@ def _tpu_problems(spec: JobSpec) -> list[str]:
     return found
 
 
-def _flex_start_problems(spec: JobSpec) -> list[str]:
-    vertex, res = VertexSettings.of(spec), spec.resources
-    if not vertex.flex_start:
-        if vertex.max_wait is not None:
-            return [
-                "vertex.max_wait only applies with vertex.flex_start: true. Remove it, or set flex_start."
-            ]
-        return []
-    if res.spot:
-        return ["vertex.flex_start and resources.spot are two different schedulers. Choose one."]
-    if res.accelerator not in FLEX_START_ACCELERATORS:
+def _capacity_problems(spec: JobSpec) -> list[str]:
+    """What Vertex AI states against the capacity mode (which modes it offers: ``catalog/capacity.csv``).
+
+    Flex-start's other rules always hold here: its timeout of at most 7 days is every
+    Vertex job's (``Vertex.max_runtime_s``), and every worker pool gets the same machine.
+    """
+    capacity, res = spec.resources.capacity, spec.resources
+    flex = catalog.capacity_offers("vertex")["flex"]  # its GPUs: schedule-jobs-dws, Requirements
+    if capacity.mode == "flex" and not flex.serves(res.accelerator):
         return [
-            f"vertex.flex_start: Dynamic Workload Scheduler does not serve {res.accelerator}. "
-            f"Use one of {', '.join(FLEX_START_ACCELERATORS)}, or set flex_start: false."
+            f"resources.capacity: flex-start (Dynamic Workload Scheduler) does not serve {res.accelerator} on "
+            f"Vertex AI. Use one of {', '.join(flex.accelerators)}, or capacity: spot or on_demand."
+        ]
+    if capacity.mode == "reservation" and capacity.name != ANY_RESERVATION:
+        return _reservation_problems(str(capacity.name), VertexSettings.of(spec).region)
+    return []
+
+
+def _reservation_problems(name: str, region: str) -> list[str]:
+    """A reservation named by its full resource name, in a zone of the job's region.
+
+    ReservationAffinity.values: "This must be the full resource name of the reservation"
+    (google-cloud-aiplatform 2.7.0, aiplatform_v1/types/reservation_affinity.py); a zonal
+    reservation serves VMs of its zone only (cloud.google.com/compute/docs/instances/reservations-overview).
+    """
+    match = RESERVATION.fullmatch(name)
+    if match is None:
+        return [
+            f"resources.capacity.name: Vertex AI names a reservation by its full resource name, "
+            f"projects/PROJECT/zones/ZONE/reservations/NAME (received {name[:80]!r}), or use any."
+        ]
+    if not match["zone"].startswith(f"{region}-"):
+        return [
+            f"resources.capacity.name: the reservation is in zone {match['zone']}, outside vertex.region "
+            f"{region}. Set vertex.region to {match['zone'].rsplit('-', 1)[0]}, or name a reservation in {region}."
         ]
     return []

@@ -33,6 +33,7 @@ from cloudtrain.provider.emulation import (
 from cloudtrain.provider.jobs import JobStatus
 from cloudtrain.providers.vertex import failures, quotas
 from cloudtrain.providers.vertex.clients import GoogleCallError
+from cloudtrain.providers.vertex.names import waiting_words
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
@@ -69,6 +70,7 @@ def replicas(cloud: dict[str, Any]) -> dict[str, Any]:
         for variable, value in shared.items()
     }
     return {
+        "waiting": waiting_words(cloud),
         "restarts": restarts(job, replicas=len(tasks)),
         "deadline": timeout(job),
         "cluster": {"env": cluster},

@@ -89,6 +89,14 @@ def job_failure(code: int, message: str) -> Failure:
     return Failure(_reason(name, cause, message), _one_line(message), name)
 
 
+def expired(message: str) -> Failure:
+    """The failure of a job that expired: a flex-start job whose machines did not come within
+    ``Scheduling.maxWaitDuration`` (JobState JOB_STATE_EXPIRED, aiplatform_v1 job_state.proto;
+    https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws)."""
+    said = _one_line(message) if message else "no machines within Scheduling.maxWaitDuration"
+    return Failure(Reason.CAPACITY, f"The job expired waiting for capacity: {said}", "JOB_STATE_EXPIRED")
+
+
 def _reason(code: str, cause: str, message: str) -> Reason:
     if CAPACITY.search(message):
         return Reason.CAPACITY

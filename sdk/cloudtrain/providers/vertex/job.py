@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.provider.base import JobStatus, JobSummary
-from cloudtrain.provider.jobs import WaitsByPolling
+from cloudtrain.provider.jobs import WAITING_STATES, WaitsByPolling
 from cloudtrain.provider.transfer import bundle_uri
 from cloudtrain.providers.vertex import failures, listing, once, outputs, upload
 from cloudtrain.providers.vertex.clients import GoogleCallError, VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.logs import LogReader
-from cloudtrain.providers.vertex.names import JOB_ID, STATES, api_call
+from cloudtrain.providers.vertex.names import JOB_ID, STATES, api_call, waiting_reason
 from cloudtrain.providers.vertex.render import REQUEST_LABEL
 from cloudtrain.providers.vertex.settings import VertexSettings
 
@@ -171,11 +171,22 @@ class VertexJob(WaitsByPolling):
         return outputs.of_request(request, project=self.project, job=self.number)
 
     def status(self) -> JobStatus:
-        """The job's state now; ``detail`` carries Vertex's error message, and ``failure`` its reason, when it failed."""
+        """The job's state now; ``detail`` carries Vertex's error message, and ``failure`` its reason, when it failed.
+
+        A job that has not started says since when (its creation) and why, from its
+        state and scheduling strategy (``names.waiting_reason``).
+        """
         job = self._get()
         state = STATES[job.state.name]
         detail = job.error.message if job.error.message else ""
+        if state in WAITING_STATES:
+            reason = waiting_reason(job.state.name, job.job_spec.scheduling.strategy.name)
+            return JobStatus(
+                state, job.state.name, detail, pending_since=_utc(job.create_time), pending_reason=reason
+            )
         failure = failures.job_failure(job.error.code, detail) if state == "failed" else None
+        if job.state.name == "JOB_STATE_EXPIRED":
+            failure = failures.expired(detail)
         return JobStatus(state, job.state.name, detail, failure)
 
     def cancel(self) -> None:
@@ -250,3 +261,8 @@ def later_bound(created: datetime, since: datetime | None) -> str:
     """
     bound = created if since is None else max(created, since)
     return bound.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _utc(moment: datetime) -> datetime:
+    """A protobuf timestamp (``DatetimeWithNanoseconds``) as a plain UTC datetime."""
+    return datetime.fromtimestamp(moment.timestamp(), UTC)

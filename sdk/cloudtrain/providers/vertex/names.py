@@ -8,6 +8,7 @@ cloudtrain's neutral states.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from cloudtrain.providers.vertex.clients import ApiCall
 
@@ -32,6 +33,18 @@ STATES = {
     "JOB_STATE_CANCELLING": "cancelling",
     "JOB_STATE_CANCELLED": "cancelled",
 }
+# Why a job that has not started waits: by its JobState, then (pending) by its Scheduling.strategy.
+# JOB_STATE_QUEUED holds a job whose quota is in use until the quota is free
+# (https://cloud.google.com/vertex-ai/docs/training/understanding-training-service); a pending
+# FLEX_START job waits for Dynamic Workload Scheduler to free every machine at once
+# (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws).
+WAITING_REASONS = {
+    ("JOB_STATE_QUEUED", ""): "queued for quota: Vertex AI holds the job until its quota is free",
+    ("JOB_STATE_PENDING", "FLEX_START"): "waiting for flex-start capacity (Dynamic Workload Scheduler)",
+    ("JOB_STATE_PENDING", "SPOT"): "waiting for spot capacity",
+    ("JOB_STATE_PENDING", ""): "provisioning its machines",
+    ("JOB_STATE_PAUSED", ""): "paused",
+}
 # An earlier job in these states is the answer to a repeated submit; others are retried.
 REUSABLE_STATES = ("queued", "running", "succeeded")
 
@@ -43,3 +56,25 @@ def api_call(method: str, action: str, name: str) -> ApiCall:
     return ApiCall(
         action, method, project=where.get("project", ""), region=where.get("region", ""), resource=name
     )
+
+
+def waiting_reason(state: str, strategy: str) -> str:
+    """Why a job in JobState ``state`` with Scheduling.strategy ``strategy`` has not started.
+
+    Example:
+    >>> waiting_reason("JOB_STATE_PENDING", "FLEX_START")
+    'waiting for flex-start capacity (Dynamic Workload Scheduler)'
+    >>> waiting_reason("JOB_STATE_QUEUED", "SPOT")
+    'queued for quota: Vertex AI holds the job until its quota is free'
+    """
+    return WAITING_REASONS.get((state, strategy)) or WAITING_REASONS.get((state, ""), "waiting to start")
+
+
+def waiting_words(request: dict[str, Any]) -> dict[str, str]:
+    """The state a rendered CustomJob ``request`` waits in before it starts, and why, as ``status`` says it.
+
+    A flex-start or spot job waits PENDING for its capacity, any other QUEUED for its quota.
+    """
+    strategy = request["jobSpec"].get("scheduling", {}).get("strategy", "")
+    state = "JOB_STATE_PENDING" if strategy in ("FLEX_START", "SPOT") else "JOB_STATE_QUEUED"
+    return {"state": STATES[state], "provider_state": state, "reason": waiting_reason(state, strategy)}

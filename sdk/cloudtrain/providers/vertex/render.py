@@ -44,11 +44,13 @@ from cloudtrain import container, runs
 from cloudtrain.errors import ProviderError, SpecError
 from cloudtrain.planning import ExpectedCost
 from cloudtrain.provider.transfer import bundle_uri
+from cloudtrain.providers.vertex.checks import ANY_RESERVATION
 from cloudtrain.providers.vertex.settings import VertexSettings
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from cloudtrain.capacity import Capacity
     from cloudtrain.catalog import Machine
     from cloudtrain.planning import Plan
 
@@ -69,6 +71,11 @@ MAX_LABEL_CHARS = 63
 MAX_LABELS = 64
 _LABEL_INVALID = re.compile(r"[^a-z0-9_-]")
 _CENTS = re.compile(r"[0-9]{1,15}")
+
+# Scheduling.strategy by capacity mode (aiplatform_v1 Scheduling.Strategy, google-cloud-aiplatform 2.7.0);
+# on-demand leaves it unset, which Vertex reads as STANDARD.
+STRATEGIES = {"spot": "SPOT", "flex": "FLEX_START"}
+RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 
 DEFAULT_BOOT_DISK = "pd-ssd"
 # Machines that boot only from Hyperdisk: hyperdisk-balanced is their default boot disk
@@ -167,7 +174,7 @@ def _worker_pools(plan: Plan) -> list[dict[str, Any]]:
 def _pool(plan: Plan, *, replicas: int) -> dict[str, Any]:
     assert plan.machine is not None  # _check_plan guarantees it
     return {
-        "machineSpec": _machine_spec(plan.machine),
+        "machineSpec": _machine_spec(plan.machine, plan.capacity),
         "replicaCount": replicas,
         "diskSpec": {
             "bootDiskType": BOOT_DISK_BY_MACHINE.get(plan.machine.machine_type, DEFAULT_BOOT_DISK),
@@ -177,8 +184,8 @@ def _pool(plan: Plan, *, replicas: int) -> dict[str, Any]:
     }
 
 
-def _machine_spec(machine: Machine) -> dict[str, Any]:
-    """GPUs by accelerator enum and count; TPU v5e by machine type and topology only.
+def _machine_spec(machine: Machine, capacity: Capacity) -> dict[str, Any]:
+    """GPUs by accelerator enum and count; TPU v5e by machine type and topology only; the reservation.
 
     v5e takes no acceleratorType (https://cloud.google.com/vertex-ai/docs/training/configure-compute, TPUs).
     """
@@ -188,7 +195,31 @@ def _machine_spec(machine: Machine) -> dict[str, Any]:
     elif machine.accelerator_count:
         spec["acceleratorType"] = machine.provider_accelerator
         spec["acceleratorCount"] = machine.accelerator_count
+    if capacity.mode == "reservation":
+        spec["reservationAffinity"] = reservation_affinity(str(capacity.name))
     return spec
+
+
+def reservation_affinity(name: str) -> dict[str, Any]:
+    """``MachineSpec.reservationAffinity``: any reservation, or the one ``name`` names (its full resource name).
+
+    SPECIFIC_RESERVATION takes the key ``compute.googleapis.com/reservation-name`` and the
+    reservation as its value (aiplatform_v1 ReservationAffinity, google-cloud-aiplatform 2.7.0,
+    google/cloud/aiplatform_v1/types/reservation_affinity.py).
+
+    Example:
+    >>> reservation_affinity("any")
+    {'reservationAffinityType': 'ANY_RESERVATION'}
+    >>> reservation_affinity("projects/p/zones/us-central1-a/reservations/r")["key"]
+    'compute.googleapis.com/reservation-name'
+    """
+    if name == ANY_RESERVATION:
+        return {"reservationAffinityType": "ANY_RESERVATION"}
+    return {
+        "reservationAffinityType": "SPECIFIC_RESERVATION",
+        "key": RESERVATION_KEY,
+        "values": [name],
+    }
 
 
 def _container_spec(plan: Plan) -> dict[str, Any]:
@@ -223,21 +254,22 @@ def escape_env_value(value: str) -> str:
 
 
 def _scheduling(plan: Plan) -> dict[str, Any]:
-    """Timeout always; whole-job restart for multi-worker, since MWMS is not elastic.
+    """Timeout always; whole-job restart for multi-worker, since MWMS is not elastic; the capacity's strategy.
 
     A worker restarting alone would wait forever for peers that moved on
     (https://cloud.google.com/vertex-ai/docs/training/understanding-training-service).
+    FLEX_START waits up to ``maxWaitDuration`` for every machine at once, 0 meaning for
+    ever and the default 24 h (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws,
+    "Configure the duration to wait for resource availability").
     """
     scheduling: dict[str, Any] = {"timeout": f"{plan.max_runtime_s}s"}
     if plan.hosts > 1:
         scheduling["restartJobOnWorkerRestart"] = True
-    if plan.spot:
-        scheduling["strategy"] = "SPOT"
-    vertex = VertexSettings.of(plan.spec)
-    if vertex.flex_start:
-        scheduling["strategy"] = "FLEX_START"
-        if vertex.max_wait is not None:
-            scheduling["maxWaitDuration"] = f"{vertex.max_wait}s"
+    strategy = STRATEGIES.get(plan.capacity.mode)
+    if strategy:
+        scheduling["strategy"] = strategy
+    if plan.capacity.max_wait is not None:
+        scheduling["maxWaitDuration"] = f"{plan.capacity.max_wait}s"
     return scheduling
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 
-from cloudtrain.sections import Duration, StoredSection, shaped
+from cloudtrain.sections import StoredSection, shaped
 
 # Region shapes: us-central1, northamerica-northeast1.
 _GCP_REGION = r"^[a-z]+(-[a-z]+)+\d+$"
@@ -23,6 +24,11 @@ _GCP_REGION = r"^[a-z]+(-[a-z]+)+\d+$"
 # (cloud.google.com/resource-manager/docs/creating-managing-projects).
 _GCP_PROJECT = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
 _EMAIL = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+# Dynamic Workload Scheduler is one capacity mode among others now: resources.capacity.
+MOVED = {
+    "flex_start": "resources.capacity: flex",
+    "max_wait": "resources.capacity: {mode: flex, max_wait: 2h}",
+}
 
 
 class VertexSettings(StoredSection):
@@ -86,14 +92,15 @@ class VertexSettings(StoredSection):
         description="projects/P/locations/L/tensorboards/ID; needs service_account.",
         examples=["projects/my-project/locations/us-central1/tensorboards/123"],
     )
-    flex_start: bool = Field(
-        False,
-        description="Dynamic Workload Scheduler: queue until the whole job's capacity is free, then run.",
-        examples=[True],
-    )
-    max_wait: Duration | None = Field(
-        None, description="With flex_start: how long to wait for capacity (e.g. 2h).", examples=["2h"]
-    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved(cls, data: Any) -> Any:
+        """A field that moved to ``resources.capacity`` names its new place, not "unknown field"."""
+        for key, where in MOVED.items():
+            if isinstance(data, dict) and key in data:
+                raise PydanticCustomError("moved", "{key} moved to {where}", {"key": key, "where": where})
+        return data
 
 
 SECTION = VertexSettings

@@ -13,7 +13,11 @@ Kubernetes JSON (https://kubernetes.io/docs/reference/using-api/api-concepts/):
   ``.../pods/NAME/log`` (``container``, ``sinceSeconds``, ``tailLines``, ``timestamps``,
   ``follow``: the stream stays open until the pod ends);
 - ``/apis/authorization.k8s.io/v1/selfsubjectaccessreviews``: allowed unless the verb and
-  resource are in ``forbidden``, which also makes those calls answer 403 Forbidden.
+  resource are in ``forbidden``, which also makes those calls answer 403 Forbidden;
+- ``/apis/kueue.x-k8s.io/v1beta2/namespaces/NS/workloads`` (list with ``labelSelector``): the
+  Workloads the fake plays Kueue with (``kueue``): a JobSet created with a queue label gets
+  one, pending, validated against the vendored Kueue CRD; ``admit`` admits it and unsuspends
+  the JobSet; 404 when ``kueue_installed`` is False.
 
 ``failures`` makes the next requests answer those statuses (a 503 while the API server
 restarts). Every request must carry ``Authorization: Bearer <token>`` (401 Unauthorized otherwise),
@@ -39,7 +43,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.cloudtrain.providers.fakes import kubernetes_schema
+from tests.cloudtrain.providers.fakes import kubernetes_schema, kueue
 
 GROUP, VERSION, PLURAL = "jobset.x-k8s.io", "v1alpha2", "jobsets"
 TOKEN = "fake-token"
@@ -74,6 +78,10 @@ class FakeKubernetes:
     resource_quotas: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = field(
         default_factory=dict
     )
+    # Kueue: its LocalQueues and the Workloads it makes for queued JobSets (``kueue``), by (namespace, name).
+    kueue_installed: bool = True
+    local_queues: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    workloads: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _versions: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -85,6 +93,9 @@ class FakeKubernetes:
             self.forbidden = set()
             self.full_quota = ""
             self.resource_quotas.clear()
+            self.kueue_installed = True
+            self.local_queues.clear()
+            self.workloads.clear()
             self.jobsets.clear()
             self.pods.clear()
             self.logs.clear()
@@ -145,6 +156,32 @@ class FakeKubernetes:
 
     def version(self) -> str:
         return str(next(self._versions))
+
+    def add_local_queue(self, namespace: str, name: str, cluster_queue: str = "cluster-queue") -> None:
+        """A Kueue LocalQueue, as a cluster admin creates it (checked against the vendored CRD)."""
+        queue = {
+            "apiVersion": f"{kueue.GROUP}/{kueue.VERSION}",
+            "kind": "LocalQueue",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"clusterQueue": cluster_queue},
+        }
+        assert kubernetes_schema.problems(queue, "LocalQueue") == []
+        with self.lock:
+            self.local_queues[(namespace, name)] = queue
+
+    def admit(self, namespace: str, name: str) -> None:
+        """Kueue admits the JobSet ``name``: its Workload reserves quota, and the JobSet is unsuspended."""
+        with self.lock:
+            jobset = self.jobsets[(namespace, name)]
+            workload = next(w for w in self.workloads.values() if kueue.owned_by(w, jobset))
+            workload["status"]["conditions"] = [
+                {"type": kind, "status": "True", "reason": kind, "message": "", "lastTransitionTime": _now()}
+                for kind in ("QuotaReserved", "Admitted")
+            ]
+            jobset["spec"]["suspend"] = False
+            for condition in jobset["status"].get("conditions", []):
+                if condition["type"] == "Suspended":
+                    condition |= {"status": "False", "reason": "ResumeJobs", "lastTransitionTime": _now()}
 
 
 def _now() -> str:
@@ -212,6 +249,11 @@ def _handler(fake: FakeKubernetes) -> type[BaseHTTPRequestHandler]:
             "DELETE",
             rf"/apis/{GROUP}/{VERSION}/namespaces/(?P<ns>[^/]+)/{PLURAL}/(?P<name>[^/]+)",
             _delete_jobset,
+        ),
+        (
+            "GET",
+            rf"/apis/{kueue.GROUP}/{kueue.VERSION}/namespaces/(?P<ns>[^/]+)/workloads",
+            _list_workloads,
         ),
         ("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)", _get_namespace),
         ("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)/pods", _list_pods),
@@ -399,6 +441,18 @@ def _create_jobset(fake: FakeKubernetes, handler: Handler, params: Params, query
         }
         stored["status"] = {"restarts": 0}
         fake.jobsets[(namespace, name)] = stored
+        queue = stored["metadata"].get("labels", {}).get(kueue.QUEUE_LABEL)
+        if stored["spec"].get("suspend"):  # the JobSet controller says so (jobset_types.go: JobSetSuspended)
+            suspended = {"type": "Suspended", "status": "True", "reason": "SuspendedJobs"}
+            stored["status"]["conditions"] = [
+                {**suspended, "message": "jobset is suspended", "lastTransitionTime": _now()}
+            ]
+        if queue and fake.kueue_installed:
+            workload = kueue.workload_for(stored, queue, known=(namespace, queue) in fake.local_queues)
+            assert kubernetes_schema.problems(workload, "Workload") == [], kubernetes_schema.problems(
+                workload, "Workload"
+            )
+            fake.workloads[(namespace, workload["metadata"]["name"])] = workload
     handler.send_json(201, stored)
 
 
@@ -424,7 +478,7 @@ def _step(fake: FakeKubernetes, namespace: str, name: str) -> None:
         jobset = fake.jobsets[(namespace, name)]
         ended = jobset.get("status", {}).get("terminalState")
         started = any(pod["metadata"]["labels"][JOBSET_NAME_LABEL] == name for pod in fake.pods.values())
-    if ended:
+    if ended or jobset["spec"].get("suspend"):  # a suspended JobSet has no Jobs, no pods
         return
     if not started:
         fake.pods_for(namespace, name)
@@ -483,6 +537,21 @@ def _list_resource_quotas(
         "kind": "ResourceQuotaList",
         "metadata": {"resourceVersion": fake.version()},
     }
+    handler.send_json(200, {**listing, "items": items})
+
+
+def _list_workloads(fake: FakeKubernetes, handler: Handler, params: Params, query: Params, body: Any) -> None:
+    if not fake.kueue_installed:
+        handler.send_json(404, _status(404, "NotFound", "the server could not find the requested resource"))
+        return
+    selector = query.get("labelSelector", "")
+    with fake.lock:
+        items = [
+            item
+            for (ns, _), item in fake.workloads.items()
+            if ns == params["ns"] and matches(selector, item["metadata"].get("labels", {}))
+        ]
+    listing = {"apiVersion": f"{kueue.GROUP}/{kueue.VERSION}", "kind": "WorkloadList", "metadata": {}}
     handler.send_json(200, {**listing, "items": items})
 
 

@@ -1,7 +1,8 @@
-"""The JobSet CRD's OpenAPI schema, as strict as the API server with ``fieldValidation=Strict``.
+"""The JobSet and Kueue CRDs' OpenAPI schemas, as strict as the API server with ``fieldValidation=Strict``.
 
-``jobset-crd.yaml`` beside this file is the CRD of kubernetes-sigs/jobset v0.12.0 (its
-header says where from). The API server validates a custom resource against the
+``jobset-crd.yaml`` beside this file is the CRD of kubernetes-sigs/jobset v0.12.0,
+``kueue-workload-crd.yaml`` and ``kueue-localqueue-crd.yaml`` those of kubernetes-sigs/kueue
+v0.19.2 (their headers say where from). The API server validates a custom resource against the
 version's ``openAPIV3Schema`` and prunes fields the schema does not declare; with
 ``fieldValidation=Strict`` it refuses them instead ("Strict: This will fail the request
 with a BadRequest error if any unknown fields would be dropped", the ``kubernetes``
@@ -20,15 +21,21 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator
 
-CRD = Path(__file__).with_name("jobset-crd.yaml")
-VERSION = "v1alpha2"
+HERE = Path(__file__).parent
+# The vendored CRDs by kind, and the version of each the fakes serve.
+CRDS = {
+    "JobSet": (HERE / "jobset-crd.yaml", "v1alpha2"),
+    "Workload": (HERE / "kueue-workload-crd.yaml", "v1beta2"),
+    "LocalQueue": (HERE / "kueue-localqueue-crd.yaml", "v1beta2"),
+}
 
 
 @functools.cache
-def strict_schema() -> dict[str, Any]:
-    """The ``v1alpha2`` schema with unknown fields refused."""
-    crd = yaml.load(CRD.read_text(), Loader=yaml.CSafeLoader)
-    (version,) = (v for v in crd["spec"]["versions"] if v["name"] == VERSION)
+def strict_schema(kind: str = "JobSet") -> dict[str, Any]:
+    """The served version's schema of ``kind``'s vendored CRD, with unknown fields refused."""
+    path, served = CRDS[kind]
+    crd = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
+    (version,) = (v for v in crd["spec"]["versions"] if v["name"] == served)
     return _strict(version["schema"]["openAPIV3Schema"])
 
 
@@ -47,12 +54,12 @@ def _strict(node: Any) -> Any:
     return strict
 
 
-def problems(jobset: dict[str, Any]) -> list[str]:
-    """Every way ``jobset`` breaks the CRD schema, as ``path: message``; empty when valid."""
-    validator = Draft202012Validator(strict_schema())
+def problems(resource: dict[str, Any], kind: str = "JobSet") -> list[str]:
+    """Every way ``resource`` breaks ``kind``'s CRD schema, as ``path: message``; empty when valid."""
+    validator = Draft202012Validator(strict_schema(kind))
     return sorted(
         f"{'.'.join(map(str, error.absolute_path)) or '(root)'}: {error.message}"
-        for error in validator.iter_errors(jobset)
+        for error in validator.iter_errors(resource)
     )
 
 

@@ -1,6 +1,8 @@
-"""Loopback AWS for the SageMaker backend: moto (S3, CloudWatch Logs), the fake SageMaker and Service Quotas.
+"""Loopback AWS for the SageMaker backend: moto (S3, CloudWatch Logs), the fake SageMaker,
+Service Quotas and AWS Batch.
 
-moto in server mode is faithful for S3 and Logs; SageMaker is ``sagemaker_service``.
+moto in server mode is faithful for S3 and Logs; SageMaker is ``sagemaker_service``, AWS
+Batch's service jobs ``batch_service``.
 Both listen on 127.0.0.1 and the real boto3 clients reach them through endpoint URLs,
 the same ``AWS_ENDPOINT_URL_*`` variables botocore reads for any user.
 """
@@ -22,6 +24,7 @@ from moto.server import ThreadedMotoServer
 from cloudtrain.providers.sagemaker.clients import AwsClients
 from cloudtrain.providers.sagemaker.logs import LOG_GROUP
 
+from .batch_service import FakeBatch
 from .sagemaker_service import FakeSageMaker
 from .service_quotas import FakeServiceQuotas
 
@@ -52,6 +55,7 @@ class LoopbackAws:
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self.sagemaker = FakeSageMaker(REGION)
         self.quotas = FakeServiceQuotas()
+        self.batch = FakeBatch(self.sagemaker, REGION)
         self.sleeps: list[float] = []
         self.env: dict[str, str] = {}
         self._t0 = int(time.time() * 1000)
@@ -67,6 +71,7 @@ class LoopbackAws:
             "AWS_ENDPOINT_URL_CLOUDWATCH_LOGS": moto_url,
             "AWS_ENDPOINT_URL_SAGEMAKER": self.sagemaker.serve(),
             "AWS_ENDPOINT_URL_SERVICE_QUOTAS": self.quotas.serve(),
+            "AWS_ENDPOINT_URL_BATCH": self.batch.serve(),
         }
         return self
 
@@ -77,6 +82,7 @@ class LoopbackAws:
         urllib.request.urlopen(urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")).close()
         self.sagemaker.reset()
         self.quotas.reset()
+        self.batch.reset()
         self.sleeps.clear()
         self._t0 = int(time.time() * 1000)
         self.client("s3").create_bucket(Bucket=BUCKET)
@@ -84,6 +90,7 @@ class LoopbackAws:
     def stop(self) -> None:
         self.sagemaker.shutdown()
         self.quotas.shutdown()
+        self.batch.shutdown()
         self.moto.stop()
 
     def __enter__(self) -> LoopbackAws:

@@ -1,4 +1,4 @@
-"""Validate SageMaker requests (and those of the other AWS services the fakes serve) against botocore's models.
+"""Validate SageMaker (and AWS Batch) requests against the service models shipped with botocore.
 
 botocore's ParamValidator checks types, required members and minimums, but not maximum
 lengths, patterns or enums; SageMaker enforces all of them. ``problems`` runs botocore's
@@ -31,7 +31,8 @@ def operation(name: str, service: str = "sagemaker") -> OperationModel:
 
 
 def problems(operation_name: str, params: dict[str, Any], service: str = "sagemaker") -> list[str]:
-    """Every way ``params`` breaks the input shape of ``service``'s ``operation_name``."""
+    """Every way ``params`` breaks the model's input shape for ``operation_name`` of ``service``
+    (SageMaker's; AWS Batch's for ``service="batch"``)."""
     shape = operation(operation_name, service).input_shape
     report = ParamValidator().validate(params, shape)
     found = [report.generate_report()] if report.has_errors() else []

@@ -96,7 +96,31 @@ class FakeJob:
             self.transitions.append({"Status": secondary, "StartTime": time.time(), "StatusMessage": message})
 
 
-class FakeSageMaker:
+class LoopbackService:
+    """A fake AWS service on a loopback port: ``serve()`` starts it, ``shutdown()`` stops it; ``calls`` recorded."""
+
+    calls: list[tuple[str, dict[str, Any]]]
+    _server: ThreadingHTTPServer | None
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def count(self, operation: str) -> int:
+        return sum(1 for name, _ in self.calls if name == operation)
+
+    def serve(self) -> str:
+        """Start serving on a free loopback port; returns the endpoint URL."""
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def shutdown(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+
+class FakeSageMaker(LoopbackService):
     """The service state and its operations; ``serve()`` puts it on a loopback port."""
 
     def __init__(self, region: str = "us-east-1") -> None:
@@ -117,6 +141,8 @@ class FakeSageMaker:
             self.on_create: Callable[[dict[str, Any]], None] | None = None
             self.tuning_jobs: dict[str, dict[str, Any]] = {}
             self.on_trial: Callable[[dict[str, Any], dict[str, str]], list[str]] | None = None
+            # Training plans on sale: instance type -> dollars per instance-hour of each offering.
+            self.plan_rates: dict[str, list[float]] = {"ml.p4d.24xlarge": [19.5, 22.0]}
 
     # --- test controls -------------------------------------------------------------
 
@@ -130,21 +156,8 @@ class FakeSageMaker:
             [(code, status, message or f"Injected {code}")] * times
         )
 
-    def count(self, operation: str) -> int:
-        return sum(1 for name, _ in self.calls if name == operation)
-
-    # --- server --------------------------------------------------------------------
-
-    def serve(self) -> str:
-        """Start serving on a free loopback port; returns the endpoint URL."""
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def shutdown(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler(self)
 
     def handle(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
@@ -374,6 +387,32 @@ class FakeSageMaker:
         if name not in self.tuning_jobs:
             raise ApiError("ResourceNotFound", f"Amazon SageMaker can't find a tuning job with name {name}")
         return self.tuning_jobs[name]
+
+    def _search_training_plan_offerings(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Offerings of ``plan_rates`` for the type, count and hours asked, starting tomorrow at midnight UTC."""
+        hours, count = params.get("DurationHours", 24), params.get("InstanceCount", 1)
+        start = (int(time.time()) // 86400 + 1) * 86400
+        return {
+            "TrainingPlanOfferings": [
+                {
+                    "TrainingPlanOfferingId": f"tpo-{params['InstanceType']}-{index}",
+                    "TargetResources": params.get("TargetResources", ["training-job"]),
+                    "DurationHours": hours,
+                    "DurationMinutes": 0,
+                    "UpfrontFee": f"{rate * count * hours:.2f}",
+                    "CurrencyCode": "USD",
+                    "ReservedCapacityOfferings": [
+                        {
+                            "InstanceType": params["InstanceType"],
+                            "InstanceCount": count,
+                            "StartTime": start,
+                            "EndTime": start + hours * 3600,
+                        }
+                    ],
+                }
+                for index, rate in enumerate(self.plan_rates.get(params.get("InstanceType", ""), []))
+            ]
+        }
 
     def _add_tags(self, params: dict[str, Any]) -> dict[str, Any]:
         self._arn(params["ResourceArn"])

@@ -101,7 +101,9 @@ class FakeJobService:
     _progress: dict[str, deque[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_id: int = 8_000_000_000_000_000_001
-    _clock: int = 1_795_000_000
+    clock: int = 1_795_000_000
+    """The service's time, seconds since the epoch, one more at each event. A test of how long a
+    job has waited (limits.max_pending counts its age) sets it to now."""
 
     def fail(
         self, method: str, code: grpc.StatusCode, times: int = 1, *, message: str = "", reason: str = ""
@@ -376,8 +378,8 @@ class FakeJobService:
             job.end_time = self._now()
 
     def _now(self) -> timestamp_pb2.Timestamp:
-        self._clock += 1
-        return timestamp_pb2.Timestamp(seconds=self._clock)
+        self.clock += 1
+        return timestamp_pb2.Timestamp(seconds=self.clock)
 
 
 def _first_value(spec: aiplatform_v1.StudySpec.ParameterSpec) -> aiplatform_v1.Trial.Parameter:

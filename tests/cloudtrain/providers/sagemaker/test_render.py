@@ -24,12 +24,24 @@ ROOT = Path(__file__).resolve().parents[4]
 EXAMPLE = ROOT / "examples" / "binary_classifier" / "job.yaml"
 GOLDEN = ROOT / "tests" / "golden" / "sagemaker"
 BUNDLE = "0123456789abcdef.tar.gz"
+PLAN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p4d-week"
 
 SHAPES = {
     "1host-1gpu": ["resources.hosts=1"],  # ml.g4dn.xlarge, one-device
     "1host-8gpu": ["resources.accelerator=a100-40gb", "resources.per_host=8", "resources.hosts=1"],  # p4d
     "4hosts-8gpu": ["resources.accelerator=a100-40gb", "resources.per_host=8", "resources.hosts=4"],
     "spot": ["resources.spot=true"],  # the example's 2 × T4 on spot capacity
+    "plan": [  # 2 × p4d on a training plan's reserved capacity, kept warm 10 minutes after
+        "resources.accelerator=a100-40gb",
+        "resources.per_host=8",
+        f"resources.capacity={{mode: plan, arn: '{PLAN}'}}",
+        "sagemaker.keep_alive=10m",
+    ],
+    "shapes": [  # ml.g5.12xlarge, else ml.g6.12xlarge: InstancePreferences, each 2 hosts of 4 GPUs
+        "resources.accelerator=a10g",
+        "resources.per_host=4",
+        "resources.capacity={shapes: [ml.g6.12xlarge]}",
+    ],
 }
 
 

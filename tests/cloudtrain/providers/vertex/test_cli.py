@@ -95,8 +95,9 @@ def test_wait_exits_zero_when_the_job_succeeds(
 ) -> None:
     job_id = run("submit", EXAMPLE, "--provider", "vertex").out.strip()
     result = run("wait", job_id, "--poll", "0")
+    created = fake_vertex.jobs[job_id].create_time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
     assert result.err.splitlines() == [
-        "queued (JOB_STATE_PENDING)",
+        f"queued (JOB_STATE_PENDING): provisioning its machines, since {created}",  # why it waits
         "running (JOB_STATE_RUNNING)",
         "succeeded (JOB_STATE_SUCCEEDED)",
     ]

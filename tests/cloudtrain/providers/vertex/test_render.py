@@ -26,6 +26,7 @@ EXAMPLE = REPO / "examples" / "binary_classifier" / "job.yaml"
 GOLDEN = REPO / "tests" / "golden" / "vertex"
 BUNDLE = "gs://my-bucket/binary-classifier/code/0123456789abcdef.tar.gz"
 A100_8 = ["resources.accelerator=a100-40gb", "resources.per_host=8"]
+RESERVATION = "projects/my-project/zones/us-central1-a/reservations/a100-pool"
 
 CASES = {
     "one_gpu": ["resources.hosts=1"],  # n1-standard-8 + 1 × T4, chief only
@@ -39,6 +40,11 @@ CASES = {
         "vertex.tensorboard=projects/my-project/locations/us-central1/tensorboards/42",
     ],
     "spot": ["resources.spot=true"],  # 2 hosts × T4 on Spot VMs
+    "flex": [*A100_8, "resources.capacity={mode: flex, max_wait: 2h}"],  # FLEX_START, waits up to 2 h
+    "reservation": [  # a specific Compute Engine reservation, by its full resource name
+        *A100_8,
+        f"resources.capacity={{mode: reservation, name: '{RESERVATION}'}}",
+    ],
     "tpu_v5e": [  # one pool, ct5lp-hightpu-4t with topology 2x2, your own image
         "resources.accelerator=tpu-v5e",
         "resources.per_host=4",
@@ -92,11 +98,53 @@ def test_spot_scheduling_and_timeout_are_typed_durations() -> None:
     assert not scheduling.max_wait_duration  # only FLEX_START waits for capacity
 
 
-def test_flex_start_waits_for_capacity_up_to_max_wait() -> None:
-    overrides = [*A100_8, "vertex.flex_start=true", "vertex.max_wait=2h"]
-    scheduling = parse_strictly(vertex.provider.render(vertex_plan(overrides))).job_spec.scheduling
-    assert scheduling.strategy == aiplatform_v1.Scheduling.Strategy.FLEX_START
-    assert scheduling.max_wait_duration.total_seconds() == 7200
+def test_flex_start_waits_for_capacity_up_to_max_wait_with_one_machine_in_every_pool() -> None:
+    job = parse_strictly(vertex.provider.render(vertex_plan(CASES["flex"])))
+    assert job.job_spec.scheduling.strategy == aiplatform_v1.Scheduling.Strategy.FLEX_START
+    assert job.job_spec.scheduling.max_wait_duration.total_seconds() == 7200
+    # Flex-start needs "the same machine configuration for all worker pools" (schedule-jobs-dws, Requirements).
+    chief, workers = job.job_spec.worker_pool_specs
+    assert chief.machine_spec == workers.machine_spec
+
+
+@pytest.mark.parametrize(
+    ("max_wait", "expected"),
+    [
+        ("0", 0),  # 0 waits for ever (Scheduling.max_wait_duration); sent, not dropped as unset
+        (None, None),  # no max_wait: Vertex's own default (24 h), so the field is left out
+    ],
+)
+def test_flex_start_max_wait_zero_is_sent_and_none_is_left_out(
+    max_wait: str | None, expected: int | None
+) -> None:
+    option = "" if max_wait is None else f", max_wait: {max_wait}"
+    body = vertex.provider.render(vertex_plan([*A100_8, f"resources.capacity={{mode: flex{option}}}"]))
+    assert body["jobSpec"]["scheduling"].get("maxWaitDuration") == (
+        None if expected is None else f"{expected}s"
+    )
+    assert parse_strictly(body).job_spec.scheduling.strategy == aiplatform_v1.Scheduling.Strategy.FLEX_START
+
+
+def test_a_reservation_is_every_pools_machine_affinity() -> None:
+    pools = parse_strictly(
+        vertex.provider.render(vertex_plan(CASES["reservation"]))
+    ).job_spec.worker_pool_specs
+    for pool in pools:
+        affinity = pool.machine_spec.reservation_affinity
+        assert (
+            affinity.reservation_affinity_type == aiplatform_v1.ReservationAffinity.Type.SPECIFIC_RESERVATION
+        )
+        assert affinity.key == "compute.googleapis.com/reservation-name"
+        assert list(affinity.values) == [RESERVATION]
+
+
+def test_any_reservation_names_none() -> None:
+    overrides = [*A100_8, "resources.capacity={mode: reservation, name: any}"]
+    pool = parse_strictly(vertex.provider.render(vertex_plan(overrides))).job_spec.worker_pool_specs[0]
+    assert pool.machine_spec.reservation_affinity.reservation_affinity_type == (
+        aiplatform_v1.ReservationAffinity.Type.ANY_RESERVATION
+    )
+    assert not pool.machine_spec.reservation_affinity.values
 
 
 def test_env_values_stay_literal_under_vertex_expansion() -> None:
