@@ -250,7 +250,9 @@ def test_list_finds_cloudtrains_jobsets_newest_first(
         names.append(job.submit(render(make_plan(run_id=run)), clients).name)
         time.sleep(1.05)  # creationTimestamp has whole seconds
     listed = job.list_jobs(clients, limit=None)
-    assert [summary.id for summary in listed] == [f"kubernetes:training/{name}@fake" for name in reversed(names)]
+    assert [summary.id for summary in listed] == [
+        f"kubernetes:training/{name}@fake" for name in reversed(names)
+    ]
     assert {summary.name for summary in listed} == {"demo"}
     assert [summary.id for summary in job.list_jobs(clients, limit=1)] == [listed[0].id]
     assert any(path.endswith("jobsets?labelSelector=cloudtrain/job") for _, path in fake_cluster.requests)
