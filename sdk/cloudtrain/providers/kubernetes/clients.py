@@ -137,6 +137,12 @@ class KubernetesClients:
             self.namespace = self.namespace or found_namespace
         return self.api
 
+    @property
+    def used_context(self) -> str | None:
+        """The context named, or once connected the current one: an ID naming it reaches this
+        cluster whatever context is current later."""
+        return self.context or self.found_context
+
     def target_namespace(self) -> str:
         self.api_client()
         return self.namespace or DEFAULT_NAMESPACE

@@ -154,7 +154,7 @@ class KubernetesJob(WaitsByPolling):
         self.attached = False
         self._cancelled = False
         self._clients = clients
-        self.id = job_id(namespace, name, clients.context)
+        self.id = job_id(namespace, name, clients.used_context)
 
     @property
     def outputs(self) -> Outputs:
@@ -382,7 +382,7 @@ def list_jobs(clients: KubernetesClients, *, limit: int | None) -> list[JobSumma
         ApiCall("list", RESOURCE, namespace),
         sleep=clients.sleep,
     )
-    summaries = [summary(item, clients.context) for item in listed.get("items", [])]
+    summaries = [summary(item, clients.used_context) for item in listed.get("items", [])]
     summaries.sort(key=lambda job: job.created, reverse=True)
     return summaries[:limit] if limit is not None else summaries
 

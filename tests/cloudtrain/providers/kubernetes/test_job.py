@@ -49,7 +49,8 @@ def test_submit_creates_the_jobset_in_the_contexts_namespace(
     fake_cluster: FakeKubernetes, clients: KubernetesClients, request_body: dict[str, Any]
 ) -> None:
     created = job.submit(request_body, clients)
-    assert created.id == f"kubernetes:training/{_name(request_body)}"
+    # the current context, named in the ID: status reaches this cluster after kubectl config use-context
+    assert created.id == f"kubernetes:training/{_name(request_body)}@fake"
     assert list(fake_cluster.jobsets) == [("training", _name(request_body))]
     method, path = fake_cluster.requests[-1]
     assert (method, path.split("?")[0]) == (
@@ -249,7 +250,9 @@ def test_list_finds_cloudtrains_jobsets_newest_first(
         names.append(job.submit(render(make_plan(run_id=run)), clients).name)
         time.sleep(1.05)  # creationTimestamp has whole seconds
     listed = job.list_jobs(clients, limit=None)
-    assert [summary.id for summary in listed] == [f"kubernetes:training/{name}" for name in reversed(names)]
+    assert [summary.id for summary in listed] == [
+        f"kubernetes:training/{name}@fake" for name in reversed(names)
+    ]
     assert {summary.name for summary in listed} == {"demo"}
     assert [summary.id for summary in job.list_jobs(clients, limit=1)] == [listed[0].id]
     assert any(path.endswith("jobsets?labelSelector=cloudtrain/job") for _, path in fake_cluster.requests)
