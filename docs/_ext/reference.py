@@ -122,7 +122,10 @@ class SchemaPage:
         return None, ""
 
     def resolve(self, ref: dict[str, Any]) -> dict[str, Any]:
-        return self.defs[ref["$ref"].rsplit("/", 1)[1]]
+        """The object a ``$ref`` names; of a model written several ways (``placement``), its object form."""
+        found = self.defs[ref["$ref"].rsplit("/", 1)[1]]
+        forms = [option for option in found.get("anyOf", []) if "properties" in option]
+        return forms[0] if forms and "properties" not in found else found
 
     def table(self, prefix: str, obj: dict[str, Any]) -> Iterator[str]:
         required = set(obj.get("required", []))
