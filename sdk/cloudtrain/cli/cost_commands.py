@@ -83,7 +83,7 @@ def cost_command(job: str, **options: Any) -> None:
     Examples:
       cloudtrain cost job.yaml                                       price per hour of every shape
       cloudtrain cost job.yaml --throughput 1200@a100-40gb
-      cloudtrain cost job.yaml -t outputs/cloudtrain-throughput.json --provider vertex --json
+      cloudtrain cost job.yaml -t outputs/latest.json --provider vertex --json
       cloudtrain cost job.yaml -t 300@t4 --max-cost 50 --plot cost.png
     """
     if options["throughput"] is None:
