@@ -69,6 +69,7 @@ TRIAL = "{trial}"
 MAX_NAME = 32
 MAX_RANGES = 30
 MAX_VALUES = 30
+MAX_VALUE_CHARS = 256
 MAX_ENVIRONMENT = 48
 STRATEGIES = {"auto": "Bayesian", "bayesian": "Bayesian", "random": "Random", "grid": "Grid"}
 SCALES = {"linear": "Linear", "log": "Logarithmic"}
@@ -147,14 +148,13 @@ def parameter_ranges(tuning: Tuning) -> dict[str, list[dict[str, Any]]]:
     Raises:
         SpecError: more than 30 ranges of a kind, or more than 30 values of a parameter.
     """
-    grid = space.grid(tuning) if tuning.algorithm == "grid" else {}
     ranges: dict[str, list[dict[str, Any]]] = {
         "IntegerParameterRanges": [],
         "ContinuousParameterRanges": [],
         "CategoricalParameterRanges": [],
     }
     for name, parameter in tuning.parameters.items():
-        kind, entry = _range(name, parameter, grid.get(name))
+        kind, entry = _range(name, parameter, tuning.algorithm == "grid")
         ranges[kind].append(entry)
     for kind, entries in ranges.items():
         if len(entries) > MAX_RANGES:
@@ -164,23 +164,36 @@ def parameter_ranges(tuning: Tuning) -> dict[str, list[dict[str, Any]]]:
     return {kind: entries for kind, entries in ranges.items() if entries}
 
 
-def _range(name: str, parameter: Parameter, grid: list[Any] | None) -> tuple[str, dict[str, Any]]:
-    values = grid if grid is not None and parameter.type == "int" else parameter.values
-    if values is not None:
-        if len(values) > MAX_VALUES:
+def _range(name: str, parameter: Parameter, grid: bool) -> tuple[str, dict[str, Any]]:
+    listed = grid and parameter.type == "int"
+    if parameter.values is not None or listed:
+        count = parameter.grid_values or 0
+        if count > MAX_VALUES:
             raise SpecError(
-                f"tuning.parameters.{name}: {len(values)} values; a SageMaker categorical range takes at most "
+                f"tuning.parameters.{name}: {count:,} values; a SageMaker categorical range takes at most "
                 f"{MAX_VALUES}. Use fewer values, or an int or float range."
             )
-        return "CategoricalParameterRanges", {"Name": name, "Values": [_text(parameter, v) for v in values]}
+        values = space.grid_values(parameter) if listed else parameter.values or []
+        return "CategoricalParameterRanges", {"Name": name, "Values": [_text(name, parameter, v) for v in values]}
     kind = "IntegerParameterRanges" if parameter.type == "int" else "ContinuousParameterRanges"
-    low, high = (_text(parameter, v) for v in (parameter.min or 0, parameter.max or 0))
+    low, high = (_text(name, parameter, v) for v in (parameter.min or 0, parameter.max or 0))
     return kind, {"Name": name, "MinValue": low, "MaxValue": high, "ScalingType": SCALES[parameter.scale]}
 
 
-def _text(parameter: Parameter, value: Any) -> str:
-    """A value as SageMaker takes it: a string; whole numbers of an int parameter without '.0'."""
-    return str(space.as_kind(parameter, value))
+def _text(name: str, parameter: Parameter, value: Any) -> str:
+    """A value as SageMaker takes it: a string of at most 256 characters (botocore's ``ParameterValue``);
+    whole numbers of an int parameter without '.0'.
+
+    Raises:
+        SpecError: a longer value (the value itself is not echoed: it may be long).
+    """
+    text = str(space.as_kind(parameter, value))
+    if len(text) > MAX_VALUE_CHARS:
+        raise SpecError(
+            f"tuning.parameters.{name}: a value of {len(text):,} characters; SageMaker takes at most "
+            f"{MAX_VALUE_CHARS} (CreateHyperParameterTuningJob ParameterValue). Shorten it."
+        )
+    return text
 
 
 def tuning_job_name(name: str, request: dict[str, Any]) -> str:

@@ -116,11 +116,22 @@ def test_a_grid_lists_integer_ranges_as_values() -> None:
             ),
             "31 values; a SageMaker categorical range takes at most 30",
         ),
+        (  # an int range listed for a grid is counted first, never built past the limit
+            ("tuning.parameters={units: {type: int, min: 1, max: 9000}}", "tuning.algorithm=grid"),
+            "tuning.parameters.units: 9,000 values; a SageMaker categorical range takes at most 30",
+        ),
+        (  # regression: rendered although botocore's ParameterValue is at most 256 characters
+            ("tuning.parameters={x: {type: categorical, values: [a, " + "b" * 300 + "]}}",),
+            "tuning.parameters.x: a value of 300 characters; SageMaker takes at most 256 "
+            "(CreateHyperParameterTuningJob ParameterValue). Shorten it.",
+        ),
     ],
 )
 def test_what_sagemaker_cannot_run_is_refused_with_the_fix(overrides: tuple[str, ...], message: str) -> None:
-    with pytest.raises(SpecError, match=message.replace("(", r"\(")):
+    with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
         api.render(api.as_spec(EXAMPLE, (IMAGE, *overrides)), "sagemaker")
+    with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        api.validate(api.as_spec(EXAMPLE, (IMAGE, *overrides)), "sagemaker")  # before any code is packed
 
 
 def play_trial(definition: dict[str, Any], tuned: dict[str, str]) -> list[str]:

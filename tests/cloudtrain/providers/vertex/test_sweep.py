@@ -234,3 +234,16 @@ def test_cancel_moves_the_sweep_to_cancelled(fake_vertex: FakeJobService, tmp_pa
     assert handle.wait(poll_s=0).state == "cancelled"
     attached = cloudtrain.attach(handle.id, clients=clients)
     assert [t.state for t in attached.trials()] == ["stopped", "stopped"]
+
+
+def test_discrete_values_closer_than_vertex_takes_are_refused_at_validate() -> None:
+    """DiscreteValueSpec: values "in increasing order and at least 1e-10 apart" (aiplatform_v1 study.py)."""
+    from cloudtrain.errors import SpecError
+
+    close = api.as_spec(EXAMPLE, ("tuning.parameters.width={type: discrete, values: [1.0, 1.00000000000001]}",))
+    with pytest.raises(SpecError) as caught:
+        api.validate(close, "vertex")
+    assert caught.value.problems == [
+        "tuning.parameters.width: the values 1.0 and 1.00000000000001 are less than 1e-10 apart; Vertex AI "
+        "takes discrete values at least that far apart. Drop one of them."
+    ]
