@@ -242,13 +242,13 @@ def _algorithm(plan: Plan) -> dict[str, Any]:
     command = container.command(plan)
     if command is None:
         return spec
-    startup = catalog.image_startup(plan.provider, _image_kind(plan))
+    startup = catalog.image_startup(plan.provider, image_kind(plan))
     if startup is None:
         return {**spec, **container_command(command)}
     return {**spec, **container_command(container.sourcing(startup.setup, command), startup.entrypoint)}
 
 
-def _image_kind(plan: Plan) -> str:
+def image_kind(plan: Plan) -> str:
     """The hardware kind ``image: auto`` picked its image for (``planning.resolve_image``)."""
     return catalog.accelerators()[plan.machine.accelerator].kind if plan.machine else "cpu"
 

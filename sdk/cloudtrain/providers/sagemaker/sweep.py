@@ -13,9 +13,11 @@ What the definition has no field for, and what follows:
 
 - ``ContainerEntrypoint``/``ContainerArguments``: ``HyperParameterAlgorithmSpecification``
   has only TrainingImage, TrainingInputMode, AlgorithmName and MetricDefinitions (botocore
-  sagemaker model), so ``image: auto`` (a stock image started through its entrypoint)
-  cannot run a trial: a sweep needs your image (``containers/``), whose ENTRYPOINT is the
-  runtime.
+  sagemaker model), so a trial starts as its image does. Your image's ENTRYPOINT is the
+  runtime; with ``image: auto`` the Deep Learning Container's is the SageMaker training
+  toolkit, which the definition tells where the code is and what to run (``toolkit``: the
+  ``sagemaker_program`` and ``sagemaker_submit_directory`` hyperparameters, the runtime
+  configuration in the environment).
 - ``TensorBoardOutputConfig``: trials' TensorBoard files are not uploaded (``outputs.tensorboard`` is "").
 - ``CheckpointConfig``: one S3 prefix for every training job of the tuning job; the
   runtime's backup stamp (the training job's name and the trial's values) keeps a trial
@@ -47,9 +49,11 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain import container
 from cloudtrain.errors import SpecError
 from cloudtrain.outputs import Outputs
 from cloudtrain.providers.sagemaker import outputs as job_outputs
+from cloudtrain.providers.sagemaker import toolkit
 from cloudtrain.providers.sagemaker.render import (
     NAME_HASH_CHARS,
     NOT_HASHED,
@@ -71,6 +75,8 @@ MAX_RANGES = 30
 MAX_VALUES = 30
 MAX_VALUE_CHARS = 256
 MAX_ENVIRONMENT = 48
+# A trial is a training job: its static and tuned hyperparameters together, at most 100 (HyperParameters).
+MAX_HYPERPARAMETERS = 100
 STRATEGIES = {"auto": "Bayesian", "bayesian": "Bayesian", "random": "Random", "grid": "Grid"}
 SCALES = {"linear": "Linear", "log": "Logarithmic"}
 # The training request's fields a trial definition carries, under the same names.
@@ -91,21 +97,28 @@ DEFINITION_FIELDS = (
 def render(plan: Plan) -> dict[str, Any]:
     """The ``create_hyper_parameter_tuning_job`` keyword arguments for ``plan``'s sweep.
 
+    With ``image: auto`` each trial starts through the Deep Learning Container's training
+    toolkit (``toolkit``); with your image, through its ENTRYPOINT, the runtime.
+
     Raises:
-        SpecError: ``image: auto``, or a SageMaker limit the sweep would break.
+        SpecError: a SageMaker limit the sweep would break.
     """
     tuning = plan.spec.tuning
     assert tuning is not None  # only a spec with tuning: is a sweep
     job = render_job(plan)
-    if "ContainerEntrypoint" in job["AlgorithmSpecification"]:
-        raise SpecError(
-            "image: a SageMaker tuning job starts each trial with the image's own ENTRYPOINT "
-            "(HyperParameterAlgorithmSpecification has no ContainerEntrypoint), so image: auto cannot "
-            "run a trial. Build containers/gpu.Dockerfile (or cpu), push it to ECR and set image: to its URI."
-        )
     definition = {field: job[field] for field in DEFINITION_FIELDS if field in job}
+    definition["StaticHyperParameters"] = job["HyperParameters"]
+    if "ContainerEntrypoint" in job["AlgorithmSpecification"]:  # image: auto, started by its own ENTRYPOINT
+        definition |= toolkit.definition(plan, job)
     check_map(
         "env", definition["Environment"], limits=(MAX_ENVIRONMENT, 512, 512), fix="Remove entries from env."
+    )
+    trial_hyperparameters = {**definition["StaticHyperParameters"], **dict.fromkeys(tuning.parameters, "")}
+    check_map(
+        "HyperParameters",
+        trial_hyperparameters,
+        limits=(MAX_HYPERPARAMETERS, 256, container.HYPERPARAMETER_VALUE_MAX),
+        fix="Tune fewer parameters, or shorten code.args, data URIs or training.layout_map.",
     )
     metrics = list(dict.fromkeys([*SageMakerSettings.of(plan.spec).metrics, tuning.objective.metric]))
     definition["AlgorithmSpecification"] = {
@@ -113,7 +126,6 @@ def render(plan: Plan) -> dict[str, Any]:
         "TrainingInputMode": job["AlgorithmSpecification"]["TrainingInputMode"],
         "MetricDefinitions": metric_definitions(metrics),
     }
-    definition["StaticHyperParameters"] = job["HyperParameters"]
     request: dict[str, Any] = {
         "HyperParameterTuningJobConfig": tuning_config(tuning),
         "TrainingJobDefinition": dict(sorted(definition.items())),
@@ -174,7 +186,10 @@ def _range(name: str, parameter: Parameter, grid: bool) -> tuple[str, dict[str, 
                 f"{MAX_VALUES}. Use fewer values, or an int or float range."
             )
         values = space.grid_values(parameter) if listed else parameter.values or []
-        return "CategoricalParameterRanges", {"Name": name, "Values": [_text(name, parameter, v) for v in values]}
+        return "CategoricalParameterRanges", {
+            "Name": name,
+            "Values": [_text(name, parameter, v) for v in values],
+        }
     kind = "IntegerParameterRanges" if parameter.type == "int" else "ContinuousParameterRanges"
     low, high = (_text(name, parameter, v) for v in (parameter.min or 0, parameter.max or 0))
     return kind, {"Name": name, "MinValue": low, "MaxValue": high, "ScalingType": SCALES[parameter.scale]}

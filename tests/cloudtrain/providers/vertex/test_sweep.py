@@ -240,7 +240,9 @@ def test_discrete_values_closer_than_vertex_takes_are_refused_at_validate() -> N
     """DiscreteValueSpec: values "in increasing order and at least 1e-10 apart" (aiplatform_v1 study.py)."""
     from cloudtrain.errors import SpecError
 
-    close = api.as_spec(EXAMPLE, ("tuning.parameters.width={type: discrete, values: [1.0, 1.00000000000001]}",))
+    close = api.as_spec(
+        EXAMPLE, ("tuning.parameters.width={type: discrete, values: [1.0, 1.00000000000001]}",)
+    )
     with pytest.raises(SpecError) as caught:
         api.validate(close, "vertex")
     assert caught.value.problems == [
