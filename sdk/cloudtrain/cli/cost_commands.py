@@ -9,7 +9,7 @@ import click
 
 from cloudtrain import cost
 from cloudtrain.cli import tables
-from cloudtrain.cli.options import RegistryChoice, profile_option
+from cloudtrain.cli.options import RegistryChoice, profile_option, throughput_option
 from cloudtrain.cost import budget, inputs, notes
 from cloudtrain.cost.compare import billed
 from cloudtrain.errors import SpecError
@@ -26,18 +26,6 @@ def _sources() -> tuple[str, ...]:
     from cloudtrain.cost import refresh
 
     return refresh.names()
-
-
-def throughput_option(required: bool) -> Any:
-    """``--throughput RATE@ACCELERATOR`` or a throughput JSON path."""
-    return click.option(
-        "--throughput",
-        "-t",
-        required=required,
-        metavar="RATE@ACCEL|FILE",
-        help="Measured examples/s of ONE device, e.g. 1200@a100-40gb, or a run's "
-        "cloudtrain-throughput.json (PATH@ACCEL when it names no accelerator).",
-    )
 
 
 @click.command("cost")

@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from cloudtrain import api, runs
-from cloudtrain.cli import failure, tables, trials_table
-from cloudtrain.cli.cost_commands import budget_guard, throughput_option
-from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
-from cloudtrain.cli.live import StatusLine
-from cloudtrain.cli.options import PROVIDER_CHOICE, RegistryChoice, json_option, run_id_option, spec_options
-from cloudtrain.cli.progress import UploadBars
-from cloudtrain.cli.since import parse_since, parse_tail
+from cloudtrain.cli import failure, tables
+from cloudtrain.cli.options import (
+    PROVIDER_CHOICE,
+    RegistryChoice,
+    json_option,
+    run_id_option,
+    spec_options,
+    throughput_option,
+)
 from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.provider import Job, JobStatus, Provider, registry
@@ -41,7 +43,15 @@ START_POLL_S = 10.0
 # The exit status after Ctrl-C: 128 + SIGINT, what a shell reports for a command it interrupted.
 INTERRUPTED = 130
 
+
 # A job as ``list`` shows it: the full ID, the job name or a unique part of its short id.
+def complete_job_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Recent jobs' short ids for shell completion (``list_command``, loaded only when completing)."""
+    from cloudtrain.cli import list_command
+
+    return list_command.complete_job_ids(ctx, param, incomplete)
+
+
 job_argument = click.argument("job_id", shell_complete=complete_job_ids)
 
 provider_option = click.option(
@@ -186,6 +196,8 @@ def submit_command(
     target = _target(provider or spec.provider, emulate=emulate, fault=fault)
     submission = api.prepare(spec, target, run_id=runs.fresh() if new else run_id, throughput=throughput)
     if submission.provider.billed:
+        from cloudtrain.cli.cost_commands import budget_guard
+
         budget_guard(submission.plan, throughput, dry_run=dry_run, force=force, strict=strict_budget)
     if dry_run:
         packed = submission.bundle
@@ -196,6 +208,8 @@ def submit_command(
     _print_bundle(submission.bundle, list_files=list_files)
     if dry_run:
         return
+    from cloudtrain.cli.progress import UploadBars
+
     with UploadBars() as progress:
         submitted = submission.submit(progress=progress)
     earlier = attached(submitted)
@@ -250,6 +264,9 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     start to end × replicas, in 30-second increments; both at the catalog's prices).
     A failed job's failing replica's last lines follow: its traceback and error.
     """
+    from cloudtrain.cli import trials_table
+    from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, details
+
     job = _attach(job_id, provider)
     current = job.status()
     described = job.summary() if isinstance(job, HasSummary) else None
@@ -302,6 +319,8 @@ def _hints(job: Job) -> str:
 
 def _attach(job_id: str, provider: str | None) -> Job:
     """The job that ``job_id`` names, as ``list`` shows it (``resolve``)."""
+    from cloudtrain.cli.list_command import resolve
+
     return api.attach(resolve(job_id, provider), provider)
 
 
@@ -327,6 +346,8 @@ def logs(job_id: str, provider: str | None, follow: bool, since: str | None, tai
       cloudtrain logs ID --since 2026-12-03T14:00:00Z
       cloudtrain logs ID --tail 20 --follow       the last 20 lines, then each new one
     """
+    from cloudtrain.cli.since import parse_since, parse_tail
+
     start = parse_since(since, now=datetime.now(UTC)) if since is not None else None
     count = parse_tail(tail) if tail is not None else None
     job = _attach(job_id, provider)
@@ -390,6 +411,8 @@ def wait(job_id: str, provider: str | None, poll: float) -> None:
     shows the provider's state and how long the job has been in it. A failed job's
     failing replica's last lines (its traceback and error) follow on stderr.
     """
+    from cloudtrain.cli.live import StatusLine
+
     job = _attach(job_id, provider)
     try:
         with StatusLine() as line:
@@ -436,6 +459,9 @@ def _follow(job: Job, *, logs_to_stderr: bool) -> None:
     and best trial follow. Ctrl-C stops a job that runs on this machine, as it would a
     script (``_stop``); a job elsewhere keeps running (``_stopped_following``).
     """
+    from cloudtrain.cli import trials_table
+    from cloudtrain.cli.live import StatusLine
+
     try:
         with StatusLine() as line:
             job.wait(poll_s=START_POLL_S, on_status=line, until=lambda now: now.state not in WAITING_STATES)

@@ -91,3 +91,15 @@ def run_id_option(func: F) -> F:
         help="Which run of this spec and code; its artifacts live under ROOT/runs/ID. The same ID "
         "attaches to the job it made (or resumes it after a failure), a new one makes a new job.",
     )(func)
+
+
+def throughput_option(required: bool) -> Any:
+    """``--throughput RATE@ACCELERATOR`` or a throughput JSON path."""
+    return click.option(
+        "--throughput",
+        "-t",
+        required=required,
+        metavar="RATE@ACCEL|FILE",
+        help="Measured examples/s of ONE device, e.g. 1200@a100-40gb, or a run's "
+        "cloudtrain-throughput.json (PATH@ACCEL when it names no accelerator).",
+    )

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.provider.cloud import CloudProvider
-from cloudtrain.providers.sagemaker import checks, discover, outputs, render
+from cloudtrain.providers.sagemaker import discover
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 
 if TYPE_CHECKING:
@@ -39,12 +39,18 @@ class SageMaker(CloudProvider):
     color = "#ff9900"
 
     def check(self, spec: JobSpec) -> list[str]:
+        from cloudtrain.providers.sagemaker import checks
+
         return checks.problems(spec)
 
     def render(self, plan: Plan) -> dict[str, Any]:
+        from cloudtrain.providers.sagemaker import render
+
         return render.render(plan)
 
     def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        from cloudtrain.providers.sagemaker import outputs
+
         return outputs.of_plan(plan, request)
 
     # The job room talks to the cloud: imported on first use, so the spec commands never load it.

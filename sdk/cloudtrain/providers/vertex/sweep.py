@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import SpecError
@@ -98,7 +99,7 @@ def _discrete_values(name: str, parameter: Parameter) -> list[float]:
         SpecError: two values closer than that.
     """
     values = [float(v) for v in parameter.values or []]
-    close = [(a, b) for a, b in zip(values, values[1:], strict=False) if b - a < MIN_DISCRETE_GAP]
+    close = [(a, b) for a, b in itertools.pairwise(values) if b - a < MIN_DISCRETE_GAP]
     if close:
         raise SpecError(
             f"tuning.parameters.{name}: the values {close[0][0]!r} and {close[0][1]!r} are less than "
