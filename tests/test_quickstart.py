@@ -48,11 +48,14 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def run(lines: list[str], cwd: Path, tmp_path: Path, *, expect: int = 0) -> subprocess.CompletedProcess[str]:
+def run(
+    lines: list[str], cwd: Path, tmp_path: Path, env: dict[str, str] | None = None, *, expect: int = 0
+) -> subprocess.CompletedProcess[str]:
+    """``lines`` in one shell, stopping at the first that fails; ``env`` defaults to ``clean_env``."""
     done = subprocess.run(
         ["bash", "-c", " &&\n".join(lines)],
         cwd=cwd,
-        env=clean_env(tmp_path),
+        env=clean_env(tmp_path) if env is None else env,
         capture_output=True,
         text=True,
         check=False,

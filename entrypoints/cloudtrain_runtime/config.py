@@ -6,7 +6,8 @@ but this package shipped in the code bundle, so it is a frozen dataclass read wi
 standard library, not pydantic.
 
 Sources, first found wins: ``--config FILE``, the ``CLOUDTRAIN_CONFIG`` environment
-variable, then the hyperparameters file of an environment that has one (SageMaker's
+variable, its pieces ``CLOUDTRAIN_CONFIG_0``, ``_1``, ... (a SageMaker sweep on a Deep
+Learning Container, ``join_pieces``), then the hyperparameters file of an environment that has one (SageMaker's
 ``/opt/ml/input/config/hyperparameters.json``): the keys ``cloudtrain_config_0``, ``_1``,
 ... joined in order (SageMaker caps Environment values at 512 characters and
 hyperparameter values at 256, so the JSON travels in pieces), or a single
@@ -46,6 +47,7 @@ from cloudtrain_runtime.paths import under_root
 
 CONFIG_ENV = "CLOUDTRAIN_CONFIG"
 CONFIG_HYPERPARAMETER = "cloudtrain_config"
+CONFIG_PIECES_ENV = f"{CONFIG_ENV}_"
 COUNT_MAX = 2**31 - 1  # TensorFlow counts steps, batches and replicas in int32
 # The spec keeps these positive; the runtime divides by them and sizes tensors with them.
 COUNTS = (
@@ -374,6 +376,9 @@ def load(
         return parse(_read(Path(config_file), "--config"), f"--config {config_file}")
     if env.get(CONFIG_ENV):
         return parse(env[CONFIG_ENV], CONFIG_ENV)
+    pieces = join_pieces(env, source="the environment", prefix=CONFIG_PIECES_ENV)
+    if pieces:
+        return parse(pieces, f"{CONFIG_PIECES_ENV}0, ...")
     for _, file in carriers:
         if under_root(root, file).is_file():
             return _from_hyperparameters(under_root(root, file))
@@ -405,18 +410,29 @@ def _from_hyperparameters(path: Path) -> RuntimeConfig:
     return parse(value, f"{path} [{CONFIG_HYPERPARAMETER}]")
 
 
-def join_pieces(hyperparameters: Mapping[str, Any], *, source: str = "hyperparameters") -> str:
+def join_pieces(
+    hyperparameters: Mapping[str, Any],
+    *,
+    source: str = "hyperparameters",
+    prefix: str = f"{CONFIG_HYPERPARAMETER}_",
+) -> str:
     """``cloudtrain_config_0``, ``_1``, ... joined in numeric order (``_10`` after ``_9``).
+
+    The same pieces travel as environment variables ``CLOUDTRAIN_CONFIG_0``, ``_1``, ...
+    (``prefix``) where the hyperparameters cannot carry them: a SageMaker sweep on a Deep
+    Learning Container, whose training toolkit passes every hyperparameter to the trial's
+    command as a word of a shell line (``sagemaker_training/process.py``), which JSON is not.
 
     Example:
     >>> join_pieces({"cloudtrain_config_1": "world", "cloudtrain_config_0": "hello ", "epochs": "3"})
     'hello world'
+    >>> join_pieces({"CLOUDTRAIN_CONFIG_0": "{}", "HOME": "/root"}, prefix="CLOUDTRAIN_CONFIG_")
+    '{}'
 
     Raises:
         ConfigError: for a piece that is not a string, is not numbered 0, 1, ... (no leading
             zeros), or leaves a gap.
     """
-    prefix = f"{CONFIG_HYPERPARAMETER}_"
     pieces = {}
     for key, value in hyperparameters.items():
         if not key.startswith(prefix):

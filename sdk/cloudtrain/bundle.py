@@ -474,7 +474,7 @@ def _runtime_entries() -> list[_Entry]:
     package = Path(cloudtrain_runtime.__file__).parent
     return [
         _file_entry(f"{RUNTIME_PREFIX}/cloudtrain_runtime/{path.relative_to(package).as_posix()}", path)
-        for path in sorted(package.rglob("*.py"))
+        for path in sorted([*package.rglob("*.py"), *package.rglob("*.sh")])
     ]
 
 

@@ -76,12 +76,11 @@ def config_hyperparameters(plan: Plan) -> dict[str, str]:
     return split_config(runtime_config_json(plan))
 
 
-def split_config(text: str) -> dict[str, str]:
-    size = HYPERPARAMETER_VALUE_MAX
-    return {
-        f"{CONFIG_HYPERPARAMETER}_{i}": text[start : start + size]
-        for i, start in enumerate(range(0, len(text), size))
-    }
+def split_config(
+    text: str, *, size: int = HYPERPARAMETER_VALUE_MAX, prefix: str = CONFIG_HYPERPARAMETER
+) -> dict[str, str]:
+    """``text`` in pieces of at most ``size`` characters, named ``<prefix>_0``, ``_1``, ... in order."""
+    return {f"{prefix}_{i}": text[start : start + size] for i, start in enumerate(range(0, len(text), size))}
 
 
 def command(plan: Plan) -> list[str] | None:

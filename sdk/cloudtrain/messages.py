@@ -142,10 +142,11 @@ def section_path(root: type[BaseModel], section: type[BaseModel]) -> tuple[str, 
 
 def describe(error: Mapping[str, Any], *, root: type[BaseModel]) -> str:
     """One line for one pydantic error: field path, value received, and the fix."""
-    loc = tuple(error["loc"])
-    path = _path(loc)
     kind = error["type"]
     ctx = error.get("ctx") or {}
+    # A model's own check about one of its fields names it in ctx["at"] (``parameters.units``).
+    loc = (*error["loc"], *str(ctx["at"]).split(".")) if "at" in ctx else tuple(error["loc"])
+    path = _path(loc)
     value = error.get("input")
     secret = bool(loc) and loc[0] in _SECRET_SECTIONS
     received = "" if secret else f" Received: {path}={quote(value)}."
@@ -213,6 +214,7 @@ _OWN_MESSAGES = {
     "email",
     "env_key",
     "gcp_project",
+    "grid",
     "job_name",
     "layout_map",
     "provider",
@@ -222,6 +224,7 @@ _OWN_MESSAGES = {
     "secret_env",
     "storage_root",
     "text",
+    "tuned_value",
     "warmup",
 }
 

@@ -26,6 +26,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     StrictBool,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -37,7 +38,7 @@ from cloudtrain import installed, uris
 from cloudtrain.candidates import Placement
 from cloudtrain.capacity import Capacity, capacity_schema, max_pending_s, mode_alone, read_bool, with_spot
 from cloudtrain.errors import CloudtrainError
-from cloudtrain.messages import CONTROL, MAX_DIGITS, QUOTE_LIMIT, quote, shorten
+from cloudtrain.messages import CONTROL, MAX_DIGITS, QUOTE_LIMIT, quote, shorten, validation_problems
 from cloudtrain.sections import (
     INT32_MAX,
     MAX_DURATION_S,
@@ -569,6 +570,8 @@ def _choices(values: list[Any]) -> list[Any]:
     return values
 
 
+# cloudtrain limit: the trials of one sweep (tuning.max_trials), and so the points of a grid.
+MAX_TRIALS = 10_000
 ParameterType = Literal["float", "int", "categorical", "discrete"]
 TuningAlgorithm = Literal["auto", "random", "grid", "bayesian"]
 # A tuned parameter's name: a flag or a hyperparameter of the provider's tuning service, where
@@ -664,6 +667,21 @@ class Parameter(Section):
         return [float(self.min or 0), float(self.max or 0)]
 
     @property
+    def grid_values(self) -> int | None:
+        """How many values a grid search takes of it: its values, or every whole number of an int
+        range; None for a float range, which has no grid. Counted, never listed.
+
+        Example:
+        >>> Parameter(type="int", min=1, max=2_000_000_000).grid_values
+        2000000000
+        """
+        if self.values is not None:
+            return len(self.values)
+        if self.type == "int":
+            return int(self.max or 0) - int(self.min or 0) + 1
+        return None
+
+    @property
     def kind(self) -> str:
         """The runtime's kind of value: ``int`` (whole numbers), ``float`` or ``str``."""
         if self.type == "categorical":
@@ -706,7 +724,7 @@ class Tuning(Section):
         examples=[{"learning_rate": {"type": "float", "min": 1e-4, "max": 0.1, "scale": "log"}}],
         json_schema_extra={"propertyNames": {"pattern": f"^{_PARAMETER_NAME}$"}},
     )
-    max_trials: Whole = Field(10, ge=1, le=10_000, description="Trials in all.", examples=[40])
+    max_trials: Whole = Field(10, ge=1, le=MAX_TRIALS, description="Trials in all.", examples=[40])
     parallel_trials: Whole = Field(1, ge=1, le=1_000, description="Trials running at once.", examples=[4])
     algorithm: TuningAlgorithm = Field(
         "auto",
@@ -776,7 +794,52 @@ class Tuning(Section):
                 "make it discrete (values: [...])",
                 {"name": quote(ranges[0])},
             )
+        if self.algorithm == "grid":
+            self._check_grid()
         return self
+
+    def _check_grid(self) -> None:
+        """A grid's size, counted (never listed), within the trials a sweep may run.
+
+        A grid search runs every combination once, so one of more than ``MAX_TRIALS`` points
+        can never be searched, and listing it (Optuna's GridSampler, SageMaker's values)
+        would exhaust memory first.
+        """
+        counts = {name: p.grid_values or 0 for name, p in self.parameters.items()}
+        for name, count in counts.items():
+            if count > MAX_TRIALS:
+                raise PydanticCustomError(
+                    "grid",
+                    "algorithm grid runs every value, and {count} are {values} values; a sweep runs at most "
+                    "{limit} trials. Narrow the range, list the values to try (type: discrete), or use "
+                    "algorithm random or bayesian",
+                    {
+                        "at": f"parameters.{name}",
+                        "count": _range_text(self.parameters[name]),
+                        "values": f"{count:,}",
+                        "limit": f"{MAX_TRIALS:,}",
+                    },
+                )
+        size = math.prod(counts.values())
+        if size > MAX_TRIALS:
+            raise PydanticCustomError(
+                "grid",
+                "algorithm grid runs every combination, {product} = {size}; a sweep runs at most {limit} "
+                "trials. Use fewer values, or algorithm random or bayesian",
+                {
+                    "at": "parameters",
+                    "product": " × ".join(f"{name} {count:,}" for name, count in counts.items()),
+                    "size": f"{size:,}",
+                    "limit": f"{MAX_TRIALS:,}",
+                },
+            )
+
+
+def _range_text(parameter: Parameter) -> str:
+    """``min 1 to max 2000000000``, or ``the values``."""
+    if parameter.values is not None:
+        return "the values"
+    return f"min {int(parameter.min or 0):,} to max {int(parameter.max or 0):,}"
 
 
 class Origins:
@@ -979,6 +1042,36 @@ class JobSpec(Section):
         return str(getattr(section, "storage_root", None) or self.storage.root)
 
     @model_validator(mode="after")
+    def _tuned_training(self) -> JobSpec:
+        """Every trial trains as a spec may: the ends of a parameter that sets a training field
+        (``hparams.OVERRIDES``) obey that field's bounds and rules, as its fixed value would.
+
+        The runtime refuses what the spec refuses (epochs, batches up to 2**31 - 1), so a
+        tuned value past them would fail every trial at its start, after the bill began.
+        """
+        if self.tuning is None:
+            return self
+        for name, parameter in self.tuning.parameters.items():
+            if name not in hparams.OVERRIDES:
+                continue
+            for end, value in (("min", min(parameter.numbers)), ("max", max(parameter.numbers))):
+                problem = _trial_training_problem(self.training, name, value)
+                if problem:
+                    raise PydanticCustomError(
+                        "tuned_value",
+                        "its {end} {value} sets {field} of a trial, which the spec refuses: {problem} "
+                        "Narrow the parameter to what {field} takes",
+                        {
+                            "at": f"tuning.parameters.{name}",
+                            "end": end,
+                            "value": f"{int(value)}" if value.is_integer() else f"{value:g}",
+                            "field": hparams.OVERRIDES[name][0],
+                            "problem": problem,
+                        },
+                    )
+        return self
+
+    @model_validator(mode="after")
     def _consistent(self) -> JobSpec:
         """The strategy rules the spec alone can check; those on the machine wait for the plan."""
         training = self.training
@@ -1011,6 +1104,22 @@ class JobSpec(Section):
                     {"index": index, "provider": candidate.provider},
                 )
         return self
+
+
+def _trial_training_problem(training: Training, name: str, value: float) -> str | None:
+    """Why the training section of a trial whose tuned ``name`` is ``value`` is invalid; None if it is not."""
+    data = training.model_dump()
+    if name == "learning_rate":
+        data["learning_rate"]["base"] = value
+    elif name == "per_replica_batch":
+        data |= {"per_replica_batch": int(value), "global_batch": None}
+    else:
+        data[name] = int(value)
+    try:
+        Training.model_validate(data)
+    except ValidationError as exc:
+        return validation_problems(exc, root=whole_spec(), at=("training",))[0]
+    return None
 
 
 def add_provider_sections(spec: type[JobSpec] = JobSpec) -> None:

@@ -115,6 +115,22 @@ def test_sagemaker_hyperparameter_pieces_are_joined_in_numeric_order(tmp_path: P
     assert config.load(None, {}, str(tmp_path), environments.hyperparameter_files()).name == "from-pieces"
 
 
+def test_environment_pieces_come_before_the_hyperparameters(tmp_path: Path) -> None:
+    """A SageMaker sweep on a Deep Learning Container: the config in CLOUDTRAIN_CONFIG_0, _1, ... (≤ 512 each)."""
+    hyperparameters = tmp_path / "opt/ml/input/config/hyperparameters.json"
+    hyperparameters.parent.mkdir(parents=True)
+    hyperparameters.write_text(
+        json.dumps({"cloudtrain_config": json.dumps(runtime_config(tmp_path, name="hp"))})
+    )
+    value = json.dumps(runtime_config(tmp_path, name="from-env-pieces"))
+    env = {f"CLOUDTRAIN_CONFIG_{i}": value[i * 20 : (i + 1) * 20] for i in range(len(value) // 20 + 1)}
+    assert len(env) > 10  # _10 must come after _9, not after _1
+    loaded = config.load(None, {**env, "HOME": "/root"}, str(tmp_path), environments.hyperparameter_files())
+    assert loaded.name == "from-env-pieces"
+    with pytest.raises(ConfigError, match="skip CLOUDTRAIN_CONFIG_1"):
+        config.load(None, {"CLOUDTRAIN_CONFIG_0": "{", "CLOUDTRAIN_CONFIG_2": "}"}, str(tmp_path), [])
+
+
 def test_no_source_names_all_three(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         config.load(None, {}, str(tmp_path), environments.hyperparameter_files())

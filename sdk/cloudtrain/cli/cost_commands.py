@@ -11,7 +11,7 @@ import click
 
 from cloudtrain import cost
 from cloudtrain.cli import tables
-from cloudtrain.cli.options import RegistryChoice, plot_option, profile_option
+from cloudtrain.cli.options import RegistryChoice, plot_option, profile_option, throughput_option
 from cloudtrain.cost import budget, inputs, notes
 from cloudtrain.cost.compare import billed
 from cloudtrain.errors import SpecError
@@ -31,18 +31,6 @@ def _sources() -> tuple[str, ...]:
     from cloudtrain.cost import refresh
 
     return refresh.names()
-
-
-def throughput_option(required: bool) -> Any:
-    """``--throughput RATE@ACCELERATOR`` or a throughput JSON path."""
-    return click.option(
-        "--throughput",
-        "-t",
-        required=required,
-        metavar="RATE@ACCEL|FILE",
-        help="Measured examples/s of ONE device, e.g. 1200@a100-40gb, or a run's "
-        "cloudtrain-throughput.json (PATH@ACCEL when it names no accelerator).",
-    )
 
 
 @click.command("cost")
@@ -95,7 +83,7 @@ def cost_command(job: str, **options: Any) -> None:
     Examples:
       cloudtrain cost job.yaml                                       price per hour of every shape
       cloudtrain cost job.yaml --throughput 1200@a100-40gb
-      cloudtrain cost job.yaml -t outputs/cloudtrain-throughput.json --provider vertex --json
+      cloudtrain cost job.yaml -t outputs/latest.json --provider vertex --json
       cloudtrain cost job.yaml -t 300@t4 --max-cost 50 --plot cost.png
       cloudtrain cost job.yaml --provider sagemaker --plan-offers      training plans' upfront fees
     """

@@ -16,14 +16,16 @@ import click
 from pydantic_core import PydanticCustomError
 
 from cloudtrain import api, runs
-from cloudtrain.cli import failure, tables, trials_table
-from cloudtrain.cli.cost_commands import budget_guard, throughput_option
-from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
-from cloudtrain.cli.live import StatusLine, waiting
-from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, local_options, run_id_option, spec_options
+from cloudtrain.cli import failure, tables
+from cloudtrain.cli.options import (
+    PROVIDER_CHOICE,
+    json_option,
+    local_options,
+    run_id_option,
+    spec_options,
+    throughput_option,
+)
 from cloudtrain.cli.options import target as local_target
-from cloudtrain.cli.progress import UploadBars
-from cloudtrain.cli.since import parse_since, parse_tail
 from cloudtrain.cli.spec_commands import describe_outputs, summary
 from cloudtrain.errors import CloudtrainError, SpecError
 from cloudtrain.provider import Job, JobStatus, registry
@@ -52,7 +54,15 @@ INTERRUPTED = 130
 # What else ends a follower: a CI job's timeout (SIGTERM), a closed terminal or ssh session (SIGHUP).
 STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
+
 # A job as ``list`` shows it: the full ID, the job name or a unique part of its short id.
+def complete_job_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Recent jobs' short ids for shell completion (``list_command``, loaded only when completing)."""
+    from cloudtrain.cli import list_command
+
+    return list_command.complete_job_ids(ctx, param, incomplete)
+
+
 job_argument = click.argument("job_id", shell_complete=complete_job_ids)
 
 provider_option = click.option(
@@ -215,6 +225,8 @@ def submit_command(
     for warning in api.warnings_of(submission.plan):
         click.echo(f"Warning: {warning}", err=True)
     if submission.provider.billed:
+        from cloudtrain.cli.cost_commands import budget_guard
+
         budget_guard(submission.plan, throughput, dry_run=dry_run, force=force, strict=strict_budget)
     if dry_run:
         packed = submission.bundle
@@ -225,6 +237,8 @@ def submit_command(
     _print_bundle(submission.bundle, list_files=list_files)
     if dry_run:
         return
+    from cloudtrain.cli.progress import UploadBars
+
     with UploadBars() as progress:
         submitted = submission.submit(progress=progress)
     _submitted(
@@ -292,6 +306,8 @@ def capacity_overrides(*, max_pending: str | None, queue: str | None) -> tuple[s
 
 def _until_started(job: Job, limit_s: int) -> JobStatus:
     """Wait until ``job`` starts (``wait_to_start``), showing each change; exit non-zero if the limit cancelled it."""
+    from cloudtrain.cli.live import StatusLine
+
     try:
         with _signals_interrupt(), StatusLine() as line:
             started = wait_to_start(job, limit_s=limit_s, poll_s=START_POLL_S, on_status=line)
@@ -310,6 +326,8 @@ def _place(
     Ctrl-C, SIGTERM and SIGHUP while a candidate's job waits to start cancel that job (the
     placement confirms it ended) before the command stops.
     """
+    from cloudtrain.cli.progress import UploadBars
+
     count = len(spec.placement.candidates) if spec.placement else 1
     click.echo(f"Placing the run on the first of {count} candidate(s) that takes it:", err=True)
     with _signals_interrupt(), UploadBars() as progress:
@@ -367,6 +385,10 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     start to end × replicas, in 30-second increments; both at the catalog's prices).
     A failed job's failing replica's last lines follow: its traceback and error.
     """
+    from cloudtrain.cli import trials_table
+    from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, details
+    from cloudtrain.cli.live import waiting
+
     job = _attach(job_id, provider)
     current = job.status()
     described = job.summary() if isinstance(job, HasSummary) else None
@@ -442,6 +464,8 @@ def _hints(job: Job) -> str:
 
 def _attach(job_id: str, provider: str | None) -> Job:
     """The job that ``job_id`` names, as ``list`` shows it (``resolve``)."""
+    from cloudtrain.cli.list_command import resolve
+
     return api.attach(resolve(job_id, provider), provider)
 
 
@@ -467,6 +491,8 @@ def logs(job_id: str, provider: str | None, follow: bool, since: str | None, tai
       cloudtrain logs ID --since 2026-12-03T14:00:00Z
       cloudtrain logs ID --tail 20 --follow       the last 20 lines, then each new one
     """
+    from cloudtrain.cli.since import parse_since, parse_tail
+
     start = parse_since(since, now=datetime.now(UTC)) if since is not None else None
     count = parse_tail(tail) if tail is not None else None
     job = _attach(job_id, provider)
@@ -530,6 +556,8 @@ def wait(job_id: str, provider: str | None, poll: float) -> None:
     shows the provider's state and how long the job has been in it. A failed job's
     failing replica's last lines (its traceback and error) follow on stderr.
     """
+    from cloudtrain.cli.live import StatusLine
+
     job = _attach(job_id, provider)
     try:
         with StatusLine() as line:
@@ -580,6 +608,8 @@ def _follow(job: Job, *, limit_s: int, logs_to_stderr: bool) -> None:
     elsewhere keeps running (``_stopped_following``). ``submit --no-wait`` leaves a local
     job running on its own.
     """
+    from cloudtrain.cli import trials_table
+
     _until_started(job, limit_s)
     try:
         with _signals_interrupt():

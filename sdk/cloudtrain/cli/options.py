@@ -163,3 +163,15 @@ def plot_option(what: str, name: str = "plot") -> Callable[[F], F]:
         callback=_plot_path,
         help=f"Also draw {what} to FILE: .png (also without a suffix), .svg or .pdf.",
     )
+
+
+def throughput_option(required: bool) -> Any:
+    """``--throughput RATE@ACCELERATOR`` or a throughput JSON path."""
+    return click.option(
+        "--throughput",
+        "-t",
+        required=required,
+        metavar="RATE@ACCEL|FILE",
+        help="Measured examples/s of ONE device, e.g. 1200@a100-40gb, or a run's "
+        "cloudtrain-throughput.json (PATH@ACCEL when it names no accelerator).",
+    )

@@ -104,9 +104,10 @@ def report(
     spec = space.worst_case_spec(spec)  # a sweep: its longest trial, scaled below
     planned = plan_of(spec)
     work, basis = work_examples(planned)
-    names = providers or billed()
+    names, left_out = runnable(spec, providers or billed(), asked=bool(providers))
     missing = region_notes(spec, names, regions, settings.prices)
     shapes, notes = enumerate_shapes(planned, names)
+    notes = left_out + notes
     job = Workload(work, measured, settings)
     options = [
         option
@@ -120,6 +121,31 @@ def report(
         options = [sweep_cost.scaled(option, tuning) for option in options]
         notes.append(sweep_cost.note(tuning, spec.training.epochs))
     return Estimate(rank(options), notes, work, basis, measured, settings)
+
+
+def runnable(spec: JobSpec, names: tuple[str, ...], *, asked: bool) -> tuple[tuple[str, ...], list[str]]:
+    """The providers of ``names`` that can run ``spec``, and a note for each left out.
+
+    A sweep (``tuning:``) runs only on a provider that runs sweeps (``TunesJobs``): pricing
+    it elsewhere would rank a job that provider refuses to start.
+
+    Raises:
+        SpecError: a provider asked for by name (``asked``) cannot run it; the message says which can.
+    """
+    if spec.tuning is None:
+        return names, []
+    from cloudtrain.provider.sweeps import TunesJobs
+    from cloudtrain.sweep.submit import tuner
+
+    refusing = [name for name in names if not isinstance(registry.get(name), TunesJobs)]
+    if refusing and asked:
+        tuner(registry.get(refusing[0]))  # raises, naming the providers that run sweeps
+    able = [provider.name for provider in registry.providers() if isinstance(provider, TunesJobs)]
+    notes = [
+        f"{name}: left out: it runs no hyperparameter sweeps (tuning:); {', '.join(able)} do."
+        for name in refusing
+    ]
+    return tuple(name for name in names if name not in refusing), notes
 
 
 def billed() -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog
 from cloudtrain.cost import inputs
-from cloudtrain.cost.compare import billed, plan_of, region_notes, regions_for
+from cloudtrain.cost.compare import billed, plan_of, region_notes, regions_for, runnable
 from cloudtrain.cost.inputs import CostSettings, Price
 from cloudtrain.cost.option import NOT_OFFERED, mode_rate
 from cloudtrain.cost.shapes import PlacedShape, Shape, enumerate_shapes
@@ -109,8 +109,8 @@ def price_list(
     """
     settings = settings or CostSettings()
     planned = plan_of(spec)
-    names = providers or billed()
-    notes = region_notes(spec, names, regions, settings.prices)
+    names, left_out = runnable(spec, providers or billed(), asked=bool(providers))
+    notes = left_out + region_notes(spec, names, regions, settings.prices)
     shapes, skipped = enumerate_shapes(planned, names)
     rows = [
         hourly(shape, region, settings)

@@ -51,12 +51,10 @@ KIND_MARKS = {inputs.MEASURED: " m", inputs.EXTRAPOLATED: " x"}
 def footer(found: Estimate) -> list[str]:
     """The inputs and assumptions a reader needs to trust (or redo) the numbers."""
     measured, options = found.throughput, found.options
-    used = sorted({o.accelerator for o in options})
-    speeds = ", ".join(f"{a} {found.settings.speeds.get(a)}" for a in used)
     return [
         f"Work: {found.work_examples:,} examples ({found.work_basis}).",
         f"Speed: {measured.examples_per_sec:g} examples/s on 1 × {measured.accelerator} ({measured.source}), "
-        f"scaled by relative speed (catalog/speeds.csv: {speeds}) × devices × eff.",
+        f"{relative_speeds(found)} × devices × eff.",
         scaling(),
         *measured_scaling(found),
         spot(found),
@@ -64,6 +62,20 @@ def footer(found: Estimate) -> list[str]:
         billing(options),
         *(f"Note: {note}" for note in found.notes),
     ]
+
+
+def relative_speeds(found: Estimate) -> str:
+    """How the measured speed reaches each accelerator of the table: as measured, or by its relative speed.
+
+    The measured accelerator needs no ratio, and may have none (``cpu``: no CPU-to-GPU
+    ratio is meaningful), so it reads "as measured" rather than an empty cell.
+    """
+    measured, speeds = found.throughput.accelerator, found.settings.speeds
+    used = sorted({o.accelerator for o in found.options} - {measured})
+    if not used:
+        return "as measured"
+    ratios = ", ".join(f"{a} {speeds[a]:g}" for a in used)
+    return f"{measured} as measured, the others scaled by relative speed (catalog/speeds.csv: {ratios})"
 
 
 def scaling() -> str:

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -63,21 +64,22 @@ def grid(tuning: Tuning) -> dict[str, list[int | float | str]]:
     ...             parameters={"units": {"type": "int", "min": 1, "max": 3}}))
     {'units': [1, 2, 3]}
     """
-    found: dict[str, list[int | float | str]] = {}
-    for name, parameter in tuning.parameters.items():
-        if parameter.values is not None:
-            found[name] = [as_kind(parameter, value) for value in parameter.values]
-        else:
-            found[name] = list(range(int(parameter.min or 0), int(parameter.max or 0) + 1))
-    return found
+    return {name: grid_values(parameter) for name, parameter in tuning.parameters.items()}
+
+
+def grid_values(parameter: Parameter) -> list[int | float | str]:
+    """Every value of one parameter of a grid: its values, or every whole number of its range.
+
+    Listed only once the spec has bounded the grid (``Tuning``: at most ``MAX_TRIALS``).
+    """
+    if parameter.values is not None:
+        return [as_kind(parameter, value) for value in parameter.values]
+    return list(range(int(parameter.min or 0), int(parameter.max or 0) + 1))
 
 
 def grid_size(tuning: Tuning) -> int:
-    """How many trials a grid search has."""
-    size = 1
-    for values in grid(tuning).values():
-        size *= len(values)
-    return size
+    """How many trials a grid search has: counted, never listed (``Parameter.grid_values``)."""
+    return math.prod(parameter.grid_values or 0 for parameter in tuning.parameters.values())
 
 
 def as_kind(parameter: Parameter, value: int | float | str) -> int | float | str:

@@ -187,3 +187,58 @@ def test_a_folder_that_cannot_be_written_is_one_line(
     result = run_cli("init", folder.format(tmp=tmp_path))
     assert result.code != 0 and "Traceback" not in result.err
     assert result.errors == [error.format(tmp=tmp_path)]
+
+
+# The profile the template's header points to, with the clouds' settings its plan and dry run need.
+PROFILE = """\
+profiles:
+  default:
+    vertex: {project: my-project, region: us-central1, storage_root: gs://my-bucket/cloudtrain}
+    sagemaker:
+      region: us-east-1
+      role: arn:aws:iam::123456789012:role/SageMakerTraining
+      storage_root: s3://my-bucket/cloudtrain
+"""
+
+
+def template_commands(job_yaml: str) -> list[str]:
+    """The ``cloudtrain ...`` lines of the header of the job.yaml that ``init`` writes, without comments."""
+    header = [line.removeprefix("#").strip() for line in job_yaml.splitlines() if line.startswith("#   ")]
+    return [line.split("  #")[0].strip() for line in header if line.startswith("cloudtrain ")]
+
+
+@pytest.mark.multiprocess
+@pytest.mark.timeout(600)
+def test_every_command_and_path_the_template_shows_runs_on_a_fresh_project(tmp_path: Path) -> None:
+    """What ``init`` prints next, then the header's commands in order, the run first, in the new project.
+
+    regression: the header said ``cost job.yaml -t outputs/cloudtrain-throughput.json``, a file
+    that runs no longer write (each run has its folder; ``outputs/latest.json`` names the last).
+    """
+    from tests.test_quickstart import clean_env, commands, run
+
+    home = tmp_path / "user"
+    profile = home / ".config" / "cloudtrain" / "config.yaml"  # the header's ~/.config/cloudtrain/config.yaml
+    profile.parent.mkdir(parents=True)
+    profile.write_text(PROFILE)
+    env = {**clean_env(tmp_path), "HOME": str(home)}
+    env.pop("XDG_CONFIG_HOME")
+    created = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "init", "fresh-model"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    project = tmp_path / "fresh-model"
+    job_yaml = (project / "job.yaml").read_text()
+    assert "~/.config/cloudtrain/config.yaml" in job_yaml and "trainer/task.py" in job_yaml
+    assert (project / "trainer" / "task.py").is_file()
+    following = commands(created.split("Next:\n", 1)[1])
+    shown = template_commands(job_yaml)
+    assert [line.split()[1] for line in shown] == ["validate", "submit", "plan", "submit", "cost", "cost"]
+    steps = [*following, *(line for line in shown if line not in following)]
+    done = run(steps, tmp_path, tmp_path, env=env)
+    assert "Speed: " in done.stdout  # the last command priced the run it measured
+    assert (project / "outputs" / "latest.json").is_file()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +60,30 @@ def test_submit_refuses_an_over_budget_sweep_with_the_numbers(run_cli: Any) -> N
         "Error: The worst-case cost $33.58 (40 trials × 1 × n1-standard-8 on-demand for all of "
         "limits.max_runtime, 1.0h) exceeds limits.max_cost_usd=10." in result.err
     )
+
+
+KUBERNETES = ("kubernetes.node_type=g4dn.xlarge", "kubernetes.region=us-east-1")
+
+
+def test_cost_never_ranks_a_provider_that_runs_no_sweeps(run_cli: Any) -> None:
+    # regression: Kubernetes (no TunesJobs) was ranked for a sweep it refuses to run
+    args = ["cost", str(EXAMPLE), *(a for o in KUBERNETES for a in ("--set", o))]
+    for priced in (run_cli(*args, "-t", "400@t4"), run_cli(*args)):
+        assert priced.code == 0, priced.err
+        table = priced.out.split("\nNote: ", 1)[0]
+        assert not re.search(r"\bkubernetes\b|[^.]g4dn\.xlarge", table)
+        assert (
+            "Note: kubernetes: left out: it runs no hyperparameter sweeps (tuning:); local, vertex, sagemaker do."
+            in priced.out
+        )
+    asked = run_cli(*args, "-t", "400@t4", "--provider", "kubernetes")
+    assert (asked.code, asked.errors) == (
+        2,
+        [
+            "tuning: kubernetes runs no hyperparameter sweeps. Use --provider local or vertex or sagemaker, "
+            "or remove the tuning section."
+        ],
+    )
+    # the same job without its sweep is priced on Kubernetes
+    one = run_cli(*args, "--set", "tuning=null", "-t", "400@t4")
+    assert re.search(r"\bkubernetes\b.* g4dn\.xlarge", one.out.split("\nNote: ", 1)[0])

@@ -183,3 +183,82 @@ def test_early_stopping_prunes_a_trial_below_the_median_from_its_second_epoch() 
     trial = search.ask(never, plain)
     trial.report(9.9, 5)
     assert not trial.should_prune()  # without early_stopping nothing is pruned
+
+
+INT32_MAX = 2**31 - 1
+
+
+@pytest.mark.parametrize(
+    ("parameters", "tuning", "message"),
+    [
+        # regression: list(range(1, 2_000_000_001)) ran out of memory in validate, render, cost
+        (
+            {"units": {"type": "int", "min": 1, "max": 2_000_000_000}},
+            {"algorithm": "grid"},
+            "tuning.parameters.units: algorithm grid runs every value, and min 1 to max 2,000,000,000 are "
+            "2,000,000,000 values; a sweep runs at most 10,000 trials. Narrow the range, list the values "
+            "to try (type: discrete), or use algorithm random or bayesian.",
+        ),
+        (  # each parameter within the limit, their product past it
+            {
+                "units": {"type": "int", "min": 1, "max": 200},
+                "act": {"type": "categorical", "values": [f"a{i}" for i in range(100)]},
+            },
+            {"algorithm": "grid"},
+            "tuning.parameters: algorithm grid runs every combination, units 200 × act 100 = 20,000; a sweep "
+            "runs at most 10,000 trials. Use fewer values, or algorithm random or bayesian.",
+        ),
+        # tuned training values obey the bounds of the fixed ones (and the runtime's: int32)
+        (
+            {"epochs": {"type": "int", "min": 1, "max": 10**17}},
+            {},
+            "tuning.parameters.epochs: its max 100000000000000000 sets training.epochs of a trial, which "
+            "the spec refuses: training.epochs must be <= 1000000.",
+        ),
+        (
+            {"per_replica_batch": {"type": "discrete", "values": [16, 3_000_000_000]}},
+            {},
+            f"training.per_replica_batch must be <= {INT32_MAX}.",
+        ),
+        (
+            {"per_replica_batch": {"type": "int", "min": 8, "max": 10**17}},
+            {},
+            "tuning.parameters.per_replica_batch: its max 100000000000000000 sets training.per_replica_batch",
+        ),
+        (
+            {"learning_rate": {"type": "float", "min": 0.001, "max": 50}},
+            {},
+            "tuning.parameters.learning_rate: its max 50 sets training.learning_rate.base of a trial, which "
+            "the spec refuses: training.learning_rate.base must be <= 10.",
+        ),
+    ],
+)
+def test_a_sweep_is_bounded_before_anything_is_built(parameters: dict, tuning: dict, message: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        spec(parameters, **tuning)
+    assert message in "\n".join(caught.value.problems)
+
+
+def test_a_tuned_epoch_count_keeps_the_trials_rules() -> None:
+    """The cross-field rules hold for every trial too: the warm-up fits the fewest epochs tried."""
+    with pytest.raises(SpecError) as caught:
+        JobSpec(
+            name="demo",
+            code={"module": "t"},
+            training={"learning_rate": {"warmup_epochs": 3}},
+            tuning={"objective": OBJECTIVE, "parameters": {"epochs": {"type": "int", "min": 2, "max": 9}}},
+        )
+    assert caught.value.problems == [
+        "tuning.parameters.epochs: its min 2 sets training.epochs of a trial, which the spec refuses: "
+        "training: learning_rate.warmup_epochs=3 is longer than epochs=2; set "
+        "training.learning_rate.warmup_epochs to 2 or less. Narrow the parameter to what training.epochs takes."
+    ]
+
+
+def test_a_grid_at_the_limit_is_counted_not_listed() -> None:
+    tuning = spec({"units": {"type": "int", "min": 1, "max": 10_000}}, algorithm="grid", max_trials=10).tuning
+    assert tuning is not None
+    assert (space.grid_size(tuning), search.trials_in_all(tuning)) == (10_000, 10)
+    # a random search over a huge range is fine: nothing is listed
+    wide = spec({"units": {"type": "int", "min": 1, "max": 2_000_000_000}}, algorithm="random").tuning
+    assert wide is not None and search.trials_in_all(wide) == 10

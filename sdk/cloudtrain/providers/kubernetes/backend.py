@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.provider.cloud import CloudProvider
-from cloudtrain.providers.kubernetes import checks, discover, kubeconfig, nodes, outputs, render
+from cloudtrain.providers.kubernetes import discover, kubeconfig, nodes
 from cloudtrain.providers.kubernetes.settings import KubernetesSettings
 
 if TYPE_CHECKING:
@@ -52,12 +52,18 @@ class Kubernetes(CloudProvider):
         return nodes.unpriced(spec)
 
     def check(self, spec: JobSpec) -> list[str]:
+        from cloudtrain.providers.kubernetes import checks
+
         return checks.problems(spec)
 
     def render(self, plan: Plan) -> dict[str, Any]:
+        from cloudtrain.providers.kubernetes import render
+
         return render.render(plan)
 
     def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        from cloudtrain.providers.kubernetes import outputs
+
         return outputs.of_plan(plan, request)
 
     # The rooms that talk to the cluster and the storage are imported on first use, so the

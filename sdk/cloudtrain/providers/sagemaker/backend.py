@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.provider.cloud import CloudProvider
-from cloudtrain.providers.sagemaker import checks, discover, outputs, render
+from cloudtrain.providers.sagemaker import discover
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 
 if TYPE_CHECKING:
@@ -42,12 +42,18 @@ class SageMaker(CloudProvider):
     color = "#ff9900"
 
     def check(self, spec: JobSpec) -> list[str]:
+        from cloudtrain.providers.sagemaker import checks
+
         return checks.problems(spec)
 
     def render(self, plan: Plan) -> dict[str, Any]:
+        from cloudtrain.providers.sagemaker import render
+
         return render.render(plan)
 
     def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        from cloudtrain.providers.sagemaker import outputs
+
         return outputs.of_plan(plan, request)
 
     # The job room talks to the cloud: imported on first use, so the spec commands never load it.
@@ -133,7 +139,7 @@ class SageMaker(CloudProvider):
         return setup_checks.check_setup(spec, sources)
 
     def emulate(self, plan: Plan, request: dict[str, Any]) -> dict[str, Any]:
-        from cloudtrain.providers.sagemaker import emulate
+        from cloudtrain.providers.sagemaker import emulate, render
 
         return emulate.replicas(render.training_of(request), plan.region, queue=request.get("jobQueue"))
 

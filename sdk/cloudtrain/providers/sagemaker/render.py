@@ -309,13 +309,13 @@ def _algorithm(plan: Plan) -> dict[str, Any]:
     command = container.command(plan)
     if command is None:
         return spec
-    startup = catalog.image_startup(plan.provider, _image_kind(plan))
+    startup = catalog.image_startup(plan.provider, image_kind(plan))
     if startup is None:
         return {**spec, **container_command(command)}
     return {**spec, **container_command(container.sourcing(startup.setup, command), startup.entrypoint)}
 
 
-def _image_kind(plan: Plan) -> str:
+def image_kind(plan: Plan) -> str:
     """The hardware kind ``image: auto`` picked its image for (``planning.resolve_image``)."""
     return catalog.accelerators()[plan.machine.accelerator].kind if plan.machine else "cpu"
 
@@ -402,7 +402,7 @@ def _shape_problem(plan: Plan, shape: str) -> str:
         return f"resources.capacity.shapes: {shape!r} is not a SageMaker instance type in the catalog."
     kind = catalog.accelerators()[machine.accelerator].kind
     precision = mixed_precision(plan.spec.training.mixed_precision, machine.accelerator)
-    if (machine.devices, kind, precision) != (plan.devices_per_host, _image_kind(plan), plan.mixed_precision):
+    if (machine.devices, kind, precision) != (plan.devices_per_host, image_kind(plan), plan.mixed_precision):
         return (
             f"resources.capacity.shapes: {shape} has {machine.devices} × {machine.accelerator} ({precision}); "
             f"it must train as the planned {plan.machine.machine_type} does: {plan.devices_per_host} × "

@@ -13,9 +13,11 @@ What the definition has no field for, and what follows:
 
 - ``ContainerEntrypoint``/``ContainerArguments``: ``HyperParameterAlgorithmSpecification``
   has only TrainingImage, TrainingInputMode, AlgorithmName and MetricDefinitions (botocore
-  sagemaker model), so ``image: auto`` (a stock image started through its entrypoint)
-  cannot run a trial: a sweep needs your image (``containers/``), whose ENTRYPOINT is the
-  runtime.
+  sagemaker model), so a trial starts as its image does. Your image's ENTRYPOINT is the
+  runtime; with ``image: auto`` the Deep Learning Container's is the SageMaker training
+  toolkit, which the definition tells where the code is and what to run (``toolkit``: the
+  ``sagemaker_program`` and ``sagemaker_submit_directory`` hyperparameters, the runtime
+  configuration in the environment).
 - ``TensorBoardOutputConfig``: trials' TensorBoard files are not uploaded (``outputs.tensorboard`` is "").
 - ``CheckpointConfig``: one S3 prefix for every training job of the tuning job; the
   runtime's backup stamp (the training job's name and the trial's values) keeps a trial
@@ -47,10 +49,12 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain import container
 from cloudtrain.errors import SpecError
 from cloudtrain.outputs import Outputs
 from cloudtrain.provider.sweeps import TRIAL
 from cloudtrain.providers.sagemaker import outputs as job_outputs
+from cloudtrain.providers.sagemaker import toolkit
 from cloudtrain.providers.sagemaker.render import (
     NAME_HASH_CHARS,
     NOT_HASHED,
@@ -69,7 +73,10 @@ if TYPE_CHECKING:
 MAX_NAME = 32
 MAX_RANGES = 30
 MAX_VALUES = 30
+MAX_VALUE_CHARS = 256
 MAX_ENVIRONMENT = 48
+# A trial is a training job: its static and tuned hyperparameters together, at most 100 (HyperParameters).
+MAX_HYPERPARAMETERS = 100
 STRATEGIES = {"auto": "Bayesian", "bayesian": "Bayesian", "random": "Random", "grid": "Grid"}
 SCALES = {"linear": "Linear", "log": "Logarithmic"}
 # The training request's fields a trial definition carries, under the same names.
@@ -90,8 +97,11 @@ DEFINITION_FIELDS = (
 def render(plan: Plan) -> dict[str, Any]:
     """The ``create_hyper_parameter_tuning_job`` keyword arguments for ``plan``'s sweep.
 
+    With ``image: auto`` each trial starts through the Deep Learning Container's training
+    toolkit (``toolkit``); with your image, through its ENTRYPOINT, the runtime.
+
     Raises:
-        SpecError: ``image: auto``, or a SageMaker limit the sweep would break.
+        SpecError: a SageMaker limit the sweep would break.
     """
     tuning = plan.spec.tuning
     assert tuning is not None  # only a spec with tuning: is a sweep
@@ -102,15 +112,19 @@ def render(plan: Plan) -> dict[str, Any]:
             "for a sweep."
         )
     job = render_job(plan)
-    if "ContainerEntrypoint" in job["AlgorithmSpecification"]:
-        raise SpecError(
-            "image: a SageMaker tuning job starts each trial with the image's own ENTRYPOINT "
-            "(HyperParameterAlgorithmSpecification has no ContainerEntrypoint), so image: auto cannot "
-            "run a trial. Build containers/gpu.Dockerfile (or cpu), push it to ECR and set image: to its URI."
-        )
     definition = {field: job[field] for field in DEFINITION_FIELDS if field in job}
+    definition["StaticHyperParameters"] = job["HyperParameters"]
+    if "ContainerEntrypoint" in job["AlgorithmSpecification"]:  # image: auto, started by its own ENTRYPOINT
+        definition |= toolkit.definition(plan, job)
     check_map(
         "env", definition["Environment"], limits=(MAX_ENVIRONMENT, 512, 512), fix="Remove entries from env."
+    )
+    trial_hyperparameters = {**definition["StaticHyperParameters"], **dict.fromkeys(tuning.parameters, "")}
+    check_map(
+        "HyperParameters",
+        trial_hyperparameters,
+        limits=(MAX_HYPERPARAMETERS, 256, container.HYPERPARAMETER_VALUE_MAX),
+        fix="Tune fewer parameters, or shorten code.args, data URIs or training.layout_map.",
     )
     metrics = list(dict.fromkeys([*SageMakerSettings.of(plan.spec).metrics, tuning.objective.metric]))
     definition["AlgorithmSpecification"] = {
@@ -118,7 +132,6 @@ def render(plan: Plan) -> dict[str, Any]:
         "TrainingInputMode": job["AlgorithmSpecification"]["TrainingInputMode"],
         "MetricDefinitions": metric_definitions(metrics),
     }
-    definition["StaticHyperParameters"] = job["HyperParameters"]
     request: dict[str, Any] = {
         "HyperParameterTuningJobConfig": tuning_config(tuning),
         "TrainingJobDefinition": dict(sorted(definition.items())),
@@ -153,14 +166,13 @@ def parameter_ranges(tuning: Tuning) -> dict[str, list[dict[str, Any]]]:
     Raises:
         SpecError: more than 30 ranges of a kind, or more than 30 values of a parameter.
     """
-    grid = space.grid(tuning) if tuning.algorithm == "grid" else {}
     ranges: dict[str, list[dict[str, Any]]] = {
         "IntegerParameterRanges": [],
         "ContinuousParameterRanges": [],
         "CategoricalParameterRanges": [],
     }
     for name, parameter in tuning.parameters.items():
-        kind, entry = _range(name, parameter, grid.get(name))
+        kind, entry = _range(name, parameter, tuning.algorithm == "grid")
         ranges[kind].append(entry)
     for kind, entries in ranges.items():
         if len(entries) > MAX_RANGES:
@@ -170,23 +182,39 @@ def parameter_ranges(tuning: Tuning) -> dict[str, list[dict[str, Any]]]:
     return {kind: entries for kind, entries in ranges.items() if entries}
 
 
-def _range(name: str, parameter: Parameter, grid: list[Any] | None) -> tuple[str, dict[str, Any]]:
-    values = grid if grid is not None and parameter.type == "int" else parameter.values
-    if values is not None:
-        if len(values) > MAX_VALUES:
+def _range(name: str, parameter: Parameter, grid: bool) -> tuple[str, dict[str, Any]]:
+    listed = grid and parameter.type == "int"
+    if parameter.values is not None or listed:
+        count = parameter.grid_values or 0
+        if count > MAX_VALUES:
             raise SpecError(
-                f"tuning.parameters.{name}: {len(values)} values; a SageMaker categorical range takes at most "
+                f"tuning.parameters.{name}: {count:,} values; a SageMaker categorical range takes at most "
                 f"{MAX_VALUES}. Use fewer values, or an int or float range."
             )
-        return "CategoricalParameterRanges", {"Name": name, "Values": [_text(parameter, v) for v in values]}
+        values = space.grid_values(parameter) if listed else parameter.values or []
+        return "CategoricalParameterRanges", {
+            "Name": name,
+            "Values": [_text(name, parameter, v) for v in values],
+        }
     kind = "IntegerParameterRanges" if parameter.type == "int" else "ContinuousParameterRanges"
-    low, high = (_text(parameter, v) for v in (parameter.min or 0, parameter.max or 0))
+    low, high = (_text(name, parameter, v) for v in (parameter.min or 0, parameter.max or 0))
     return kind, {"Name": name, "MinValue": low, "MaxValue": high, "ScalingType": SCALES[parameter.scale]}
 
 
-def _text(parameter: Parameter, value: Any) -> str:
-    """A value as SageMaker takes it: a string; whole numbers of an int parameter without '.0'."""
-    return str(space.as_kind(parameter, value))
+def _text(name: str, parameter: Parameter, value: Any) -> str:
+    """A value as SageMaker takes it: a string of at most 256 characters (botocore's ``ParameterValue``);
+    whole numbers of an int parameter without '.0'.
+
+    Raises:
+        SpecError: a longer value (the value itself is not echoed: it may be long).
+    """
+    text = str(space.as_kind(parameter, value))
+    if len(text) > MAX_VALUE_CHARS:
+        raise SpecError(
+            f"tuning.parameters.{name}: a value of {len(text):,} characters; SageMaker takes at most "
+            f"{MAX_VALUE_CHARS} (CreateHyperParameterTuningJob ParameterValue). Shorten it."
+        )
+    return text
 
 
 def tuning_job_name(name: str, request: dict[str, Any]) -> str:

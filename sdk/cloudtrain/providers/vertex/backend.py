@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import SpecError
 from cloudtrain.provider.cloud import CloudProvider
-from cloudtrain.providers.vertex import checks, discover, outputs, render
+from cloudtrain.providers.vertex import discover
 from cloudtrain.providers.vertex.settings import VertexSettings
 
 if TYPE_CHECKING:
@@ -44,12 +44,18 @@ class Vertex(CloudProvider):
     color = "#1a73e8"
 
     def check(self, spec: JobSpec) -> list[str]:
+        from cloudtrain.providers.vertex import checks
+
         return checks.problems(spec)
 
     def render(self, plan: Plan) -> dict[str, Any]:
+        from cloudtrain.providers.vertex import render
+
         return render.render(plan)
 
     def outputs(self, plan: Plan, request: dict[str, Any] | None = None) -> Outputs:
+        from cloudtrain.providers.vertex import outputs
+
         return outputs.of_plan(plan, request)
 
     # The job room talks to the cloud: imported on first use, so the spec commands never load it.

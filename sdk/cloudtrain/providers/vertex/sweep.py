@@ -38,8 +38,10 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain.errors import SpecError
 from cloudtrain.outputs import Outputs, standard
 from cloudtrain.provider.sweeps import TRIAL
 from cloudtrain.providers.vertex import outputs as job_outputs
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
 
 SCALES = {"linear": "UNIT_LINEAR_SCALE", "log": "UNIT_LOG_SCALE"}
 ALGORITHMS = {"random": "RANDOM_SEARCH", "grid": "GRID_SEARCH"}  # auto, bayesian: the default
+MIN_DISCRETE_GAP = 1e-10
 
 
 def render(plan: Plan) -> dict[str, Any]:
@@ -88,13 +91,31 @@ def study_spec(tuning: Tuning) -> dict[str, Any]:
     return study
 
 
+def _discrete_values(name: str, parameter: Parameter) -> list[float]:
+    """The values of a DISCRETE parameter, which Vertex AI needs "at least 1e-10 apart" (and at
+    most 1,000, as the spec allows): aiplatform_v1 ``StudySpec.ParameterSpec.DiscreteValueSpec``.
+
+    Raises:
+        SpecError: two values closer than that.
+    """
+    values = [float(v) for v in parameter.values or []]
+    close = [(a, b) for a, b in itertools.pairwise(values) if b - a < MIN_DISCRETE_GAP]
+    if close:
+        raise SpecError(
+            f"tuning.parameters.{name}: the values {close[0][0]!r} and {close[0][1]!r} are less than "
+            f"{MIN_DISCRETE_GAP:g} apart; Vertex AI takes discrete values at least that far apart. "
+            "Drop one of them."
+        )
+    return values
+
+
 def parameter_spec(name: str, parameter: Parameter) -> dict[str, Any]:
     """One ``StudySpec.ParameterSpec``."""
     spec: dict[str, Any] = {"parameterId": name}
     if parameter.type == "categorical":
         return {**spec, "categoricalValueSpec": {"values": [str(v) for v in parameter.values or []]}}
     if parameter.type == "discrete":
-        spec["discreteValueSpec"] = {"values": [float(v) for v in parameter.values or []]}
+        spec["discreteValueSpec"] = {"values": _discrete_values(name, parameter)}
     elif parameter.type == "int":
         # int64 travels as a JSON string in proto3's JSON mapping; ParseDict takes either.
         spec["integerValueSpec"] = {

@@ -14,6 +14,7 @@ from cloudtrain import api
 from cloudtrain.errors import SpecError
 from cloudtrain.provider.sweeps import HasTrials
 from cloudtrain.providers import sagemaker
+from cloudtrain.providers.sagemaker import toolkit
 from cloudtrain_runtime.callbacks import Progress
 from cloudtrain_runtime.config import join_pieces
 from tests.cloudtrain.providers.fakes import sagemaker_model
@@ -88,6 +89,38 @@ def test_the_trials_run_the_jobs_own_training_request() -> None:
     assert "val_binary_accuracy" in names  # the objective is read off the logs
 
 
+def test_image_auto_starts_each_trial_through_the_deep_learning_containers_toolkit() -> None:
+    """regression: refused, as HyperParameterAlgorithmSpecification has no ContainerEntrypoint."""
+    body = rendered("image=auto")
+    assert sagemaker_model.problems("CreateHyperParameterTuningJob", body) == []
+    definition = body["TrainingJobDefinition"]
+    [code] = definition["InputDataConfig"]
+    assert definition["StaticHyperParameters"] == {
+        "sagemaker_container_log_level": "20",
+        "sagemaker_program": ".cloudtrain-runtime/cloudtrain_runtime/providers/sagemaker_trial.sh",
+        "sagemaker_region": "us-east-1",
+        "sagemaker_submit_directory": code["DataSource"]["S3DataSource"]["S3Uri"],
+    }
+    assert set(definition["AlgorithmSpecification"]) == {
+        "TrainingImage",
+        "TrainingInputMode",
+        "MetricDefinitions",
+    }
+    assert (
+        "dkr.ecr.us-east-1.amazonaws.com/tensorflow-training:"
+        in definition["AlgorithmSpecification"]["TrainingImage"]
+    )
+    env = definition["Environment"]
+    pieces = {key: value for key, value in env.items() if key.startswith("CLOUDTRAIN_CONFIG_")}
+    assert all(len(value) <= 512 for value in pieces.values())
+    config = json.loads(join_pieces(pieces, prefix="CLOUDTRAIN_CONFIG_"))
+    assert config["tuned"] == {"learning_rate": "float", "width": "int"}
+    assert env["CLOUDTRAIN_IMAGE_SETUP"] == "/usr/local/bin/start_cuda_compat.sh"  # catalog/image_startup.csv
+    # the bundle ships the program the toolkit runs
+    bundle = api.prepare(api.as_spec(EXAMPLE, ("image=auto",)), "sagemaker", run_id=RUN).bundle
+    assert any(name == toolkit.PROGRAM for name, _ in bundle.contents)
+
+
 def test_plan_shows_where_the_best_trial_writes() -> None:
     outputs = api.plan(api.as_spec(EXAMPLE, (IMAGE,)), "sagemaker").with_run(RUN).outputs
     assert outputs.model == "s3://my-bucket/tuning-example/runs/r1/output/{trial}/output/model.tar.gz"
@@ -107,7 +140,10 @@ def test_a_grid_lists_integer_ranges_as_values() -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (("image=auto",), "image: a SageMaker tuning job starts each trial with the image's own ENTRYPOINT"),
+        (  # on the Deep Learning Container the toolkit passes each value to a shell unquoted
+            ("image=auto", "tuning.parameters={act: {type: categorical, values: [relu, 'a;b']}}"),
+            "tuning.parameters.act: 'a;b' cannot reach a trial on SageMaker with image: auto",
+        ),
         (
             (
                 "tuning.parameters={x: {type: categorical, values: ["
@@ -116,11 +152,22 @@ def test_a_grid_lists_integer_ranges_as_values() -> None:
             ),
             "31 values; a SageMaker categorical range takes at most 30",
         ),
+        (  # an int range listed for a grid is counted first, never built past the limit
+            ("tuning.parameters={units: {type: int, min: 1, max: 9000}}", "tuning.algorithm=grid"),
+            "tuning.parameters.units: 9,000 values; a SageMaker categorical range takes at most 30",
+        ),
+        (  # regression: rendered although botocore's ParameterValue is at most 256 characters
+            ("tuning.parameters={x: {type: categorical, values: [a, " + "b" * 300 + "]}}",),
+            "tuning.parameters.x: a value of 300 characters; SageMaker takes at most 256 "
+            "(CreateHyperParameterTuningJob ParameterValue). Shorten it.",
+        ),
     ],
 )
 def test_what_sagemaker_cannot_run_is_refused_with_the_fix(overrides: tuple[str, ...], message: str) -> None:
-    with pytest.raises(SpecError, match=message.replace("(", r"\(")):
+    with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
         api.render(api.as_spec(EXAMPLE, (IMAGE, *overrides)), "sagemaker")
+    with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        api.validate(api.as_spec(EXAMPLE, (IMAGE, *overrides)), "sagemaker")  # before any code is packed
 
 
 def play_trial(definition: dict[str, Any], tuned: dict[str, str]) -> list[str]:

@@ -258,3 +258,18 @@ def test_a_sweep_create_whose_answer_was_lost_is_found_not_made_again(fake_verte
     handle = cloudtrain.submit(EXAMPLE, provider="vertex", clients=vertex.VertexClients(sleep=lambda _: None))
     assert len(fake_vertex.calls("CreateHyperparameterTuningJob")) == 1
     assert list(fake_vertex.tuning_jobs) == [handle.id]
+
+
+def test_discrete_values_closer_than_vertex_takes_are_refused_at_validate() -> None:
+    """DiscreteValueSpec: values "in increasing order and at least 1e-10 apart" (aiplatform_v1 study.py)."""
+    from cloudtrain.errors import SpecError
+
+    close = api.as_spec(
+        EXAMPLE, ("tuning.parameters.width={type: discrete, values: [1.0, 1.00000000000001]}",)
+    )
+    with pytest.raises(SpecError) as caught:
+        api.validate(close, "vertex")
+    assert caught.value.problems == [
+        "tuning.parameters.width: the values 1.0 and 1.00000000000001 are less than 1e-10 apart; Vertex AI "
+        "takes discrete values at least that far apart. Drop one of them."
+    ]
