@@ -204,8 +204,9 @@ class Session:
     @functools.cached_property
     def backups(self) -> backups_lib.Backups:
         """This run's backup folder: whose backup it holds, and the completion marker."""
+        identity = history_lib.identity(self.config, os.environ)
         mine = backups_lib.Stamp(
-            run=history_lib.identity(self.config, os.environ).run,
+            run=identity.run,
             config=backups_lib.config_fingerprint(self.config),
             model="",
         )
@@ -216,7 +217,15 @@ class Session:
             self.is_chief,
             self.say,
             keep=self.locations.keep_backups,
+            provider=self.cluster.provider,
+            job=identity.job,
+            attempt=self._attempt_number,
         )
+
+    def _attempt_number(self) -> int | None:
+        """This attempt's number in the run's history (the chief's; None elsewhere or before it joined)."""
+        history = self.history.history if self.is_chief else None
+        return len(history["attempts"]) if history else None
 
     def _objective_report(self, metric: str) -> Any:
         """A sweep trial's objective after every epoch, as this provider reads it (``hparams``)."""

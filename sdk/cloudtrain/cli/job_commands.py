@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from cloudtrain import api, runs
+from cloudtrain import api, resume, runs
 from cloudtrain.cli import failure, tables, trials_table
 from cloudtrain.cli.cost_commands import budget_guard, throughput_option
 from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, complete_job_ids, details, resolve
@@ -32,6 +32,7 @@ from cloudtrain.provider.base import (
 )
 from cloudtrain.provider.sweeps import HasTrials
 from cloudtrain.specfile import load_spec
+from cloudtrain.submission import Submission
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
@@ -193,11 +194,21 @@ def submit_command(
         click.echo(f"Plan: {summary(submission.plan)}", err=True)
         click.echo(f"Code: {describe_bundle(packed)} -> {submission.plan.bundle}", err=True)
         click.echo(describe_outputs(submission.outputs), err=True)
+    moving = resume.movable(submission) if run_id is not None else None
+    if dry_run and moving is not None:
+        click.echo(planned_move(moving), err=True)
     _print_bundle(submission.bundle, list_files=list_files)
     if dry_run:
         return
     with UploadBars() as progress:
+        moved = resume.before_submit(moving, progress=progress) if moving is not None else None
+        if moved is not None:
+            click.echo(describe_moved(moved), err=True)
         submitted = submission.submit(progress=progress)
+    if moving is not None:
+        unrecorded = resume.after_submit(moving, submitted, moved)
+        if unrecorded:
+            click.echo(f"Warning: {unrecorded}", err=True)
     earlier = attached(submitted)
     if as_json:
         outputs = submitted.outputs.to_dict()
@@ -218,6 +229,38 @@ def submit_command(
         _follow(submitted, logs_to_stderr=as_json or not _terminal(sys.stdout))
     else:
         click.echo(f"Follow it with: cloudtrain logs {submitted.id} --follow", err=True)
+
+
+def planned_move(submission: Submission) -> str:
+    """What a submit of this run would copy here first, and its transfer charge; or why nothing moves.
+
+    Only listings and manifests are read; a store that cannot be read is a note, not an error.
+    """
+    assert submission.plan.run_id is not None  # prepare names every run
+    destination = resume.Location.of(submission.plan, submission.provider)
+    try:
+        move = resume.plan_move(submission.plan.run_id, destination)
+    except CloudtrainError as error:
+        return f"Resume: could not look for the run's backups: {error}"
+    if move is None:
+        return (
+            f"Resume: nothing to copy: {destination.run_uri} holds the run's newest verified backup, "
+            "or no place this machine recorded for the run holds one."
+        )
+    return move.describe()
+
+
+def describe_moved(moved: resume.Moved) -> str:
+    """What a submit copied before the job started: the backup, the bytes, the time, the charge."""
+    copied = moved.copied
+    passed = f" (passed over {'; '.join(copied.passed)})" if copied.passed else ""
+    resumed = f", {copied.size - copied.sent:,} of them already there" if copied.sent < copied.size else ""
+    return (
+        f"Copied the run's backup {copied.manifest.slot} (epoch {copied.manifest.epoch}, step "
+        f"{copied.manifest.step}){passed}: {copied.size:,} bytes{resumed} from {moved.source.describe()} to "
+        f"{moved.destination.describe()} in {copied.seconds:.1f} s; estimated transfer charge ${moved.usd:.2f} "
+        f"at {moved.egress.describe()}. The job continues after epoch {copied.manifest.epoch}."
+    )
 
 
 def _terminal(stream: object) -> bool:

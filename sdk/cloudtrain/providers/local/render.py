@@ -85,7 +85,11 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
 
 MAX_RESTARTS = 3
-_FAULT = re.compile(r"^((chief|master|worker):[0-9]+|spot)@(epoch|step):[0-9]+\Z")
+_FAULT = re.compile(r"^((chief|master|worker):[0-9]+|spot|stop)@(epoch|step):[0-9]+\Z")
+# A lost region: every replica gone, the backups left as they are, and nothing restarts.
+STOP_RULE = (
+    "the region was lost (--fault {fault}), so nothing restarts here; resume the run elsewhere with --run-id"
+)
 
 
 def render(plan: Plan) -> dict[str, Any]:
@@ -174,11 +178,13 @@ def with_fault(request: dict[str, Any], fault: str | None) -> dict[str, Any]:
     """``request`` with a fault to inject on the first attempt, e.g. ``worker:1@epoch:1``.
 
     ``<task_type>:<index>@...`` kills that replica, as a lost host; ``spot@...`` kills
-    them all, as a spot interruption reclaims the machines.
+    them all, as a spot interruption reclaims the machines; ``stop@...`` kills them all
+    and restarts nothing, as when the whole region is lost (the run's backups stay, for
+    a resume elsewhere: ``cloudtrain submit --run-id``).
 
     Raises:
-        SpecError: if ``fault`` is not ``<task_type>:<index>@epoch:<n>``, ``@step:<n>``
-            or ``spot@...``, or is a spot interruption of a job that does not use spot.
+        SpecError: if ``fault`` is not ``<task_type>:<index>@epoch:<n>``, ``@step:<n>``,
+            ``spot@...`` or ``stop@...``, or is a spot interruption of a job that does not use spot.
     """
     if fault is None:
         return request
@@ -186,12 +192,15 @@ def with_fault(request: dict[str, Any], fault: str | None) -> dict[str, Any]:
         raise SpecError(
             f"--fault: {fault!r} is not a fault. Use <task_type>:<index>@epoch:<n> or @step:<n>, "
             "e.g. --fault worker:0@epoch:1 (task types as in TF_CONFIG: chief, worker; "
-            "where the provider sets no TF_CONFIG, host N is worker:N-1), or spot@epoch:<n> "
-            "for a spot interruption."
+            "where the provider sets no TF_CONFIG, host N is worker:N-1), spot@epoch:<n> "
+            "for a spot interruption, or stop@epoch:<n> for a lost region (no restart)."
         )
     spot = request.get("restarts", {}).get("spot", {})
     if fault.startswith("spot@") and spot.get("limit") == 0:
         raise SpecError(
             f"--fault {fault}: the provider would not resume this job after a spot interruption: {spot['rule']}."
         )
+    if fault.startswith("stop@"):
+        stopped = restart(0, STOP_RULE.format(fault=fault))
+        return {**request, "fault": fault, "restarts": {**request.get("restarts", {}), "stop": stopped}}
     return {**request, "fault": fault}
