@@ -62,8 +62,10 @@ STAMP_FILE = "cloudtrain-backup.json"
 # Beside Keras's files, never part of them: the stamp, and the run's history (cloudtrain_runtime.history).
 OWN_FILES = (STAMP_FILE, HISTORY_FILE)
 RUN_ID_ENV = "CLOUDTRAIN_RUN_ID"
-# Keras 3's weights file, in the folder it restores from when no backup has a manifest.
+# Keras 3's files (keras/src/callbacks/backup_and_restore.py), in the folder it restores from
+# when no backup has a manifest: the weights, and the epochs done.
 LEGACY_WEIGHTS = "latest.weights.h5"
+LEGACY_METADATA = "training_metadata.json"
 # The fields that decide what is trained; paths, code bundle and machines do not.
 TRAINING_FIELDS = (
     "name",
@@ -158,6 +160,7 @@ class Backups:
     provider: str = "unknown"
     job: str | None = None
     attempt: Callable[[], int | None] = lambda: None
+    _chosen: list[Path | None] = dataclasses.field(default_factory=list, repr=False)
 
     def __repr__(self) -> str:
         return f"Backups(folder={str(self.folder)!r}, run={self.mine.run!r}, is_chief={self.is_chief})"
@@ -221,6 +224,11 @@ class Backups:
         Raises:
             ConfigError: numbered backups are there but none verifies.
         """
+        if not self._chosen:
+            self._chosen.append(self._choose())
+        return self._chosen[0]
+
+    def _choose(self) -> Path | None:
         chosen = manifests.choose(self.folder, self.mine.run, self.say)
         if chosen is not None:
             return chosen[0]
@@ -230,6 +238,19 @@ class Backups:
                 "verified), so it is restored without checking its files"
             )
         return None
+
+    def resumes_at(self) -> int:
+        """The epochs done by the backup a restore will load (0: none), known before the model is built.
+
+        The input pipeline starts there (``data.start_at_epoch``). The same backup is
+        restored later (``restorable`` decides once), so its files are checked once.
+        """
+        if not self._holds_backup():
+            return 0
+        folder = self.restorable() or next((p.parent for p in self.folder.glob(f"*/{LEGACY_WEIGHTS}")), None)
+        record = _read_json(folder / LEGACY_METADATA) if folder is not None else {}
+        epoch = record.get("epoch", 0)
+        return epoch if isinstance(epoch, int) and epoch > 0 else 0
 
     def new_backup(self, epoch: int, batch: int) -> Path:
         """An empty folder for the backup after ``epoch`` epochs and ``batch`` batches (chief only)."""

@@ -282,6 +282,8 @@ class Session:
         """Batch and shard a dataset of single examples; cache and prefetch it as the speed switches say.
 
         See ``data.prepare``; ``training.cache: auto`` is decided for each dataset (``tuning.cache``).
+        Training data of a run that resumes starts where an uninterrupted run's would be
+        (``data.start_at_epoch``).
         """
         context, by_process = self.context(split), self.on_jax and self.cluster.num_hosts > 1
         by_file = data.sharded_by_file(self.tf, dataset, context, shard_by_process=by_process)
@@ -290,9 +292,18 @@ class Session:
         for name in ("prefetch", "parallel_map"):
             self.speed[name] = tuning.plain(self.config, name)
         speed = data.InputSpeed(cache.value, self.config.prefetch, self.config.parallel_map)
-        return data.prepare(
+        prepared = data.prepare(
             self.tf, dataset, context=context, shard_by_process=by_process, log=self.say, speed=speed
         )
+        if split == "train":
+            data.start_at_epoch(
+                prepared,
+                self.backups.resumes_at(),
+                repeated=bool(context.steps_per_epoch),
+                whole_passes=data.whole_passes(dataset, context),
+                log=self.say,
+            )
+        return prepared
 
     def compile_options(self, user_args: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """``steps_per_execution`` and ``jit_compile`` for ``model.compile``, as the spec and ``auto`` say.
