@@ -232,22 +232,9 @@ def submit_command(
 
 
 def planned_move(submission: Submission) -> str:
-    """What a submit of this run would copy here first, and its transfer charge; or why nothing moves.
-
-    Only listings and manifests are read; a store that cannot be read is a note, not an error.
-    """
+    """What a submit of this run would copy here first, and its charge (``resume.move_note``)."""
     assert submission.plan.run_id is not None  # prepare names every run
-    destination = resume.Location.of(submission.plan, submission.provider)
-    try:
-        move = resume.plan_move(submission.plan.run_id, destination)
-    except CloudtrainError as error:
-        return f"Resume: could not look for the run's backups: {error}"
-    if move is None:
-        return (
-            f"Resume: nothing to copy: {destination.run_uri} holds the run's newest verified backup, "
-            "or no place this machine recorded for the run holds one."
-        )
-    return move.describe()
+    return resume.move_note(submission.plan.run_id, resume.Location.of(submission.plan, submission.provider))
 
 
 def describe_moved(moved: resume.Moved) -> str:
@@ -291,7 +278,9 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     Below it: the shape, the times, the cost estimated at submit and, once a billed job
     has ended, what it cost (SageMaker: BillableTimeInSeconds × instances; Vertex AI:
     start to end × replicas, in 30-second increments; both at the catalog's prices).
-    A failed job's failing replica's last lines follow: its traceback and error.
+    A failed job's failing replica's last lines follow: its traceback and error. A run
+    submitted with --run-id shows its lineage: every attempt's provider, region and shape,
+    and the backup each started from (docs: resume.md).
     """
     job = _attach(job_id, provider)
     current = job.status()
@@ -299,11 +288,12 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     kept = job.kept_backup() if current.done and isinstance(job, ReportsBackup) else None
     found = failure.failure_lines(job) if current.state == "failed" else None
     sweep = job if isinstance(job, HasTrials) else None
+    lineage = resume.lineage(described.run) if described and described.run else None
     if as_json:
         times = as_dict(described) if described else {}
         backup = {"backup_kept": asdict(kept) if kept else None}
         trials = trials_table.as_json(sweep) if sweep is not None else {}
-        shown = {**times, "id": job.id, **current.to_dict(), **backup, **trials}
+        shown = {**times, "id": job.id, **current.to_dict(), **backup, **trials, "lineage": lineage}
         click.echo(json.dumps({**shown, **_last(found)}))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
@@ -320,6 +310,8 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
         click.echo(
             f"Backup {why}: {kept.megabytes} MB in {kept.files} files at {kept.uri}. Delete: {kept.delete}"
         )
+    if lineage:
+        click.echo("\n".join(resume.describe_lineage(lineage)))
     if sweep is not None:
         trials_table.echo(sweep)
     if found is not None:

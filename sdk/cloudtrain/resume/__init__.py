@@ -159,6 +159,56 @@ def plan_move(run: str, destination: Location, *, clients: Any = None) -> Move |
     return None
 
 
+def move_note(run: str, destination: Location) -> str:
+    """What a submit of ``run`` at ``destination`` would copy first and its charge, or why nothing moves.
+
+    For ``plan`` and ``submit --dry-run``: only listings and manifests are read, and a
+    store that cannot be read is a note, not an error.
+    """
+    try:
+        move = plan_move(run, destination)
+    except CloudtrainError as error:
+        return f"Resume: could not look for run {run}'s backups: {error}"
+    if move is None:
+        return (
+            f"Resume: nothing to copy for run {run}: {destination.run_uri} holds its newest verified backup, "
+            "or no place this machine recorded for it holds one."
+        )
+    return move.describe()
+
+
+def lineage(run: str) -> dict[str, Any] | None:
+    """The run's lineage (``record``) where this machine last placed it; None when it has none or it cannot be read."""
+    known = record.places(run)
+    if not known:
+        return None
+    try:
+        found_lineage = record.read_lineage(known[-1].store(), run)
+    except CloudtrainError:
+        return None
+    return found_lineage if found_lineage["attempts"] else None
+
+
+def describe_lineage(lineage: dict[str, Any]) -> list[str]:
+    """One line per attempt: where it ran, on what, and where it started from (``status``)."""
+    lines = [f"Lineage of run {lineage['run']}:"]
+    for number, attempt in enumerate(lineage["attempts"], 1):
+        where = f"{attempt['storage']}{' emulated here' if attempt['provider'] != attempt['storage'] else ''}"
+        start = attempt.get("started_from")
+        origin = f"from {start['slot']} (epoch {start['epoch']})" if start else "from its own backups, if any"
+        copy = attempt.get("copy")
+        moved = (
+            f"; copied {copy['bytes']:,} bytes in {copy['seconds']} s, estimated ${copy['egress_usd']:.2f}"
+            if copy
+            else ""
+        )
+        lines.append(
+            f"  {number}. {attempt['submitted_at']} {where} {attempt['region']} ({attempt['shape']}), "
+            f"job {attempt['job']}, {origin}{moved}"
+        )
+    return lines
+
+
 def move_backup(
     run: str,
     source: Location,
