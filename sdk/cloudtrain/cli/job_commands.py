@@ -195,8 +195,9 @@ def submit_command(
         click.echo(f"Code: {describe_bundle(packed)} -> {submission.plan.bundle}", err=True)
         click.echo(describe_outputs(submission.outputs), err=True)
     moving = resume.movable(submission) if run_id is not None else None
-    if dry_run and moving is not None:
-        click.echo(planned_move(moving), err=True)
+    note = planned_move(moving) if dry_run and moving is not None else None
+    if note:
+        click.echo(note, err=True)
     _print_bundle(submission.bundle, list_files=list_files)
     if dry_run:
         return
@@ -231,7 +232,7 @@ def submit_command(
         click.echo(f"Follow it with: cloudtrain logs {submitted.id} --follow", err=True)
 
 
-def planned_move(submission: Submission) -> str:
+def planned_move(submission: Submission) -> str | None:
     """What a submit of this run would copy here first, and its charge (``resume.move_note``)."""
     assert submission.plan.run_id is not None  # prepare names every run
     return resume.move_note(submission.plan.run_id, resume.Location.of(submission.plan, submission.provider))

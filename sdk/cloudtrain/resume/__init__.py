@@ -127,18 +127,18 @@ class Moved:
 def plan_move(run: str, destination: Location, *, clients: Any = None) -> Move | None:
     """What resuming ``run`` at ``destination`` would copy; None when nothing needs to move.
 
-    Nothing moves when the destination already holds a backup of the run that verifies
-    (the job resumes from it there), or when no place the run has been holds one.
+    Nothing moves when this machine recorded no other place for the run (nothing is
+    contacted then), when the destination already holds a backup of the run that
+    verifies (the job resumes from it there), or when no place the run has been holds one.
     ``clients`` are the destination provider's. Only listings and manifests are read.
 
     Raises:
         ProviderError: a store could not be read (its reason kept).
     """
-    if any(candidate.usable for candidate in found.candidates(destination.store(clients), run)):
+    sources = [place for place in reversed(record.places(run)) if place != destination]
+    if not sources or any(candidate.usable for candidate in found.candidates(destination.store(clients), run)):
         return None
-    for source in reversed(record.places(run)):
-        if source.run_uri == destination.run_uri and source.provider == destination.provider:
-            continue
+    for source in sources:
         candidates = found.candidates(source.store(), run)
         usable = next((candidate for candidate in candidates if candidate.usable), None)
         if usable is not None and usable.manifest is not None:
@@ -159,22 +159,17 @@ def plan_move(run: str, destination: Location, *, clients: Any = None) -> Move |
     return None
 
 
-def move_note(run: str, destination: Location) -> str:
-    """What a submit of ``run`` at ``destination`` would copy first and its charge, or why nothing moves.
+def move_note(run: str, destination: Location) -> str | None:
+    """What a submit of ``run`` at ``destination`` would copy first and its charge; None when nothing moves.
 
-    For ``plan`` and ``submit --dry-run``: only listings and manifests are read, and a
-    store that cannot be read is a note, not an error.
+    For ``plan`` and ``submit --dry-run``: only listings and manifests are read (and only
+    for a run this machine saw elsewhere), and a store that cannot be read is a note, not an error.
     """
     try:
         move = plan_move(run, destination)
     except CloudtrainError as error:
         return f"Resume: could not look for run {run}'s backups: {error}"
-    if move is None:
-        return (
-            f"Resume: nothing to copy for run {run}: {destination.run_uri} holds its newest verified backup, "
-            "or no place this machine recorded for it holds one."
-        )
-    return move.describe()
+    return move.describe() if move else None
 
 
 def lineage(run: str) -> dict[str, Any] | None:

@@ -62,7 +62,9 @@ class Location:
         return provider.run_store(self.run_uri, region=self.region, clients=clients)
 
     def describe(self) -> str:
-        """``vertex us-central1 (gs://b/root/runs/r1)``, ``sagemaker emulated here ...``."""
+        """``vertex us-central1 (gs://b/root/runs/r1)``, ``sagemaker emulated here ...``, ``this machine (...)``."""
+        if self.storage == "local":
+            return f"this machine ({self.run_uri})"
         emulated = " emulated here" if self.provider != self.storage else ""
         return f"{self.storage}{emulated} {self.region} ({self.run_uri})"
 
