@@ -30,13 +30,13 @@ def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _submit(project: Path, emulate: str, run: str, *settings: str, fault: str | None = None) -> str:
-    """``cloudtrain submit`` as a user types it; the followed log (stderr), after checking the exit."""
+    """``cloudtrain submit`` as a user types it; the job ID and the followed log, after checking the exit."""
     command = [sys.executable, "-m", "cloudtrain", "submit", str(project / "job.yaml"), "--provider", "local"]
     command += ["--emulate", emulate, "--run-id", run, *(f"--set={s}" for s in settings)]
     command += ["--fault", fault] if fault else []
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     assert done.returncode == (1 if fault else 0), done.stdout + done.stderr
-    return done.stderr
+    return done.stdout + done.stderr
 
 
 def _run_prefix(project: Path, bucket: str, run: str) -> Path:
@@ -83,6 +83,15 @@ def test_a_run_stopped_on_vertex_continues_on_sagemaker_at_the_next_epoch_with_t
         lineage["attempts"][1]["copy"]["bytes"] > 0
         and "internet egress" in lineage["attempts"][1]["copy"]["egress_rate"]
     )
+    status = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "status", resumed.split()[0]],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "Lineage of run r1:" in status.stdout
+    assert " vertex emulated here us-central1 (n1-standard-8 + 1 × t4, 2 hosts)" in status.stdout
+    assert "from epoch-000002 (epoch 2); copied " in status.stdout
     _assert_same_weights(_final_weights(project, "r1", tmp_path), _final_weights(project, "base", tmp_path))
 
 
