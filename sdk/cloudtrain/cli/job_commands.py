@@ -111,7 +111,8 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     "--fault",
     metavar="TASK:INDEX@epoch:N",
     default=None,
-    help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts).",
+    help="With --provider local: that replica kills itself once, e.g. worker:0@epoch:1 (tests restarts); "
+    "spot@epoch:N reclaims every replica; stop@epoch:N loses the region: no restart, resume elsewhere with --run-id.",
 )
 @run_id_option
 @click.option(
@@ -173,6 +174,12 @@ def submit_command(
       cloudtrain submit job.yaml --emulate vertex --fault worker:0@epoch:1
       cloudtrain submit job.yaml --provider vertex --throughput 1200@a100-40gb   budget-checked
       cloudtrain submit job.yaml --provider vertex --run-id 2026-12-03   one job per run id
+      cloudtrain submit job.yaml --provider sagemaker --run-id 2026-12-03   continue it on SageMaker
+
+    A run that has no backup where it is submitted now, but has one where this machine
+    saw it before (another provider or region), continues from its newest verified
+    backup: it is copied here first, with its bytes and transfer charge shown
+    (--dry-run shows them without copying). See docs/resume.md.
 
     Submitting the same spec and code again attaches to the job it created (safe to
     retry). A scheduled retrain of unchanged code on new data needs --new or a new --run-id.

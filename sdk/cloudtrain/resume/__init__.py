@@ -136,7 +136,9 @@ def plan_move(run: str, destination: Location, *, clients: Any = None) -> Move |
         ProviderError: a store could not be read (its reason kept).
     """
     sources = [place for place in reversed(record.places(run)) if place != destination]
-    if not sources or any(candidate.usable for candidate in found.candidates(destination.store(clients), run)):
+    if not sources or any(
+        candidate.usable for candidate in found.candidates(destination.store(clients), run)
+    ):
         return None
     for source in sources:
         candidates = found.candidates(source.store(), run)
