@@ -245,9 +245,14 @@ class Backups:
         The input pipeline starts there (``data.start_at_epoch``). The same backup is
         restored later (``restorable`` decides once), so its files are checked once.
         """
-        if not self._holds_backup():
-            return 0
-        folder = self.restorable() or next((p.parent for p in self.folder.glob(f"*/{LEGACY_WEIGHTS}")), None)
+        found = _read_stamp(self.stamp_file)
+        if not self._holds_backup() or found is None or found.run != (self.mine.run or found.run):
+            return 0  # nothing to restore, or another run's: ``begin`` says so, once the model exists
+        try:
+            chosen = self.restorable()
+        except ConfigError:
+            return 0  # no backup verifies: the restore raises it, after the stamp was judged
+        folder = chosen or next((p.parent for p in self.folder.glob(f"*/{LEGACY_WEIGHTS}")), None)
         record = _read_json(folder / LEGACY_METADATA) if folder is not None else {}
         epoch = record.get("epoch", 0)
         return epoch if isinstance(epoch, int) and epoch > 0 else 0

@@ -170,6 +170,7 @@ def test_a_manifest_naming_a_file_outside_its_folder_is_refused(tmp_path: Path, 
 def test_backups_say_where_a_restore_starts_before_the_model_exists(tmp_path: Path) -> None:
     _backup(tmp_path, 1)
     _flip_one_byte(_backup(tmp_path, 2) / "latest.weights.h5")
+    (tmp_path / "cloudtrain-backup.json").write_text('{"run": "r1", "config": "c", "model": "m"}')
     said: list[str] = []
     backups = Backups(tmp_path, tmp_path / "done.json", Stamp("r1", "c", ""), is_chief=True, say=said.append)
     assert backups.resumes_at() == 1  # the input starts after epoch 1, where the restore will be
@@ -182,6 +183,7 @@ def test_a_backup_written_before_manifests_is_restored_with_a_warning(tmp_path: 
     legacy.mkdir()
     (legacy / "latest.weights.h5").write_bytes(b"old")
     (legacy / "training_metadata.json").write_text('{"epoch": 3, "batch": 0}')
+    (tmp_path / "cloudtrain-backup.json").write_text('{"run": "r1", "config": "c", "model": "m"}')
     said: list[str] = []
     backups = Backups(tmp_path, tmp_path / "done.json", Stamp("r1", "c", ""), is_chief=True, say=said.append)
     assert backups.restorable() is None  # Keras restores from its own folder
@@ -190,3 +192,12 @@ def test_a_backup_written_before_manifests_is_restored_with_a_warning(tmp_path: 
         f"warning: the backup in {tmp_path} has no manifest (it was written before backups were verified), "
         "so it is restored without checking its files"
     ]
+
+
+def test_where_a_restore_starts_is_not_asked_of_another_runs_backup(tmp_path: Path) -> None:
+    _backup(tmp_path, 2, origin=manifests.Origin("r2", None, None, "vertex"))
+    (tmp_path / "cloudtrain-backup.json").write_text('{"run": "r2", "config": "c", "model": "m"}')
+    said: list[str] = []
+    backups = Backups(tmp_path, tmp_path / "done.json", Stamp("r1", "c", ""), is_chief=True, say=said.append)
+    assert backups.resumes_at() == 0  # the stamp's verdict, once the model exists, names the other run
+    assert said == []
