@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cloudtrain_runtime import manifests
 from cloudtrain_runtime.config import RuntimeConfig
 from cloudtrain_runtime.errors import ConfigError
 from cloudtrain_runtime.replica import HISTORY_FILE
@@ -68,6 +69,10 @@ STAMP_FILE = "cloudtrain-backup.json"
 # Beside Keras's files, never part of them: the stamp, and the run's history (cloudtrain_runtime.history).
 OWN_FILES = (STAMP_FILE, HISTORY_FILE)
 RUN_ID_ENV = "CLOUDTRAIN_RUN_ID"
+# Keras 3's files (keras/src/callbacks/backup_and_restore.py), in the folder it restores from
+# when no backup has a manifest: the weights, and the epochs done.
+LEGACY_WEIGHTS = "latest.weights.h5"
+LEGACY_METADATA = "training_metadata.json"
 # The fields that decide what is trained; paths, code bundle and machines do not.
 TRAINING_FIELDS = (
     "name",
@@ -186,6 +191,9 @@ class Backups:
         is_chief: only the chief writes.
         say: prints one log line (the chief's).
         keep: why the backup must outlive a verified export here; None: it is emptied then.
+        provider: the environment that runs this replica, recorded in each backup's manifest.
+        job: the provider's job, likewise.
+        attempt: this attempt's number in the run's history, once it is known (None: not yet).
     """
 
     folder: Path
@@ -194,6 +202,10 @@ class Backups:
     is_chief: bool
     say: Callable[[str], None]
     keep: str | None = None
+    provider: str = "unknown"
+    job: str | None = None
+    attempt: Callable[[], int | None] = lambda: None
+    _chosen: list[Path | None] = dataclasses.field(default_factory=list, repr=False)
 
     def __repr__(self) -> str:
         return f"Backups(folder={str(self.folder)!r}, run={self.mine.run!r}, is_chief={self.is_chief})"
@@ -269,6 +281,59 @@ class Backups:
         self.mine = dataclasses.replace(mine, run=found.run)
         self.say(f"resuming from the backup in {self.folder} (run {found.run})")
         return True
+
+    def restorable(self) -> Path | None:
+        """The folder of the backup to restore: the newest that verifies (``manifests.choose``).
+
+        None where the folder holds no numbered backup: then Keras restores what its own
+        folder holds, a backup written before backups had manifests, with a warning.
+
+        Raises:
+            ConfigError: numbered backups are there but none verifies.
+        """
+        if not self._chosen:
+            self._chosen.append(self._choose())
+        return self._chosen[0]
+
+    def _choose(self) -> Path | None:
+        chosen = manifests.choose(self.folder, self.mine.run, self.say)
+        if chosen is not None:
+            return chosen[0]
+        if any(self.folder.glob(f"*/{LEGACY_WEIGHTS}")):
+            self.say(
+                f"warning: the backup in {self.folder} has no manifest (it was written before backups were "
+                "verified), so it is restored without checking its files"
+            )
+        return None
+
+    def resumes_at(self) -> int:
+        """The epochs done by the backup a restore will load (0: none), known before the model is built.
+
+        The input pipeline starts there (``data.start_at_epoch``). The same backup is
+        restored later (``restorable`` decides once), so its files are checked once.
+        """
+        found = _read_stamp(self.stamp_file)
+        if not self._holds_backup() or found is None or found.run != (self.mine.run or found.run):
+            return 0  # nothing to restore, or another run's: ``begin`` says so, once the model exists
+        try:
+            chosen = self.restorable()
+        except ConfigError:
+            return 0  # no backup verifies: the restore raises it, after the stamp was judged
+        folder = chosen or next((p.parent for p in self.folder.glob(f"*/{LEGACY_WEIGHTS}")), None)
+        record = _read_json(folder / LEGACY_METADATA) if folder is not None else {}
+        epoch = record.get("epoch", 0)
+        return epoch if isinstance(epoch, int) and epoch > 0 else 0
+
+    def new_backup(self, epoch: int, batch: int) -> Path:
+        """An empty folder for the backup after ``epoch`` epochs and ``batch`` batches (chief only)."""
+        return manifests.new_slot(self.folder, epoch, batch)
+
+    def commit(self, folder: Path, *, epoch: int, batch: int, step: int) -> None:
+        """Commit the backup written to ``folder`` with its manifest, then drop all but the previous one (chief only)."""
+        assert self.mine.run is not None  # settled by ``begin`` before the first backup
+        origin = manifests.Origin(self.mine.run, self.job, self.attempt(), self.provider)
+        manifests.commit(folder, origin, epoch=epoch, batch=batch, step=step)
+        manifests.prune(self.folder)
 
     def _holds_backup(self) -> bool:
         return self.folder.is_dir() and any(p.name not in OWN_FILES for p in self.folder.iterdir())

@@ -9,7 +9,8 @@ Fault injection (used by the local provider's tests and demos):
 the end of epoch n (1-based, after that epoch's backup was written);
 ``...@step:<n>`` after global step n; ``...@export`` once the export is written, before
 it is checked (the backup is still there); ``spot@...`` kills every task at that point,
-as a spot interruption does. The launcher sets it on the first attempt only.
+as a spot interruption does, and ``stop@...`` too, as a lost region does (the launcher
+then restarts nothing). The launcher sets it on the first attempt only.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -39,15 +41,18 @@ else:
 
 FAULT_ENV = "CLOUDTRAIN_FAULT"
 WARMUP_STEPS = 50
-_FAULT = re.compile(r"^(?:(chief|master|worker):(\d+)|(spot))@(?:(epoch|step):(\d+)|(export))$")
+# The files Keras 3's BackupAndRestore writes (keras/src/callbacks/backup_and_restore.py, keras 3.15).
+WEIGHTS_FILE = "latest.weights.h5"
+METADATA_FILE = "training_metadata.json"
+_FAULT = re.compile(r"^(?:(chief|master|worker):(\d+)|(spot|stop))@(?:(epoch|step):(\d+)|(export))$")
 
 
 @dataclass(frozen=True)
 class Fault:
     """A planned SIGKILL: which task, and at which epoch end, global step or ``export`` (at 0).
 
-    ``spot`` (task type ``None``) is every task at once: the provider reclaimed the
-    machines, as a spot interruption does.
+    ``spot`` and ``stop`` (task type ``None``) are every task at once: the provider
+    reclaimed the machines, as a spot interruption does, or the region was lost.
     """
 
     task_type: str | None
@@ -77,9 +82,9 @@ def parse_fault(text: str) -> Fault | None:
     if not match:
         raise ConfigError(
             f"{FAULT_ENV} must look like worker:1@epoch:2, chief:0@step:10, chief:0@export "
-            f"or spot@epoch:2. Received: {text!r}"
+            f"spot@epoch:2 or stop@epoch:2. Received: {text!r}"
         )
-    task_type, index, _spot, unit, at, export = match.groups()
+    task_type, index, _everyone, unit, at, export = match.groups()
     return Fault(task_type, int(index or 0), unit or export, int(at or 0))
 
 
@@ -338,34 +343,51 @@ class StampedBackup(_KerasBase):
 
 
 class ChiefWritesBackup(StampedBackup):
-    """BackupAndRestore for several workers on Keras 3: the chief writes, every task restores.
+    """BackupAndRestore for several workers on Keras 3: the chief writes verified backups, every task restores.
 
     Keras 3's callback has no multi-worker logic: every task would write the same HDF5
     file. Weights are identical on every replica after each synchronous step, so one
     copy is enough, and when every task restores the same files every task resumes at
     the same epoch (per-task copies can disagree when a kill lands between two tasks'
-    writes, and the restarted collective would hang). ``double_checkpoint`` keeps the
-    previous copy, which Keras restores when the latest one was cut short by the kill.
+    writes, and the restarted collective would hang).
+
+    Each backup goes to a folder of its own, committed by a manifest written last
+    (``cloudtrain_runtime.manifests``); the chief keeps the previous one, which every
+    task restores when the newest does not verify. Keras's own ``double_checkpoint`` is
+    off: it keeps an unverified copy and falls back to it only when loading raises.
 
     On JAX, saving gathers the sharded weights with a collective every process must
     join, so the other tasks save too, into ``scratch`` (their own folder, never read).
     """
 
     def __init__(self, backup_dir: str, is_chief: bool, scratch: str | None) -> None:
-        super().__init__(backup_dir=backup_dir, double_checkpoint=True, delete_checkpoint=False)
+        super().__init__(backup_dir=backup_dir, delete_checkpoint=False)
         self.is_chief, self.scratch = is_chief, scratch
 
     def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
         # Another run's backup may still be on disk while the chief moves it aside.
         if self.backups.begin(self.model):
+            chosen = self.backups.restorable()
+            if chosen is not None:
+                self._write_to(chosen)
             super(StampedBackup, self).on_train_begin(logs)
+
+    def _write_to(self, folder: Path) -> None:
+        """Point Keras's backup paths at ``folder`` (its file names, another folder)."""
+        self.backup_dir = str(folder)
+        self._weights_path = str(folder / WEIGHTS_FILE)
+        self._training_metadata_path = str(folder / METADATA_FILE)
 
     def _save_model(self) -> None:
         if self.is_chief:
+            epoch, batch = self._current_epoch, self._last_batch_seen
+            self._write_to(self.backups.new_backup(epoch, batch))
             super()._save_model()
+            step = int(self.model.optimizer.iterations.numpy())
+            self.backups.commit(Path(self.backup_dir), epoch=epoch, batch=batch, step=step)
         elif self.scratch is not None:
             os.makedirs(self.scratch, exist_ok=True)
-            self.model.save_weights(os.path.join(self.scratch, "latest.weights.h5"), overwrite=True)
+            self.model.save_weights(os.path.join(self.scratch, WEIGHTS_FILE), overwrite=True)
 
     def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
         super().on_train_end(logs)

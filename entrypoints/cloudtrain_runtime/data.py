@@ -130,6 +130,51 @@ def prepare(
     return dataset.prefetch(tf.data.AUTOTUNE) if speed.prefetch and context.split == "train" else dataset
 
 
+def whole_passes(dataset: Any, context: DataContext) -> bool:
+    """Whether every epoch reads the user's training dataset exactly once, so epoch N is its Nth pass.
+
+    True without ``steps_per_epoch`` (an epoch ends with the data), and where the
+    steps of an epoch cover the dataset's known size exactly; a resumed run can then
+    start its input at the pass an uninterrupted run would be at (``start_at_epoch``).
+    """
+    if not context.steps_per_epoch:
+        return True
+    rows = int(dataset.cardinality())
+    return rows >= 0 and rows // context.global_batch == context.steps_per_epoch
+
+
+def start_at_epoch(
+    dataset: Any, epochs_done: int, *, repeated: bool, whole_passes: bool, log: Callable[[str], None]
+) -> None:
+    """Move ``dataset`` on to where an uninterrupted run's input is after ``epochs_done`` epochs.
+
+    A dataset shuffled with a seed and ``reshuffle_each_iteration`` draws a new order from
+    a seed generator each time an iterator over it starts a pass, counting from the
+    dataset's creation, so a run resumed after epoch N would otherwise read its next
+    epoch in the first pass's order. Creating (and dropping) iterators moves the
+    generator on as ``fit`` would have, and reads nothing: tf.data's shuffle draws its
+    seeds when an iterator is created and fills its buffer only when asked for an
+    element. It must happen before ``fit`` distributes the dataset: the per-worker
+    copies start from the generator as it is then. How many iterators ``fit`` made in N
+    epochs is Keras 3's ``EpochIterator._enumerate_iterator`` (keras 3.15): one, whose
+    repeat starts one pass an epoch, when ``repeated`` (``steps_per_epoch`` set); else two
+    an epoch where the number of batches is known (one for the epoch, one made when it
+    ends) and one where it is not. Where an epoch is not one whole pass over the data
+    (``whole_passes``) the order cannot be recovered this way, and a warning says so.
+    """
+    if not epochs_done:
+        return
+    if not whole_passes:
+        log(
+            "warning: an epoch here is not one whole pass over the training data, so the resumed "
+            "epochs read it in another order than an uninterrupted run would"
+        )
+        return
+    per_epoch = 1 if repeated or int(dataset.cardinality()) < 0 else 2
+    for _ in range(epochs_done * per_epoch):
+        iter(dataset)
+
+
 def sharded_by_file(tf: ModuleType, dataset: Any, context: DataContext, *, shard_by_process: bool) -> bool:
     """Whether ``prepare`` will shard ``dataset`` by FILE across hosts (see ``_shard_options``)."""
     several = context.num_input_pipelines > 1 and not shard_by_process

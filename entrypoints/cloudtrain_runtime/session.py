@@ -205,8 +205,9 @@ class Session:
     @functools.cached_property
     def backups(self) -> backups_lib.Backups:
         """This run's backup folder: whose backup it holds, and the completion marker."""
+        identity = history_lib.identity(self.config, os.environ)
         mine = backups_lib.Stamp(
-            run=history_lib.identity(self.config, os.environ).run,
+            run=identity.run,
             config=backups_lib.config_fingerprint(self.config),
             model="",
             code=self._code,
@@ -218,6 +219,9 @@ class Session:
             self.is_chief,
             self.say,
             keep=self.locations.keep_backups,
+            provider=self.cluster.provider,
+            job=identity.job,
+            attempt=self._attempt_number,
         )
 
     @functools.cached_property
@@ -225,6 +229,11 @@ class Session:
         """The user's code as a run stamps it (``bundle.code_digest``); "" when it came without a bundle."""
         shipped = os.environ.get(bundle.BUNDLE_ENV)
         return bundle.code_digest(under_root(self.root, shipped)) if shipped else ""
+
+    def _attempt_number(self) -> int | None:
+        """This attempt's number in the run's history (the chief's; None elsewhere or before it joined)."""
+        history = self.history.history if self.is_chief else None
+        return len(history["attempts"]) if history else None
 
     def _objective_report(self, metric: str) -> Any:
         """A sweep trial's objective after every epoch, as this provider reads it (``hparams``)."""
@@ -281,6 +290,8 @@ class Session:
         """Batch and shard a dataset of single examples; cache and prefetch it as the speed switches say.
 
         See ``data.prepare``; ``training.cache: auto`` is decided for each dataset (``tuning.cache``).
+        Training data of a run that resumes starts where an uninterrupted run's would be
+        (``data.start_at_epoch``).
         """
         context, by_process = self.context(split), self.on_jax and self.cluster.num_hosts > 1
         by_file = data.sharded_by_file(self.tf, dataset, context, shard_by_process=by_process)
@@ -289,9 +300,18 @@ class Session:
         for name in ("prefetch", "parallel_map"):
             self.speed[name] = tuning.plain(self.config, name)
         speed = data.InputSpeed(cache.value, self.config.prefetch, self.config.parallel_map)
-        return data.prepare(
+        prepared = data.prepare(
             self.tf, dataset, context=context, shard_by_process=by_process, log=self.say, speed=speed
         )
+        if split == "train":
+            data.start_at_epoch(
+                prepared,
+                self.backups.resumes_at(),
+                repeated=bool(context.steps_per_epoch),
+                whole_passes=data.whole_passes(dataset, context),
+                log=self.say,
+            )
+        return prepared
 
     def compile_options(self, user_args: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """``steps_per_execution`` and ``jit_compile`` for ``model.compile``, as the spec and ``auto`` say.

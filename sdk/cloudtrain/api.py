@@ -276,7 +276,9 @@ def submit(
         progress: called with a ``cloudtrain.Progress`` as the code bundle uploads (from
             several threads, one call at a time); nothing is shown without it.
         run_id: which run of this spec and code (see ``stage``); the same one attaches to
-            the job it created, a new one makes a new job.
+            the job it created, a new one makes a new job. A run that has no backup where
+            this job runs, but has one where an earlier attempt ran, continues from it: the
+            newest verified backup is copied here first (``cloudtrain.resume``).
 
     Raises:
         BudgetError: the estimate (or worst case) exceeds ``limits.max_cost_usd`` and ``force``
@@ -290,7 +292,15 @@ def submit(
 
         check = budget.check_budget(submission.plan, throughput)
         budget.enforce_budget(check, force=force, strict=strict_budget)
-    return submission.submit(clients, progress)
+    from cloudtrain import resume
+
+    moving = resume.movable(submission) if run_id is not None else None
+    if moving is None:
+        return submission.submit(clients, progress)
+    moved = resume.before_submit(moving, clients=clients, progress=progress)
+    job = moving.submit(clients, progress)
+    resume.after_submit(moving, job, moved, clients=clients)  # a lineage not written fails nothing
+    return job
 
 
 class Submitting(TypedDict, total=False):

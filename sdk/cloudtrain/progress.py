@@ -25,8 +25,9 @@ class Progress:
     """How far a step has got.
 
     Attributes:
-        step: what is under way; ``"upload"`` (of the code bundle) is the one step reported.
-        name: what the step works on (the bundle's file name).
+        step: what is under way: ``"upload"`` (of the code bundle) or ``"copy"`` (of a run's
+            backup to where it resumes, ``cloudtrain.resume``).
+        name: what the step works on (the bundle's file name, the backup's folder).
         done: how much is done, in bytes for an upload.
         total: how much there is in all; ``done == total`` when the step has finished.
 

@@ -98,6 +98,7 @@ LAYERS = (
             "cloudtrain.recommend",
             "cloudtrain.newproject",
             "cloudtrain.templates",
+            "cloudtrain.resume",
         ),
     ),
     ("API", ("cloudtrain", "cloudtrain.api", "cloudtrain.cache", "cloudtrain.pipelines")),

@@ -18,12 +18,12 @@ def test_chief_killed_during_export_restarts_at_the_export(tmp_path: Path) -> No
 
     # The harness's cluster has workers only: worker 0 is the chief.
     killed = launch(2, config, tmp_path, env={"CLOUDTRAIN_FAULT": "worker:0@export"})
-    kept = sorted(p.name for p in (tmp_path / "backup" / "chief").iterdir())
+    kept = sorted(p.name for p in (tmp_path / "backup" / "verified" / "epoch-000002").iterdir())
     resumed = launch(2, config, tmp_path)
 
     assert killed.returncodes[0] == -signal.SIGKILL, killed.explain()
     assert "epoch 2/2" in killed.outputs[0]
-    assert "training_metadata.json" in kept  # the backup outlived fit
+    assert "training_metadata.json" in kept and "cloudtrain-manifest.json" in kept  # the backup outlived fit
     assert resumed.ok, resumed.explain()
     # regression: a restart after the last epoch left "history": {} and "epochs_run": []
     assert resumed.result["epochs_run"] == [1, 2] and resumed.result["resumed_from_epoch"] == 2

@@ -41,8 +41,10 @@ from cloudtrain.provider.pending import wait_to_start
 from cloudtrain.provider.sweeps import TRIAL, HasTrials
 from cloudtrain.sections import parse_wait
 from cloudtrain.specfile import load_spec
+from cloudtrain.submission import Submission
 
 if TYPE_CHECKING:
+    from cloudtrain import resume
     from cloudtrain.bundle import Bundle
     from cloudtrain.placement.trail import Attempt
     from cloudtrain.spec import JobSpec
@@ -192,6 +194,12 @@ def submit_command(
       cloudtrain submit job.yaml --provider vertex --run-id 2026-12-03   one job per run id
       cloudtrain submit job.yaml --provider vertex --set resources.capacity=flex --max-pending 6h
       cloudtrain submit job.yaml --provider sagemaker --queue ml-training   an AWS Batch job queue
+      cloudtrain submit job.yaml --provider sagemaker --run-id 2026-12-03   continue it on SageMaker
+
+    A run that has no backup where it is submitted now, but has one where this machine
+    saw it before (another provider or region), continues from its newest verified
+    backup: it is copied here first, with its bytes and transfer charge shown
+    (--dry-run shows them without copying). See docs/resume.md.
 
     Submitting the same spec and code again attaches to the job it created (safe to
     retry). A scheduled retrain of unchanged code on new data needs --new or a new --run-id.
@@ -234,13 +242,26 @@ def submit_command(
         click.echo(f"Plan: {summary(submission.plan)}", err=True)
         click.echo(f"Code: {describe_bundle(packed)} -> {submission.plan.bundle}", err=True)
         click.echo(describe_outputs(submission.outputs), err=True)
+    from cloudtrain import resume
+
+    moving = resume.movable(submission) if run_id is not None else None
+    note = planned_move(moving) if dry_run and moving is not None else None
+    if note:
+        click.echo(note, err=True)
     _print_bundle(submission.bundle, list_files=list_files)
     if dry_run:
         return
     from cloudtrain.cli.progress import UploadBars
 
     with UploadBars() as progress:
+        moved = resume.before_submit(moving, progress=progress) if moving is not None else None
+        if moved is not None:
+            click.echo(describe_moved(moved), err=True)
         submitted = submission.submit(progress=progress)
+    if moving is not None:
+        unrecorded = resume.after_submit(moving, submitted, moved)
+        if unrecorded:
+            click.echo(f"Warning: {unrecorded}", err=True)
     _submitted(
         submitted,
         wait_=wait_,
@@ -355,6 +376,27 @@ def _first_candidate(spec: JobSpec) -> JobSpec:
     return first.spec
 
 
+def planned_move(submission: Submission) -> str | None:
+    """What a submit of this run would copy here first, and its charge (``resume.move_note``)."""
+    from cloudtrain import resume
+
+    assert submission.plan.run_id is not None  # prepare names every run
+    return resume.move_note(submission.plan.run_id, resume.Location.of(submission.plan, submission.provider))
+
+
+def describe_moved(moved: resume.Moved) -> str:
+    """What a submit copied before the job started: the backup, the bytes, the time, the charge."""
+    copied = moved.copied
+    passed = f" (passed over {'; '.join(copied.passed)})" if copied.passed else ""
+    resumed = f", {copied.size - copied.sent:,} of them already there" if copied.sent < copied.size else ""
+    return (
+        f"Copied the run's backup {copied.manifest.slot} (epoch {copied.manifest.epoch}, step "
+        f"{copied.manifest.step}){passed}: {copied.size:,} bytes{resumed} from {moved.source.describe()} to "
+        f"{moved.destination.describe()} in {copied.seconds:.1f} s; estimated transfer charge ${moved.usd:.2f} "
+        f"at {moved.egress.describe()}. The job continues after epoch {copied.manifest.epoch}."
+    )
+
+
 def _terminal(stream: object) -> bool:
     """Whether ``stream`` is a terminal: a pipe or a file gets the result alone."""
     isatty = getattr(stream, "isatty", None)
@@ -383,7 +425,9 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     Below it: the shape, the times, the cost estimated at submit and, once a billed job
     has ended, what it cost (SageMaker: BillableTimeInSeconds × instances; Vertex AI:
     start to end × replicas, in 30-second increments; both at the catalog's prices).
-    A failed job's failing replica's last lines follow: its traceback and error.
+    A failed job's failing replica's last lines follow: its traceback and error. A run
+    submitted with --run-id shows its lineage: every attempt's provider, region and shape,
+    and the backup each started from (docs: resume.md).
     """
     from cloudtrain.cli import trials_table
     from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, details
@@ -396,11 +440,14 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     found = failure.failure_lines(job) if current.state == "failed" else None
     sweep = job if isinstance(job, HasTrials) else None
     placed = _placement(described.run if described else None)
+    from cloudtrain import resume
+
+    lineage = resume.lineage(described.run) if described and described.run else None
     if as_json:
         times = as_dict(described) if described else {}
         backup = {"backup_kept": asdict(kept) if kept else None}
         trials = trials_table.as_json(sweep) if sweep is not None else {}
-        shown = {**times, "id": job.id, **current.to_dict(), **backup, **trials}
+        shown = {**times, "id": job.id, **current.to_dict(), **backup, **trials, "lineage": lineage}
         attempts = {"placement": [asdict(attempt) for attempt in placed]} if placed else {}
         click.echo(json.dumps({**shown, **attempts, **_last(found)}))
         return
@@ -420,6 +467,8 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
         click.echo(
             f"Backup {why}: {kept.megabytes} MB in {kept.files} files at {kept.uri}. Delete: {kept.delete}"
         )
+    if lineage:
+        click.echo("\n".join(resume.describe_lineage(lineage)))
     if sweep is not None:
         trials_table.echo(sweep)
     if placed:

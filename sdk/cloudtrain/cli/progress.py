@@ -14,10 +14,12 @@ if TYPE_CHECKING:
 
 # Below this size an upload takes a moment and a progress bar would only flicker.
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
+# The steps drawn (``cloudtrain.progress.Progress.step``), each with its bar's verb.
+VERBS = {"upload": "Uploading", "copy": "Copying the backup"}
 
 
 class UploadBars:
-    """A ``progress`` callback that draws each upload of ``min_bytes`` or more as a rich bar on stderr.
+    """A ``progress`` callback that draws each upload (or backup copy) of ``min_bytes`` or more as a rich bar on stderr.
 
     A bar starts with an upload's first report and stops when it is complete; used as a
     context manager, a bar left open by a failed upload is closed too. Reports arrive one
@@ -35,7 +37,7 @@ class UploadBars:
         self._task: Any = None
 
     def __call__(self, event: Progress) -> None:
-        if event.step != "upload" or event.total < self.min_bytes:
+        if event.step not in VERBS or event.total < self.min_bytes:
             return
         if self._bar is None:
             self._start(event)
@@ -51,7 +53,7 @@ class UploadBars:
         columns = (*Bar.get_default_columns(), DownloadColumn(), TransferSpeedColumn())
         self._bar = Bar(*columns, console=Console(stderr=True))
         self._bar.start()
-        self._task = self._bar.add_task(f"Uploading {event.name}", total=event.total)
+        self._task = self._bar.add_task(f"{VERBS[event.step]} {event.name}", total=event.total)
 
     def close(self) -> None:
         """Stop the bar being drawn, leaving its last state on stderr."""

@@ -11,7 +11,7 @@ from cloudtrain.errors import SpecError
 from cloudtrain.messages import counted
 from cloudtrain.outputs import Outputs
 from cloudtrain.planning import RUN, Plan, plan
-from cloudtrain.provider import registry
+from cloudtrain.provider import Provider, registry
 from cloudtrain.provider.base import StartsProcesses
 from cloudtrain.provider.sweeps import TRIAL
 from cloudtrain.specfile import load_spec, load_spec_sources, problem_details
@@ -103,6 +103,7 @@ def plan_command(
     Examples:
       cloudtrain plan job.yaml --provider vertex
       cloudtrain plan job.yaml --provider vertex --run-id 2026-12-03   where that run's model lands
+                                  (and what resuming it there would copy, and its transfer charge)
       cloudtrain plan job.yaml --provider sagemaker --json | jq .global_batch
     """
     spec, sources = load_spec_sources(job, overrides, profile=profile, provider=provider)
@@ -113,11 +114,15 @@ def plan_command(
 
         candidates = candidates_view.ordered(spec)
         spec = candidates[0].spec
-    planned = plan(spec, registry.get(provider or spec.provider)).with_run(run_id)
+    chosen = registry.get(provider or spec.provider)
+    planned = plan(spec, chosen).with_run(run_id)
+    moving = _resume_note(planned, chosen) if run_id else None
     if as_json:
         document = {**planned.to_dict(), "sources": sources.fields}
         if placed:
             document["candidates"] = candidates_view.rows(candidates)
+        if moving:
+            document["resume"] = moving
         click.echo(json.dumps(document, indent=2))
         return
     if placed:
@@ -125,6 +130,18 @@ def plan_command(
         click.echo(f"\nThe first candidate ({candidates[0].label}):")
     notes = sources.notes(spec, planned.provider)
     click.echo(describe(planned) + (f"\n{describe_defaults(notes)}" if notes else ""))
+    if moving:
+        click.echo(moving)
+
+
+def _resume_note(planned: Plan, target: Provider) -> str | None:
+    """What submitting this run would copy here first, and its charge; None where runs cannot move."""
+    from cloudtrain import resume
+    from cloudtrain.provider.backups import StoresBackups
+
+    if not isinstance(target, StoresBackups) or planned.run_id is None:
+        return None
+    return resume.move_note(planned.run_id, resume.Location.of(planned, target))
 
 
 @click.command()

@@ -17,6 +17,8 @@ and never to a provider's:
 - ``registry``: the provider objects (built-ins, the ``cloudtrain.providers`` entry-point
   group, ``register`` at run time).
 - ``sweeps``: what a provider that runs sweeps does, and what its sweep handle reports.
+- ``backups``: the optional ``StoresBackups``: a run's files in the provider's storage, read
+  and written as streams, so a run's backup can move to where it resumes (``cloudtrain.resume``).
 - Written once for every provider: ``cloud`` (what the cloud providers' objects share),
   ``emulation`` (what the local provider and an emulated cloud agree on), ``discovery``
   (reading the clouds' own tools' settings), ``transfer`` (upload once, with progress),

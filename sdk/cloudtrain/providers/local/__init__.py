@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from cloudtrain.planning import Plan
     from cloudtrain.progress import OnProgress
     from cloudtrain.provider.base import JobSummary, Provider
+    from cloudtrain.providers.local.backups import FolderStore
     from cloudtrain.providers.local.job import LocalJob
     from cloudtrain.providers.local.sweep import LocalSweep
     from cloudtrain.sources import Sources
@@ -188,6 +189,13 @@ class Local:
             raise ProviderError(f"{uri}: the job wrote no such file ({error.strerror}).") from error
         except files.UnreadableFile as error:
             raise ProviderError(str(error)) from None
+
+    def run_store(self, uri: str, *, region: str = "local", clients: Any = None) -> FolderStore:
+        """The run's files on this machine: a folder, or under an emulated job's stand-in buckets."""
+        from cloudtrain.providers.local.backups import FolderStore, folder_of
+        from cloudtrain.providers.local.job import local_home
+
+        return FolderStore(folder_of(uri, local_home()), uri)
 
     def submit(
         self,

@@ -2,7 +2,8 @@
 
 A replica is a process here, and how it ended says why: a replica killed by a signal
 lost its host (or, under a ``spot@`` fault, was reclaimed) and the run resumes from its
-backup; one that exits 2 met a configuration the runtime cannot run
+backup; under a ``stop@`` fault the whole region was lost, a capacity failure that only
+a resume elsewhere recovers from; one that exits 2 met a configuration the runtime cannot run
 (``cloudtrain_runtime.errors.ConfigError`` and ``ClusterError``); any other non-zero exit
 is the training code's. The same words go into ``status.json`` so every reader of the
 run sees them.
@@ -31,6 +32,11 @@ def exit_failure(rc: int, detail: str) -> Failure:
         return Failure(Reason.PREEMPTED, detail, f"killed by {signal.Signals(-rc).name}")
     reason = Reason.CONFIGURATION if rc == CONFIGURATION_EXIT else Reason.USER_CODE
     return Failure(reason, detail, f"exit {rc}")
+
+
+def lost_region(detail: str) -> Failure:
+    """The failure of a run whose every replica was lost with its region (``--fault stop@``): move elsewhere."""
+    return Failure(Reason.CAPACITY, detail, "REGION_LOST")
 
 
 def launcher_failure(detail: str) -> Failure:

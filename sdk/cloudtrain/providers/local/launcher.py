@@ -101,6 +101,8 @@ SCRUBBED_ENV = (
     "CLOUDTRAIN_TRACE_STEPS",
 )
 FAULT_ENV = "CLOUDTRAIN_FAULT"
+# The faults that kill every replica at once, as the loss the launcher records, and how a death by one reads.
+LOSSES = {"spot": ", spot interruption", "stop": ", the region was lost"}
 # What the chief's runtime writes beside a verified export (cloudtrain_runtime.replica).
 COMPLETE_FILE = "cloudtrain-complete.json"
 # ``1``: the replicas' whole output, TensorFlow's start-up lines included (``submit -v``).
@@ -150,7 +152,7 @@ class Outcome:
     detail: str
     cancelled: bool = False
     loss: str | None = None
-    """What a restart would recover from: ``"host"`` (one lost) or ``"spot"`` (all reclaimed)."""
+    """What a restart would recover from: ``"host"`` (one lost), ``"spot"`` (all reclaimed) or ``"stop"`` (the region lost)."""
     failure: Failure | None = None
     """Why a failed attempt failed (``local.failures``)."""
     provider_state: str | None = None
@@ -412,11 +414,12 @@ class Launcher:
     def _failure(self, rc: int, name: str, attempt: int) -> Outcome:
         """A replica killed by a signal is a lost host (or, under a spot fault, reclaimed); one that exits non-zero is a bug."""
         if rc < 0:
-            spot = attempt == 0 and str(self.request.get("fault", "")).startswith("spot@")
-            detail = f"Replica {name} died ({describe_exit(rc)}{', spot interruption' if spot else ''})."
+            everyone = str(self.request.get("fault", "")).partition("@")[0] if attempt == 0 else ""
+            loss = everyone if everyone in LOSSES else "host"
+            detail = f"Replica {name} died ({describe_exit(rc)}{LOSSES.get(loss, '')})."
             self.files.say("cloudtrain", f"{detail} Stopping the other replicas.")
-            failure = failures.exit_failure(rc, detail)
-            return Outcome(ok=False, detail=detail, loss="spot" if spot else "host", failure=failure)
+            failure = failures.lost_region(detail) if loss == "stop" else failures.exit_failure(rc, detail)
+            return Outcome(ok=False, detail=detail, loss=loss, failure=failure)
         # Not "see its lines above": status and wait show the failing replica's last lines themselves.
         detail = f"Replica {name} failed ({describe_exit(rc)})."
         self.files.say("cloudtrain", f"{detail} Stopping the other replicas; an error exit is not retried.")

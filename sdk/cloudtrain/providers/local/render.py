@@ -88,16 +88,20 @@ if TYPE_CHECKING:
 
 MAX_RESTARTS = 3
 _FAULT = re.compile(
-    r"^(((chief|master|worker):[0-9]+|spot)@(epoch|step):[0-9]+|pending@[0-9]+(\.[0-9]+)?[smhd]?)\Z"
+    r"^(((chief|master|worker):[0-9]+|spot|stop)@(epoch|step):[0-9]+|pending@[0-9]+(\.[0-9]+)?[smhd]?)\Z"
 )
 # The faults a plan can check before anything starts: which replica, and at which epoch.
 _AIMED = re.compile(
-    r"^(?:(?P<task>(?:chief|master|worker):[0-9]+)|spot)@(?P<unit>epoch|step):(?P<at>[0-9]+)\Z"
+    r"^(?:(?P<task>(?:chief|master|worker):[0-9]+)|spot|stop)@(?P<unit>epoch|step):(?P<at>[0-9]+)\Z"
 )
 # A fault the launcher plays itself, before any replica starts: the job waits to start.
 PENDING_FAULT = "pending@"
 # What a plain local job waits in under ``--fault pending@``: this machine's own words.
 WAITING = {"state": "pending", "provider_state": "PENDING", "reason": "waiting for capacity"}
+# A lost region: every replica gone, the backups left as they are, and nothing restarts.
+STOP_RULE = (
+    "the region was lost (--fault {fault}), so nothing restarts here; resume the run elsewhere with --run-id"
+)
 
 
 def render(plan: Plan) -> dict[str, Any]:
@@ -189,14 +193,16 @@ def with_fault(request: dict[str, Any], fault: str | None) -> dict[str, Any]:
     """``request`` with a fault to inject on the first attempt, e.g. ``worker:1@epoch:1``.
 
     ``<task_type>:<index>@...`` kills that replica, as a lost host; ``spot@...`` kills
-    them all, as a spot interruption reclaims the machines; ``pending@DURATION`` holds
-    the job in the provider's waiting state (the request's ``waiting``) that long before
-    any replica starts, as a job waits for capacity.
+    them all, as a spot interruption reclaims the machines; ``stop@...`` kills them all
+    and restarts nothing, as when the whole region is lost (the run's backups stay, for
+    a resume elsewhere: ``cloudtrain submit --run-id``); ``pending@DURATION`` holds the
+    job in the provider's waiting state (the request's ``waiting``) that long before any
+    replica starts, as a job waits for capacity.
 
     Raises:
         SpecError: if ``fault`` is not ``<task_type>:<index>@epoch:<n>``, ``@step:<n>``,
-            ``spot@...`` or ``pending@DURATION``, or is a spot interruption of a job that
-            does not use spot.
+            ``spot@...``, ``stop@...`` or ``pending@DURATION``, or is a spot interruption of a
+            job that does not use spot.
     """
     if fault is None:
         return request
@@ -207,14 +213,18 @@ def with_fault(request: dict[str, Any], fault: str | None) -> dict[str, Any]:
             f"--fault: {fault!r} is not a fault. Use <task_type>:<index>@epoch:<n> or @step:<n>, "
             "e.g. --fault worker:0@epoch:1 (task types as in TF_CONFIG: chief, worker; "
             "where the provider sets no TF_CONFIG, host N is worker:N-1), spot@epoch:<n> "
-            "for a spot interruption, or pending@<duration> (1s to 365d, e.g. pending@90s) for a "
-            "job that waits that long for capacity before it starts."
+            "for a spot interruption, stop@epoch:<n> for a lost region (no restart), or "
+            "pending@<duration> (1s to 365d, e.g. pending@90s) for a job that waits that long for "
+            "capacity before it starts."
         )
     spot = request.get("restarts", {}).get("spot", {})
     if fault.startswith("spot@") and spot.get("limit") == 0:
         raise SpecError(
             f"--fault {fault}: the provider would not resume this job after a spot interruption: {spot['rule']}."
         )
+    if fault.startswith("stop@"):
+        stopped = restart(0, STOP_RULE.format(fault=fault))
+        return {**request, "fault": fault, "restarts": {**request.get("restarts", {}), "stop": stopped}}
     return {**request, "fault": fault}
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from cloudtrain.provider.failures import CallError
     from cloudtrain.provider.jobs import JobStatus
     from cloudtrain.provider.quotas import QuotaNeed, QuotaReading
+    from cloudtrain.providers.sagemaker.backups import S3Store
     from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
@@ -172,6 +173,13 @@ class SageMaker(CloudProvider):
         from cloudtrain.providers.sagemaker import download
 
         return download.read_output(plan, uri, clients)
+
+    def run_store(self, uri: str, *, region: str, clients: Any = None) -> S3Store:
+        """The run's objects under ``uri`` in S3, through boto3 (``backups.S3Store``)."""
+        from cloudtrain.providers.sagemaker.backups import S3Store
+        from cloudtrain.providers.sagemaker.clients import AwsClients
+
+        return S3Store(clients or AwsClients(region=region), uri)
 
     def configured(self, settings: JobSpec) -> str | None:
         if SageMakerSettings.of(settings).role or discover.credentials_source(os.environ):

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from cloudtrain.provider.failures import CallError
     from cloudtrain.provider.jobs import JobStatus
     from cloudtrain.provider.quotas import QuotaNeed, QuotaReading
+    from cloudtrain.providers.vertex.backups import GcsStore
     from cloudtrain.sources import Sources
     from cloudtrain.spec import JobSpec
     from cloudtrain_runtime.diagnosis import Check
@@ -158,6 +159,13 @@ class Vertex(CloudProvider):
         from cloudtrain.providers.vertex import download
 
         return download.read_output(plan, uri, clients)
+
+    def run_store(self, uri: str, *, region: str, clients: Any = None) -> GcsStore:
+        """The run's objects under ``uri`` in Cloud Storage, through google-cloud-storage (``backups.GcsStore``)."""
+        from cloudtrain.providers.vertex.backups import GcsStore
+        from cloudtrain.providers.vertex.clients import VertexClients
+
+        return GcsStore(clients or VertexClients(), uri)
 
     def configured(self, settings: JobSpec) -> str | None:
         if VertexSettings.of(settings).project:
