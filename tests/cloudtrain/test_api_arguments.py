@@ -20,6 +20,18 @@ from cloudtrain.errors import SpecError
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "binary_classifier" / "job.yaml")
 SPEC = cloudtrain.JobSpec(name="demo", code={"module": "trainer.task"})
+
+
+class NeverStarts:
+    """A job that waits for ever: had ``wait_to_start`` not refused an argument, it would cancel it."""
+
+    def status(self) -> Any:
+        raise AssertionError("a wrong argument must be refused before the job is read")
+
+    wait = cancel = status
+
+
+JOB = NeverStarts()
 # Parameters that take any object (a provider's clients, as each provider defines them).
 ANY = {"clients"}
 # Wrong values of each kind: the types Python would let through to a TypeError deep inside.
@@ -79,9 +91,16 @@ WRONG: dict[str, dict[str, tuple[tuple[Any, ...], tuple[Any, ...]]]] = {
         "spec": (("a", "b"), (5, ["job.yaml"])),
         "provider": (("a", "b"), (5,)),
     },
+    "wait_to_start": {
+        "job": ((), (5, "local:x", None)),
+        "limit_s": ((JOB,), ("10m", -1, 1.5, None)),
+        "poll_s": ((JOB,), (0, -1.0, "10", True)),
+        "on_status": ((JOB,), (5, "print")),
+        "clock": ((JOB,), (None, 5.0)),
+    },
 }
 # What a function needs besides the argument under test.
-REQUIRED = {"estimate": {"throughput": "10@t4"}}
+REQUIRED = {"estimate": {"throughput": "10@t4"}, "wait_to_start": {"limit_s": 60}}
 # The keywords of estimate's **scope, and compare's *runs, given wrongly.
 SCOPE = [{"providers": "vertex"}, {"regions": "us-central1"}, {"settings": 5}, {"provider": ["vertex"]}]
 RUNS = [(5, "b"), ("a", None), ("a", b"b")]

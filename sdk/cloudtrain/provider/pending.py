@@ -21,6 +21,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from cloudtrain.arguments import CALLABLE, COUNT, Kind, expect
 from cloudtrain.provider.failures import Failure, Reason
 
 if TYPE_CHECKING:
@@ -28,6 +29,15 @@ if TYPE_CHECKING:
 
 # The failure's code: the setting that ended the wait, for people to search.
 CODE = "limits.max_pending"
+# What ``wait_to_start`` follows: a handle of any provider, as submit and attach return it.
+JOB = Kind(
+    lambda value: all(callable(getattr(value, name, None)) for name in ("status", "wait", "cancel")),
+    "a job (what submit or attach returns)",
+)
+SECONDS = Kind(
+    lambda value: isinstance(value, int | float) and not isinstance(value, bool) and value > 0,
+    "a number of seconds > 0",
+)
 
 
 def wait_to_start(
@@ -54,7 +64,17 @@ def wait_to_start(
         The first status that is not waiting (running, or ended). When the limit passed:
         the job's final status once the cancel took effect, with the failure reason
         ``capacity``; a job that ended otherwise before the cancel ended it keeps its own.
+
+    Raises:
+        SpecError: an argument of the wrong type (``cloudtrain.arguments``).
     """
+    expect(
+        job=(job, JOB),
+        limit_s=(limit_s, COUNT),
+        poll_s=(poll_s, SECONDS),
+        on_status=(on_status, CALLABLE | None),
+        clock=(clock, CALLABLE),
+    )
     deadline = Deadline(limit_s, clock)
     status = job.wait(poll_s, on_status, until=lambda now: not now.waiting or deadline.passed(now))
     if not status.waiting:
