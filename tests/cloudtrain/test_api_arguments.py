@@ -94,7 +94,7 @@ WRONG: dict[str, dict[str, tuple[tuple[Any, ...], tuple[Any, ...]]]] = {
     "wait_to_start": {
         "job": ((), (5, "local:x", None)),
         "limit_s": ((JOB,), ("10m", -1, 1.5, None)),
-        "poll_s": ((JOB,), (0, -1.0, "10", True)),
+        "poll_s": ((JOB,), (-1.0, "10", True, None)),
         "on_status": ((JOB,), (5, "print")),
         "clock": ((JOB,), (None, 5.0)),
     },

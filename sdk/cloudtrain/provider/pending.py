@@ -35,8 +35,8 @@ JOB = Kind(
     "a job (what submit or attach returns)",
 )
 SECONDS = Kind(
-    lambda value: isinstance(value, int | float) and not isinstance(value, bool) and value > 0,
-    "a number of seconds > 0",
+    lambda value: isinstance(value, int | float) and not isinstance(value, bool) and value >= 0,
+    "a number of seconds >= 0",
 )
 
 

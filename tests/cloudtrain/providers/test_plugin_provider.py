@@ -86,6 +86,7 @@ def test_submit_then_status_finds_the_owner_from_the_id(run_cli: RunCli, example
             "pending_reason": "",
             "done": False,
             "backup_kept": None,
+            "lineage": None,  # submitted without --run-id: no lineage of attempts
         }
     )
 
