@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from cloudtrain.cli import main
 
@@ -15,11 +16,29 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_JOB = REPO / "examples" / "binary_classifier" / "job.yaml"
 PLUGIN = REPO / "tests" / "cloudtrain" / "providers" / "plugin"
 
+# Hypothesis holds each example to a wall-clock deadline (200 ms by default); in parallel
+# workers beside training processes that measures the machine's load, not the code. Tests
+# that bound their time say so with a deadline of their own.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
+
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Bundles and local runs go to a fresh cache, never the developer's home."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(autouse=True)
+def _no_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output is as wide as a pipe's, however the suite runs.
+
+    pytest-xdist's workers start with ``COLUMNS=80`` and ``LINES=24`` in their environment,
+    which a plain ``pytest`` run (and a user piping cloudtrain's output) does not have; the
+    tests that want a width set one themselves.
+    """
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
 
 
 # Where boto3 finds credentials before any file: none of the developer's reach a test.

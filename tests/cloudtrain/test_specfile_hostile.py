@@ -174,9 +174,9 @@ def _problems(text: str) -> list[str]:
 
 @pytest.mark.parametrize(("text", "field", "fragment"), CASES)
 def test_hostile_value_gives_one_clean_error(text: str, field: str, fragment: str) -> None:
-    start = time.perf_counter()
+    start = time.process_time()  # this process's CPU time: bounded work, however loaded the machine
     problems = _problems(text)
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < 2
     assert any(p.startswith((f"{field}:", f"{field} ")) and fragment in p for p in problems), problems
     assert all(len(p) < 400 for p in problems)
 
@@ -185,10 +185,10 @@ def test_hostile_value_gives_one_clean_error(text: str, field: str, fragment: st
 def test_hostile_yaml_is_refused_before_it_is_built(tmp_path: Path, text: str, fragment: str) -> None:
     path = tmp_path / "job.yaml"
     path.write_text(text)
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(SpecError) as error:
         load_spec(path)
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < 2
     assert error.value.problems[0].startswith(f"{path}: ")
     assert fragment in error.value.problems[0]
 
