@@ -67,6 +67,7 @@ LAYERS = (
             "cloudtrain.sections",
             "cloudtrain.capacity",
             "cloudtrain.candidates",
+            "cloudtrain.tracker",
             "cloudtrain.spec",
             "cloudtrain.usercode",
         ),
