@@ -100,6 +100,7 @@ LAYERS = (
             "cloudtrain.newproject",
             "cloudtrain.templates",
             "cloudtrain.resume",
+            "cloudtrain.tracking",
         ),
     ),
     ("API", ("cloudtrain", "cloudtrain.api", "cloudtrain.cache", "cloudtrain.pipelines")),

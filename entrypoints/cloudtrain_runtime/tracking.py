@@ -1,0 +1,215 @@
+"""The chief logs the run to MLflow: one MLflow run per cloudtrain run, over every attempt.
+
+Only the chief logs (the other replicas train the same epochs: their metrics would be
+copies), and only when the plan turned ``tracking:`` on; ``mlflow`` is imported then and
+not before. The MLflow run is the one ``MLFLOW_RUN_ID`` names (the submitting side made
+it, ``cloudtrain.tracking``), else the one whose tag ``cloudtrain.run_id`` holds this run,
+else a new one with that tag: a retry, a provider's restart, a reclaimed spot job or a run
+resumed on another provider continues the same MLflow run.
+
+What is logged comes from the run's history (``cloudtrain_runtime.history``), after the
+epoch's backup is written: each epoch's metrics as Keras' ``History`` has them, at step =
+the epoch number (1 for the first), with the metric ``cloudtrain.epoch`` in the same batch.
+MLflow keeps every value logged at a step (``log_batch`` inserts, it never replaces), so an
+attempt logs only the epochs after the last ``cloudtrain.epoch`` of the run: a restarted
+epoch is never logged twice, and one whose backup was lost before it was logged is logged
+by the attempt that trains it again. At the end: the throughput, the export's URI, and the
+run's status.
+
+An unreachable tracking server never fails the training: the first failure prints one
+warning, the epochs wait in the history and go with the next epoch's call, and after
+``MAX_FAILURES`` calls in a row the attempt stops logging.
+
+Example:
+>>> epoch_metrics({"epoch": 2, "metrics": {"loss": 0.5}, "wall_s": 3.0}, started_at=100.0)
+[('loss', 0.5, 103000, 2), ('cloudtrain.epoch', 2.0, 103000, 2)]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any
+
+RUN_ID_ENV = "MLFLOW_RUN_ID"
+RUN_TAG = "cloudtrain.run_id"
+EPOCH_METRIC = "cloudtrain.epoch"
+MAX_FAILURES = 3
+# MLflow's HTTP client retries a failed call 7 times with exponential backoff by default
+# (mlflow/environment_variables.py: MLFLOW_HTTP_REQUEST_MAX_RETRIES=7, backoff factor 2,
+# MLFLOW_HTTP_REQUEST_TIMEOUT=120 s): minutes of a stalled epoch. The chief waits less,
+# unless the job's environment says otherwise.
+HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
+
+Metric = tuple[str, float, int, int]  # key, value, timestamp (ms), step
+
+
+def epoch_metrics(record: Mapping[str, Any], *, started_at: float) -> list[Metric]:
+    """One history record as MLflow metrics: each value as recorded, at step = its epoch.
+
+    The timestamp is when the epoch ended (the run's start plus the record's ``wall_s``).
+    """
+    stamp = round((started_at + record["wall_s"]) * 1000)
+    step = int(record["epoch"])
+    found = [(name, float(value), stamp, step) for name, value in record["metrics"].items()]
+    return [*found, (EPOCH_METRIC, float(step), stamp, step)]
+
+
+class Tracker:
+    """The chief's MLflow run of this cloudtrain run, and what of the history it has already.
+
+    Args:
+        uri: the tracking URI; ``experiment`` the experiment's name, made when missing.
+        run: the cloudtrain run id, kept in the MLflow run's tag ``cloudtrain.run_id``.
+        tags: the spec's tags, set on a run made here.
+        log_model: also copy the export into the run's artifacts (``tracking.log_model``).
+        env: the environment: ``MLFLOW_RUN_ID`` and the HTTP client's settings.
+        say: where the one warning goes.
+    """
+
+    def __init__(
+        self,
+        *,
+        uri: str,
+        experiment: str,
+        run: str,
+        tags: Mapping[str, str],
+        log_model: bool = False,
+        env: MutableMapping[str, str],
+        say: Callable[[str], None],
+    ) -> None:
+        self.uri, self.experiment, self.run, self.tags, self.env, self.say = (
+            uri,
+            experiment,
+            run,
+            tags,
+            env,
+            say,
+        )
+        self.log_model = log_model
+        self.run_id: str | None = None
+        self.logged = 0  # the last epoch the MLflow run has
+        self.failures = 0
+
+    def __repr__(self) -> str:
+        return f"Tracker(uri={self.uri!r}, experiment={self.experiment!r}, run={self.run!r}, run_id={self.run_id!r})"
+
+    @property
+    def stopped(self) -> bool:
+        """Whether this attempt gave up logging after ``MAX_FAILURES`` failed calls in a row."""
+        return self.failures >= MAX_FAILURES
+
+    def sync(self, history: Mapping[str, Any] | None) -> None:
+        """Log the epochs of ``history`` the MLflow run lacks; a failure is kept for the next call."""
+        if history is None:
+            return
+        self._attempt(lambda: self._log_epochs(history))
+
+    def finish(
+        self, history: Mapping[str, Any] | None, *, export: str, throughput: Mapping[str, Any]
+    ) -> None:
+        """Log what is left of ``history``, the throughput and the export's URI; mark the run finished."""
+        self.sync(history)
+        self._attempt(lambda: self._log_end(export, throughput))
+
+    def _attempt(self, call: Callable[[], None]) -> None:
+        if self.stopped:
+            return
+        try:
+            call()
+        except Exception as err:  # tracking never fails the training, whatever MLflow raises
+            self.failures += 1
+            if self.failures == 1:
+                self.say(
+                    f"Warning: MLflow at {self.uri} failed ({type(err).__name__}: {_first_line(err)}); "
+                    f"training goes on, the epochs are logged with the next call, up to {MAX_FAILURES} "
+                    "calls in a row, then not by this attempt."
+                )
+            return
+        self.failures = 0
+
+    def _client(self) -> Any:
+        for name, value in HTTP_DEFAULTS.items():
+            self.env.setdefault(name, value)
+        os.environ.update({name: self.env[name] for name in HTTP_DEFAULTS})
+        try:
+            from mlflow.tracking import MlflowClient
+        except ImportError:
+            raise ImportError(
+                "mlflow is not installed in this image; add mlflow-skinny to the code's requirements.txt, "
+                "or use the cloudtrain image (containers/)"
+            ) from None
+        return MlflowClient(tracking_uri=self.uri)
+
+    def _open(self) -> tuple[Any, str]:
+        """The client, and the MLflow run of this cloudtrain run: named, found by its tag, or made."""
+        client = self._client()
+        if self.run_id is not None:
+            return client, self.run_id
+        named = self.env.get(RUN_ID_ENV)
+        found = client.get_run(named) if named else self._find(client) or self._create(client)
+        self.run_id = found.info.run_id
+        if found.info.status != "RUNNING":
+            client.update_run(self.run_id, status="RUNNING")
+        last = found.data.metrics.get(EPOCH_METRIC)
+        self.logged = int(last) if last is not None else 0
+        return client, self.run_id
+
+    def _experiment_id(self, client: Any) -> str:
+        found = client.get_experiment_by_name(self.experiment)
+        return str(found.experiment_id if found else client.create_experiment(self.experiment))
+
+    def _find(self, client: Any) -> Any:
+        runs = client.search_runs(
+            [self._experiment_id(client)], filter_string=f"tags.`{RUN_TAG}` = '{self.run}'", max_results=1
+        )
+        return runs[0] if runs else None
+
+    def _create(self, client: Any) -> Any:
+        tags = {**self.tags, RUN_TAG: self.run, "mlflow.runName": self.run}
+        return client.create_run(self._experiment_id(client), tags=tags, run_name=self.run)
+
+    def _log_epochs(self, history: Mapping[str, Any]) -> None:
+        client, run_id = self._open()
+        records = [record for record in history["epochs"] if record["epoch"] > self.logged]
+        if not records:
+            return
+        from mlflow.entities import Metric as MlflowMetric
+
+        metrics = [
+            MlflowMetric(key, value, stamp, step)
+            for record in records
+            for key, value, stamp, step in epoch_metrics(record, started_at=history["started_at"])
+        ]
+        client.log_batch(run_id, metrics=metrics)
+        self.logged = int(records[-1]["epoch"])
+
+    def _log_end(self, export: str, throughput: Mapping[str, Any]) -> None:
+        client, run_id = self._open()
+        speed = throughput.get("examples_per_sec")
+        if isinstance(speed, int | float):
+            client.log_metric(run_id, "examples_per_sec", float(speed))
+        client.set_tag(run_id, "cloudtrain.model_uri", export)
+        if self.log_model:
+            client.log_artifacts(run_id, export, "model")
+        client.set_terminated(run_id, status="FINISHED")
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0][:200] if text else ""
+
+
+class LogEpochs:
+    """The Keras callback that hands the history to the ``Tracker`` after each epoch's backup.
+
+    It comes after the backup callback, so no epoch is logged that a restart would train
+    again (``cloudtrain_runtime.tracking``).
+    """
+
+    def __init__(self, tracker: Tracker, history: Callable[[], Mapping[str, Any] | None]) -> None:
+        super().__init__()
+        self.tracker, self.history = tracker, history
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self.tracker.sync(self.history())

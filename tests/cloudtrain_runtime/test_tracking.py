@@ -1,0 +1,113 @@
+"""The chief's MLflow run: one per cloudtrain run, every epoch once, bit-equal to the history.
+
+Against real MLflow stores: a SQLite file through the client, and a real ``mlflow server``
+on loopback (``tests.mlflow_server``) for multi-process runs with a killed chief.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cloudtrain_runtime import history as history_lib
+from cloudtrain_runtime.tracking import EPOCH_METRIC, MAX_FAILURES, RUN_ID_ENV, RUN_TAG, Tracker
+from tests.cloudtrain_runtime.harness import free_ports, launch, runtime_config
+from tests.mlflow_server import mlflow_server  # noqa: F401 - the fixture
+
+# MLflow 3.18's SQL store declares a relationship with ``noload``, which SQLAlchemy 2.1
+# deprecates (a warning, an error under this suite's filterwarnings): the store's, not ours.
+pytestmark = pytest.mark.filterwarnings("ignore:The ``noload`` loader strategy is deprecated")
+
+mlflow = pytest.importorskip("mlflow", reason="the tracking extra: pip install 'cloudtrain[tracking]'")
+from mlflow.tracking import MlflowClient  # noqa: E402
+
+
+def history_of(epochs: list[tuple[int, dict[str, float]]], *, resumed_from: int = 0) -> dict[str, Any]:
+    """A run's history whose one attempt resumed after ``resumed_from`` and trained ``epochs``."""
+    found = history_lib.new("run-1", started_at=1000.0, epochs=4)
+    found = history_lib.begin_attempt(
+        found, job="job", started_at=1000.0, resumed_from=resumed_from, replicas=2, global_batch=8
+    )
+    for epoch, metrics in epochs:
+        found = history_lib.record_epoch(
+            found, epoch=epoch, metrics=metrics, now=1000.0 + epoch, epoch_s=1, steps=2
+        )
+    return found
+
+
+def tracker(uri: str, env: dict[str, str] | None = None, said: list[str] | None = None) -> Tracker:
+    lines = said if said is not None else []
+    return Tracker(
+        uri=uri, experiment="exp", run="run-1", tags={"team": "a"}, env=env or {}, say=lines.append
+    )
+
+
+def steps(client: MlflowClient, run_id: str, key: str) -> list[tuple[int, float]]:
+    return sorted((m.step, m.value) for m in client.get_metric_history(run_id, key))
+
+
+def test_a_retry_continues_the_run_and_logs_each_epoch_once(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    first = tracker(uri)
+    first.sync(history_of([(1, {"loss": 0.1 + 0.2}), (2, {"loss": 1 / 3})]))
+    retry = tracker(uri)  # a new attempt: a new process, same cloudtrain run
+    retry.sync(history_of([(1, {"loss": 0.1 + 0.2}), (2, {"loss": 1 / 3}), (3, {"loss": 2 / 7})]))
+    retry.sync(history_of([(1, {"loss": 0.1 + 0.2}), (2, {"loss": 1 / 3}), (3, {"loss": 2 / 7})]))
+
+    client = MlflowClient(uri)
+    runs = client.search_runs([client.get_experiment_by_name("exp").experiment_id])
+    assert [run.info.run_id for run in runs] == [first.run_id] == [retry.run_id]
+    assert runs[0].data.tags[RUN_TAG] == "run-1" and runs[0].data.tags["team"] == "a"
+    assert steps(client, first.run_id, "loss") == [(1, 0.1 + 0.2), (2, 1 / 3), (3, 2 / 7)]  # bit-equal
+    assert steps(client, first.run_id, EPOCH_METRIC) == [(1, 1.0), (2, 2.0), (3, 3.0)]
+
+
+def test_the_run_named_by_the_submitting_side_is_used(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    made = client.create_run(client.create_experiment("exp"), tags={RUN_TAG: "run-1"}).info.run_id
+    named = tracker(uri, env={RUN_ID_ENV: made})
+    named.sync(history_of([(1, {"loss": 0.5})]))
+    named.finish(
+        history_of([(1, {"loss": 0.5})]), export=str(tmp_path / "model"), throughput={"examples_per_sec": 9.5}
+    )
+    run = client.get_run(made)
+    assert run.data.metrics == {"loss": 0.5, EPOCH_METRIC: 1.0, "examples_per_sec": 9.5}
+    assert (run.info.status, run.data.tags["cloudtrain.model_uri"]) == ("FINISHED", str(tmp_path / "model"))
+
+
+def test_an_unreachable_server_warns_once_and_gives_up_without_failing() -> None:
+    said: list[str] = []
+    closed = f"http://127.0.0.1:{free_ports(1)[0]}"
+    env = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "2"}
+    gone = tracker(closed, env=env, said=said)
+    for epoch in range(1, MAX_FAILURES + 3):
+        gone.sync(history_of([(e, {"loss": 1.0}) for e in range(1, epoch + 1)]))
+    assert gone.stopped and gone.failures == MAX_FAILURES
+    assert len(said) == 1 and said[0].startswith(f"Warning: MLflow at {closed} failed")
+
+
+@pytest.mark.multiprocess
+def test_two_hosts_with_a_killed_chief_make_one_mlflow_run(tmp_path: Path, mlflow_server: str) -> None:  # noqa: F811
+    config = runtime_config(
+        tmp_path, epochs=3, run_id="two-hosts", tracking_uri=mlflow_server, tracking_experiment="runtime-test"
+    )
+    killed = launch(2, config, tmp_path, env={"CLOUDTRAIN_FAULT": "worker:0@epoch:1"})
+    resumed = launch(2, config, tmp_path)
+    assert not killed.ok and resumed.ok, resumed.explain()
+
+    client = MlflowClient(mlflow_server)
+    runs = client.search_runs([client.get_experiment_by_name("runtime-test").experiment_id])
+    assert len(runs) == 1 and runs[0].data.tags[RUN_TAG] == "two-hosts"
+    history = json.loads((tmp_path / "out" / "cloudtrain-history.json").read_text())
+    assert [record["attempt"] for record in history["epochs"]] == [1, 2, 2]
+    run_id = runs[0].info.run_id
+    for name, values in history_lib.curves(history).items():
+        assert steps(client, run_id, name) == list(enumerate(values, start=1)), (
+            name
+        )  # once each, to the last digit
+    assert runs[0].info.status == "FINISHED"
+    assert runs[0].data.tags["cloudtrain.model_uri"] == resumed.result["export"]
