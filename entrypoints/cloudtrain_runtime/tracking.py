@@ -34,6 +34,7 @@ from typing import Any
 RUN_ID_ENV = "MLFLOW_RUN_ID"
 RUN_TAG = "cloudtrain.run_id"
 EPOCH_METRIC = "cloudtrain.epoch"
+SPEED_METRIC = "examples_per_sec"
 MAX_FAILURES = 3
 # MLflow's HTTP client retries a failed call 7 times with exponential backoff by default
 # (mlflow/environment_variables.py: MLFLOW_HTTP_REQUEST_MAX_RETRIES=7, backoff factor 2,
@@ -89,6 +90,7 @@ class Tracker:
         self.log_model = log_model
         self.run_id: str | None = None
         self.logged = 0  # the last epoch the MLflow run has
+        self.ended = False  # whether the MLflow run has the run's throughput already
         self.failures = 0
 
     def __repr__(self) -> str:
@@ -151,6 +153,8 @@ class Tracker:
         self.run_id = found.info.run_id
         if found.info.status != "RUNNING":
             client.update_run(self.run_id, status="RUNNING")
+        # An attempt of a run that ended trains nothing and exports again: nothing to add.
+        self.ended = SPEED_METRIC in found.data.metrics
         last = found.data.metrics.get(EPOCH_METRIC)
         self.logged = int(last) if last is not None else 0
         return client, self.run_id
@@ -187,8 +191,8 @@ class Tracker:
     def _log_end(self, export: str, throughput: Mapping[str, Any]) -> None:
         client, run_id = self._open()
         speed = throughput.get("examples_per_sec")
-        if isinstance(speed, int | float):
-            client.log_metric(run_id, "examples_per_sec", float(speed))
+        if isinstance(speed, int | float) and not self.ended:
+            client.log_metric(run_id, SPEED_METRIC, float(speed), step=self.logged)
         client.set_tag(run_id, "cloudtrain.model_uri", export)
         if self.log_model:
             client.log_artifacts(run_id, export, "model")

@@ -15,7 +15,6 @@ import pytest
 from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime.tracking import EPOCH_METRIC, MAX_FAILURES, RUN_ID_ENV, RUN_TAG, Tracker
 from tests.cloudtrain_runtime.harness import free_ports, launch, runtime_config
-from tests.mlflow_server import mlflow_server  # noqa: F401 - the fixture
 
 # MLflow 3.18's SQL store declares a relationship with ``noload``, which SQLAlchemy 2.1
 # deprecates (a warning, an error under this suite's filterwarnings): the store's, not ours.
@@ -91,7 +90,7 @@ def test_an_unreachable_server_warns_once_and_gives_up_without_failing() -> None
 
 
 @pytest.mark.multiprocess
-def test_two_hosts_with_a_killed_chief_make_one_mlflow_run(tmp_path: Path, mlflow_server: str) -> None:  # noqa: F811
+def test_two_hosts_with_a_killed_chief_make_one_mlflow_run(tmp_path: Path, mlflow_server: str) -> None:
     config = runtime_config(
         tmp_path, epochs=3, run_id="two-hosts", tracking_uri=mlflow_server, tracking_experiment="runtime-test"
     )
