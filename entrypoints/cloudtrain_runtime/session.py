@@ -428,9 +428,7 @@ class Session:
             self._report(self.result)
             self.backups.complete(path)
             if self.tracker is not None:
-                self.tracker.finish(
-                    self.history.history, export=str(path), throughput=self.result["throughput"]
-                )
+                self.tracker.finish(self.history.history, self.result)
             if self.locations.latest is not None:
                 latest.point(self.locations.latest, self.backups.mine.run, self.config.export_dir)
         return path

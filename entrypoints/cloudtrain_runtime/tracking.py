@@ -8,13 +8,14 @@ else a new one with that tag: a retry, a provider's restart, a reclaimed spot jo
 resumed on another provider continues the same MLflow run.
 
 What is logged comes from the run's history (``cloudtrain_runtime.history``), after the
-epoch's backup is written: each epoch's metrics as Keras' ``History`` has them, at step =
+epoch's backup is written, sent from a thread of the tracker's own so training never waits for it: each epoch's metrics as Keras' ``History`` has them, at step =
 the epoch number (1 for the first), with the metric ``cloudtrain.epoch`` in the same batch.
 MLflow keeps every value logged at a step (``log_batch`` inserts, it never replaces), so an
 attempt logs only the epochs after the last ``cloudtrain.epoch`` of the run: a restarted
 epoch is never logged twice, and one whose backup was lost before it was logged is logged
-by the attempt that trains it again. At the end: the throughput, the export's URI, and the
-run's status.
+by the attempt that trains it again. At the end: the throughput, the export's URI, the
+history and result files as artifacts (``cloudtrain compare --from mlflow`` reads them), and
+the run's status.
 
 An unreachable tracking server never fails the training: the first failure prints one
 warning, the epochs wait in the history and go with the next epoch's call, and after
@@ -29,12 +30,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from cloudtrain_runtime.replica import HISTORY_FILE, RESULT_FILE
 
 RUN_ID_ENV = "MLFLOW_RUN_ID"
 RUN_TAG = "cloudtrain.run_id"
 EPOCH_METRIC = "cloudtrain.epoch"
 SPEED_METRIC = "examples_per_sec"
+MODEL_TAG = "cloudtrain.model_uri"
 MAX_FAILURES = 3
 # MLflow's HTTP client retries a failed call 7 times with exponential backoff by default
 # (mlflow/environment_variables.py: MLFLOW_HTTP_REQUEST_MAX_RETRIES=7, backoff factor 2,
@@ -88,6 +93,7 @@ class Tracker:
             say,
         )
         self.log_model = log_model
+        self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloudtrain-mlflow")
         self.run_id: str | None = None
         self.logged = 0  # the last epoch the MLflow run has
         self.ended = False  # whether the MLflow run has the run's throughput already
@@ -102,17 +108,29 @@ class Tracker:
         return self.failures >= MAX_FAILURES
 
     def sync(self, history: Mapping[str, Any] | None) -> None:
-        """Log the epochs of ``history`` the MLflow run lacks; a failure is kept for the next call."""
-        if history is None:
-            return
-        self._attempt(lambda: self._log_epochs(history))
+        """Send the epochs of ``history`` the MLflow run lacks, in the background; a failure is kept
+        for the next call.
 
-    def finish(
-        self, history: Mapping[str, Any] | None, *, export: str, throughput: Mapping[str, Any]
-    ) -> None:
-        """Log what is left of ``history``, the throughput and the export's URI; mark the run finished."""
+        The call returns at once: the request goes from the tracker's one thread, so the
+        next epoch trains meanwhile (a history is never changed, only replaced, so it can go).
+        """
+        if history is not None:
+            self._sender.submit(self._attempt, lambda: self._log_epochs(history))
+
+    def finish(self, history: Mapping[str, Any] | None, result: Mapping[str, Any]) -> None:
+        """Log what is left of ``history``, the throughput, the export's URI, the history and result
+        files (what ``cloudtrain compare --from mlflow`` reads back); mark the run finished.
+
+        Waits for every call sent so far: bounded by the HTTP client's timeout and retries
+        (``HTTP_DEFAULTS``) times ``MAX_FAILURES``, since a tracker that failed that often sends nothing.
+        """
         self.sync(history)
-        self._attempt(lambda: self._log_end(export, throughput))
+        self._sender.submit(self._attempt, lambda: self._log_end(history, result))
+        self.drain()
+
+    def drain(self) -> None:
+        """Wait until every call sent so far has been made (or has failed)."""
+        self._sender.submit(lambda: None).result()
 
     def _attempt(self, call: Callable[[], None]) -> None:
         if self.stopped:
@@ -188,14 +206,17 @@ class Tracker:
         client.log_batch(run_id, metrics=metrics)
         self.logged = int(records[-1]["epoch"])
 
-    def _log_end(self, export: str, throughput: Mapping[str, Any]) -> None:
+    def _log_end(self, history: Mapping[str, Any] | None, result: Mapping[str, Any]) -> None:
         client, run_id = self._open()
-        speed = throughput.get("examples_per_sec")
+        speed = result["throughput"].get("examples_per_sec")
         if isinstance(speed, int | float) and not self.ended:
             client.log_metric(run_id, SPEED_METRIC, float(speed), step=self.logged)
-        client.set_tag(run_id, "cloudtrain.model_uri", export)
+        client.set_tag(run_id, MODEL_TAG, result["export"])
+        for name, document in ((HISTORY_FILE, history), (RESULT_FILE, result)):
+            if document is not None:
+                client.log_dict(run_id, dict(document), name)
         if self.log_model:
-            client.log_artifacts(run_id, export, "model")
+            client.log_artifacts(run_id, result["export"], "model")
         client.set_terminated(run_id, status="FINISHED")
 
 

@@ -52,9 +52,11 @@ def test_a_retry_continues_the_run_and_logs_each_epoch_once(tmp_path: Path) -> N
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     first = tracker(uri)
     first.sync(history_of([(1, {"loss": 0.1 + 0.2}), (2, {"loss": 1 / 3})]))
+    first.drain()
     retry = tracker(uri)  # a new attempt: a new process, same cloudtrain run
     retry.sync(history_of([(1, {"loss": 0.1 + 0.2}), (2, {"loss": 1 / 3}), (3, {"loss": 2 / 7})]))
     retry.sync(history_of([(1, {"loss": 0.1 + 0.2}), (2, {"loss": 1 / 3}), (3, {"loss": 2 / 7})]))
+    retry.drain()
 
     client = MlflowClient(uri)
     runs = client.search_runs([client.get_experiment_by_name("exp").experiment_id])
@@ -70,12 +72,12 @@ def test_the_run_named_by_the_submitting_side_is_used(tmp_path: Path) -> None:
     made = client.create_run(client.create_experiment("exp"), tags={RUN_TAG: "run-1"}).info.run_id
     named = tracker(uri, env={RUN_ID_ENV: made})
     named.sync(history_of([(1, {"loss": 0.5})]))
-    named.finish(
-        history_of([(1, {"loss": 0.5})]), export=str(tmp_path / "model"), throughput={"examples_per_sec": 9.5}
-    )
+    result = {"export": str(tmp_path / "model"), "throughput": {"examples_per_sec": 9.5}}
+    named.finish(history_of([(1, {"loss": 0.5})]), result)
     run = client.get_run(made)
     assert run.data.metrics == {"loss": 0.5, EPOCH_METRIC: 1.0, "examples_per_sec": 9.5}
     assert (run.info.status, run.data.tags["cloudtrain.model_uri"]) == ("FINISHED", str(tmp_path / "model"))
+    assert client.download_artifacts(made, "cloudtrain-result.json", str(tmp_path))
 
 
 def test_an_unreachable_server_warns_once_and_gives_up_without_failing() -> None:
@@ -85,6 +87,7 @@ def test_an_unreachable_server_warns_once_and_gives_up_without_failing() -> None
     gone = tracker(closed, env=env, said=said)
     for epoch in range(1, MAX_FAILURES + 3):
         gone.sync(history_of([(e, {"loss": 1.0}) for e in range(1, epoch + 1)]))
+    gone.drain()
     assert gone.stopped and gone.failures == MAX_FAILURES
     assert len(said) == 1 and said[0].startswith(f"Warning: MLflow at {closed} failed")
 
