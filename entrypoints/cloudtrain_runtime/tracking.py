@@ -8,7 +8,8 @@ else a new one with that tag: a retry, a provider's restart, a reclaimed spot jo
 resumed on another provider continues the same MLflow run.
 
 What is logged comes from the run's history (``cloudtrain_runtime.history``), after the
-epoch's backup is written, sent from a thread of the tracker's own so training never waits for it: each epoch's metrics as Keras' ``History`` has them, at step =
+epoch's backup is written, sent from a thread of the tracker's own so training never waits for it, at most every
+``SEND_INTERVAL_S`` and at the end of ``fit``: each epoch's metrics as Keras' ``History`` has them, at step =
 the epoch number (1 for the first), with the metric ``cloudtrain.epoch`` in the same batch.
 MLflow keeps every value logged at a step (``log_batch`` inserts, it never replaces), so an
 attempt logs only the epochs after the last ``cloudtrain.epoch`` of the run: a restarted
@@ -29,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Mapping, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -41,6 +43,9 @@ EPOCH_METRIC = "cloudtrain.epoch"
 SPEED_METRIC = "examples_per_sec"
 MODEL_TAG = "cloudtrain.model_uri"
 MAX_FAILURES = 3
+# At most one send of epochs this often: the example's 30 ms epochs would otherwise make a
+# call each, whose CPU (here and in a server on the same host) slows the steps.
+SEND_INTERVAL_S = 10.0
 # MLflow's HTTP client retries a failed call 7 times with exponential backoff by default
 # (mlflow/environment_variables.py: MLFLOW_HTTP_REQUEST_MAX_RETRIES=7, backoff factor 2,
 # MLFLOW_HTTP_REQUEST_TIMEOUT=120 s): minutes of a stalled epoch. The chief waits less,
@@ -71,6 +76,7 @@ class Tracker:
         log_model: also copy the export into the run's artifacts (``tracking.log_model``).
         env: the environment: ``MLFLOW_RUN_ID`` and the HTTP client's settings.
         say: where the one warning goes.
+        clock, interval_s: the least time between two sends of epochs (``sync``).
     """
 
     def __init__(
@@ -83,6 +89,8 @@ class Tracker:
         log_model: bool = False,
         env: MutableMapping[str, str],
         say: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+        interval_s: float = SEND_INTERVAL_S,
     ) -> None:
         self.uri, self.experiment, self.run, self.tags, self.env, self.say = (
             uri,
@@ -94,6 +102,9 @@ class Tracker:
         )
         self.log_model = log_model
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloudtrain-mlflow")
+        self._mlflow: Any = None
+        self._sent_at: float | None = None
+        self.clock, self.interval_s = clock, interval_s
         self.run_id: str | None = None
         self.logged = 0  # the last epoch the MLflow run has
         self.ended = False  # whether the MLflow run has the run's throughput already
@@ -107,15 +118,32 @@ class Tracker:
         """Whether this attempt gave up logging after ``MAX_FAILURES`` failed calls in a row."""
         return self.failures >= MAX_FAILURES
 
-    def sync(self, history: Mapping[str, Any] | None) -> None:
+    def start(self) -> None:
+        """Load the MLflow client now, before the first epoch, and find or make the run in the background.
+
+        Importing ``mlflow`` takes a second or two of CPU: done during an epoch, it would
+        slow that epoch's steps.
+        """
+        self._attempt(self._client)
+        self._sender.submit(self._attempt, self._open)
+        self._sent_at = self.clock()  # the first epochs go an interval later, or at the end of fit
+
+    def sync(self, history: Mapping[str, Any] | None, *, now: bool = False) -> None:
         """Send the epochs of ``history`` the MLflow run lacks, in the background; a failure is kept
         for the next call.
 
         The call returns at once: the request goes from the tracker's one thread, so the
         next epoch trains meanwhile (a history is never changed, only replaced, so it can go).
+        At most one send every ``interval_s`` unless ``now``: epochs shorter than that go
+        together, and the ones not sent yet wait in the history.
         """
-        if history is not None:
-            self._sender.submit(self._attempt, lambda: self._log_epochs(history))
+        if history is None:
+            return
+        moment = self.clock()
+        if not now and self._sent_at is not None and moment - self._sent_at < self.interval_s:
+            return
+        self._sent_at = moment
+        self._sender.submit(self._attempt, lambda: self._log_epochs(history))
 
     def finish(self, history: Mapping[str, Any] | None, result: Mapping[str, Any]) -> None:
         """Log what is left of ``history``, the throughput, the export's URI, the history and result
@@ -124,7 +152,7 @@ class Tracker:
         Waits for every call sent so far: bounded by the HTTP client's timeout and retries
         (``HTTP_DEFAULTS``) times ``MAX_FAILURES``, since a tracker that failed that often sends nothing.
         """
-        self.sync(history)
+        self.sync(history, now=True)
         self._sender.submit(self._attempt, lambda: self._log_end(history, result))
         self.drain()
 
@@ -149,6 +177,9 @@ class Tracker:
         self.failures = 0
 
     def _client(self) -> Any:
+        """MLflow's client for the URI, made once, with the chief's HTTP settings (``HTTP_DEFAULTS``)."""
+        if self._mlflow is not None:
+            return self._mlflow
         for name, value in HTTP_DEFAULTS.items():
             self.env.setdefault(name, value)
         os.environ.update({name: self.env[name] for name in HTTP_DEFAULTS})
@@ -159,7 +190,8 @@ class Tracker:
                 "mlflow is not installed in this image; add mlflow-skinny to the code's requirements.txt, "
                 "or use the cloudtrain image (containers/)"
             ) from None
-        return MlflowClient(tracking_uri=self.uri)
+        self._mlflow = MlflowClient(tracking_uri=self.uri)
+        return self._mlflow
 
     def _open(self) -> tuple[Any, str]:
         """The client, and the MLflow run of this cloudtrain run: named, found by its tag, or made."""
@@ -236,5 +268,11 @@ class LogEpochs:
         super().__init__()
         self.tracker, self.history = tracker, history
 
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self.tracker.start()
+
     def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
         self.tracker.sync(self.history())
+
+    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        self.tracker.sync(self.history(), now=True)

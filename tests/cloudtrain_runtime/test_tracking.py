@@ -40,7 +40,13 @@ def history_of(epochs: list[tuple[int, dict[str, float]]], *, resumed_from: int 
 def tracker(uri: str, env: dict[str, str] | None = None, said: list[str] | None = None) -> Tracker:
     lines = said if said is not None else []
     return Tracker(
-        uri=uri, experiment="exp", run="run-1", tags={"team": "a"}, env=env or {}, say=lines.append
+        uri=uri,
+        experiment="exp",
+        run="run-1",
+        tags={"team": "a"},
+        env=env or {},
+        say=lines.append,
+        interval_s=0,
     )
 
 
@@ -78,6 +84,26 @@ def test_the_run_named_by_the_submitting_side_is_used(tmp_path: Path) -> None:
     assert run.data.metrics == {"loss": 0.5, EPOCH_METRIC: 1.0, "examples_per_sec": 9.5}
     assert (run.info.status, run.data.tags["cloudtrain.model_uri"]) == ("FINISHED", str(tmp_path / "model"))
     assert client.download_artifacts(made, "cloudtrain-result.json", str(tmp_path))
+
+
+def test_short_epochs_go_together_at_most_once_an_interval(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    clock = [100.0]
+    paced = Tracker(
+        uri=uri, experiment="exp", run="run-1", tags={}, env={}, say=print, clock=lambda: clock[0]
+    )
+    epochs = [(epoch, {"loss": 1 / epoch}) for epoch in range(1, 5)]
+    paced.sync(history_of(epochs[:1]))  # the first send goes at once
+    clock[0] += paced.interval_s / 2
+    paced.sync(history_of(epochs[:2]))  # too soon: waits in the history
+    paced.drain()
+    client = MlflowClient(uri)
+    assert steps(client, paced.run_id, "loss") == [(1, 1.0)]
+    paced.sync(history_of(epochs[:3]), now=True)  # the end of fit sends what waits
+    clock[0] += paced.interval_s
+    paced.sync(history_of(epochs))
+    paced.drain()
+    assert steps(client, paced.run_id, "loss") == [(e, m["loss"]) for e, m in epochs]
 
 
 def test_an_unreachable_server_warns_once_and_gives_up_without_failing() -> None:
