@@ -43,6 +43,8 @@ EPOCH_METRIC = "cloudtrain.epoch"
 SPEED_METRIC = "examples_per_sec"
 MODEL_TAG = "cloudtrain.model_uri"
 MAX_FAILURES = 3
+# What one log_batch call takes (mlflow/utils/validation.py: MAX_METRICS_PER_BATCH).
+MAX_METRICS_PER_CALL = 1000
 # At most one send of epochs this often: the example's 30 ms epochs would otherwise make a
 # call each, whose CPU (here and in a server on the same host) slows the steps.
 SEND_INTERVAL_S = 10.0
@@ -92,15 +94,8 @@ class Tracker:
         clock: Callable[[], float] = time.monotonic,
         interval_s: float = SEND_INTERVAL_S,
     ) -> None:
-        self.uri, self.experiment, self.run, self.tags, self.env, self.say = (
-            uri,
-            experiment,
-            run,
-            tags,
-            env,
-            say,
-        )
-        self.log_model = log_model
+        self.uri, self.experiment, self.run, self.tags = uri, experiment, run, tags
+        self.env, self.say, self.log_model = env, say, log_model
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloudtrain-mlflow")
         self._mlflow: Any = None
         self._sent_at: float | None = None
@@ -160,7 +155,7 @@ class Tracker:
         """Wait until every call sent so far has been made (or has failed)."""
         self._sender.submit(lambda: None).result()
 
-    def _attempt(self, call: Callable[[], None]) -> None:
+    def _attempt(self, call: Callable[[], object]) -> None:
         if self.stopped:
             return
         try:
@@ -230,13 +225,18 @@ class Tracker:
             return
         from mlflow.entities import Metric as MlflowMetric
 
-        metrics = [
-            MlflowMetric(key, value, stamp, step)
-            for record in records
-            for key, value, stamp, step in epoch_metrics(record, started_at=history["started_at"])
-        ]
-        client.log_batch(run_id, metrics=metrics)
-        self.logged = int(records[-1]["epoch"])
+        batch: list[Any] = []
+        for record in records:  # whole epochs a call, each call's last epoch counted as logged
+            metrics = [
+                MlflowMetric(*metric) for metric in epoch_metrics(record, started_at=history["started_at"])
+            ]
+            if batch and len(batch) + len(metrics) > MAX_METRICS_PER_CALL:
+                client.log_batch(run_id, metrics=batch)
+                self.logged = batch[-1].step
+                batch = []
+            batch += metrics
+        client.log_batch(run_id, metrics=batch)
+        self.logged = batch[-1].step
 
     def _log_end(self, history: Mapping[str, Any] | None, result: Mapping[str, Any]) -> None:
         client, run_id = self._open()

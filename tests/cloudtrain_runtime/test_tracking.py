@@ -106,6 +106,17 @@ def test_short_epochs_go_together_at_most_once_an_interval(tmp_path: Path) -> No
     assert steps(client, paced.run_id, "loss") == [(e, m["loss"]) for e, m in epochs]
 
 
+def test_a_catch_up_past_mlflows_batch_limit_goes_in_whole_epochs(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    wide = {f"m{index}": index / 7 for index in range(600)}  # 601 metrics an epoch: one epoch a call
+    many = tracker(uri)
+    many.sync(history_of([(epoch, wide) for epoch in (1, 2, 3)]))
+    many.drain()
+    client = MlflowClient(uri)
+    assert steps(client, many.run_id, "m599") == [(1, 599 / 7), (2, 599 / 7), (3, 599 / 7)]
+    assert steps(client, many.run_id, EPOCH_METRIC) == [(1, 1.0), (2, 2.0), (3, 3.0)]
+
+
 def test_an_unreachable_server_warns_once_and_gives_up_without_failing() -> None:
     said: list[str] = []
     closed = f"http://127.0.0.1:{free_ports(1)[0]}"
