@@ -151,6 +151,19 @@ class Tracker:
         self._sender.submit(self._attempt, lambda: self._log_end(history, result))
         self.drain()
 
+    def fail(self, history: Mapping[str, Any] | None) -> None:
+        """Log what is left of ``history`` and mark the run failed: this attempt ended in an error.
+
+        The next attempt of the run sets it running again (``_open``).
+        """
+        self.sync(history, now=True)
+        self._sender.submit(self._attempt, lambda: self._set_status("FAILED"))
+        self.drain()
+
+    def _set_status(self, status: str) -> None:
+        client, run_id = self._open()
+        client.set_terminated(run_id, status=status)
+
     def drain(self) -> None:
         """Wait until every call sent so far has been made (or has failed)."""
         self._sender.submit(lambda: None).result()
@@ -249,7 +262,7 @@ class Tracker:
                 client.log_dict(run_id, dict(document), name)
         if self.log_model:
             client.log_artifacts(run_id, result["export"], "model")
-        client.set_terminated(run_id, status="FINISHED")
+        self._set_status("FINISHED")
 
 
 def _first_line(err: BaseException) -> str:

@@ -117,6 +117,19 @@ def test_a_catch_up_past_mlflows_batch_limit_goes_in_whole_epochs(tmp_path: Path
     assert steps(client, many.run_id, EPOCH_METRIC) == [(1, 1.0), (2, 2.0), (3, 3.0)]
 
 
+def test_a_failed_attempt_marks_the_run_failed_until_the_next_one(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    failed = tracker(uri)
+    failed.fail(history_of([(1, {"loss": 0.5})]))
+    client = MlflowClient(uri)
+    assert client.get_run(failed.run_id).info.status == "FAILED"
+    retry = tracker(uri)
+    retry.sync(history_of([(1, {"loss": 0.5}), (2, {"loss": 0.25})]))
+    retry.drain()
+    assert (retry.run_id, client.get_run(retry.run_id).info.status) == (failed.run_id, "RUNNING")
+    assert steps(client, retry.run_id, "loss") == [(1, 0.5), (2, 0.25)]
+
+
 def test_an_unreachable_server_warns_once_and_gives_up_without_failing() -> None:
     said: list[str] = []
     closed = f"http://127.0.0.1:{free_ports(1)[0]}"
@@ -127,6 +140,24 @@ def test_an_unreachable_server_warns_once_and_gives_up_without_failing() -> None
     gone.drain()
     assert gone.stopped and gone.failures == MAX_FAILURES
     assert len(said) == 1 and said[0].startswith(f"Warning: MLflow at {closed} failed")
+
+
+@pytest.mark.multiprocess
+def test_the_chief_of_an_attempt_that_fails_marks_its_mlflow_run_failed(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    config = runtime_config(
+        tmp_path,
+        module="no_such_trainer",
+        replicas=1,
+        hosts=1,
+        run_id="broken",
+        tracking_uri=uri,
+        tracking_experiment="exp",
+    )
+    assert not launch(1, config, tmp_path).ok
+    client = MlflowClient(uri)
+    [run] = client.search_runs([client.get_experiment_by_name("exp").experiment_id])
+    assert (run.data.tags[RUN_TAG], run.info.status) == ("broken", "FAILED")
 
 
 @pytest.mark.multiprocess
