@@ -7,6 +7,8 @@ on loopback (``tests.mlflow_server``) for multi-process runs with a killed chief
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,12 @@ def steps(client: MlflowClient, run_id: str, key: str) -> list[tuple[int, float]
     return sorted((m.step, m.value) for m in client.get_metric_history(run_id, key))
 
 
+def test_the_runtime_imports_no_mlflow_until_a_tracked_run_asks() -> None:
+    code = "import sys, cloudtrain_runtime.main, cloudtrain_runtime.session; print('mlflow' in sys.modules)"
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "False"
+
+
 def test_a_retry_continues_the_run_and_logs_each_epoch_once(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     first = tracker(uri)
@@ -75,7 +83,10 @@ def test_a_retry_continues_the_run_and_logs_each_epoch_once(tmp_path: Path) -> N
 def test_the_run_named_by_the_submitting_side_is_used(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     client = MlflowClient(uri)
-    made = client.create_run(client.create_experiment("exp"), tags={RUN_TAG: "run-1"}).info.run_id
+    experiment = client.create_experiment(
+        "exp", artifact_location=str(tmp_path / "artifacts")
+    )  # not ./mlruns
+    made = client.create_run(experiment, tags={RUN_TAG: "run-1"}).info.run_id
     named = tracker(uri, env={RUN_ID_ENV: made})
     named.sync(history_of([(1, {"loss": 0.5})]))
     result = {"export": str(tmp_path / "model"), "throughput": {"examples_per_sec": 9.5}}
