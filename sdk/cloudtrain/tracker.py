@@ -35,7 +35,7 @@ KINDS = ("mlflow",)
 # MLflow's own variable for the tracking URI (mlflow/environment_variables.py).
 URI_ENV = "MLFLOW_TRACKING_URI"
 # The stores MLflow's tracking client opens (mlflow/tracking/_tracking_service/utils.py,
-# mlflow 3.7: _tracking_store_registry registers these schemes), and ``arn`` for a managed
+# mlflow-skinny 3.18: _register_tracking_stores), and ``arn`` for a managed
 # tracking server (the sagemaker-mlflow plugin's entry point).
 URI_SCHEMES = (
     "http",
