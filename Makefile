@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml
 	# tf-keras (legacy Keras 2 path) declares a dependency on the full `tensorflow`
 	# wheel, which would overwrite tensorflow-cpu: install it without dependencies.
 	$(PY) -m pip install --quiet --no-deps 'tf-keras==2.21.*'
+	# The MLflow tracking server the tracking tests start on loopback (tests/mlflow_server.py):
+	# the full mlflow package, whose pins are not the SDK's, in an environment of its own.
+	python3 -m venv $(VENV)/mlflow-server
+	$(VENV)/mlflow-server/bin/python -m pip install --quiet 'mlflow>=3.7,<4'
 	touch $@
 
 run: $(STAMP)

@@ -6,6 +6,9 @@ FROM tensorflow/tensorflow:2.21.0-gpu
 # Keras pinned to the release whose multi-worker fit defects the runtime probes for.
 RUN pip install --no-cache-dir "keras==3.15.1"
 
+# The MLflow client, for a spec's tracking: section (the tracking extra of pyproject.toml).
+RUN pip install --no-cache-dir "mlflow-skinny>=3.7,<4"
+
 # The runtime only (--no-deps): the SDK's pydantic/click are not needed in the container.
 COPY pyproject.toml README.md /src/
 COPY sdk /src/sdk

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import settings
 
 from cloudtrain.cli import main
+from tests.mlflow_server import mlflow_server  # noqa: F401 - a fixture for every test folder
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_JOB = REPO / "examples" / "binary_classifier" / "job.yaml"

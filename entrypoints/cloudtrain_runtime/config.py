@@ -76,6 +76,8 @@ Value = int | float | str
 KINDS = ("int", "float", "str")
 # Empty outside a sweep, and then left out of the configuration's JSON (``as_dict``).
 SWEEP_FIELDS = ("hparams", "tuned", "objective")
+# Empty without ``tracking:``, and then left out too: an untracked job travels as before tracking existed.
+TRACKING_FIELDS = ("tracking_uri", "tracking_experiment", "tracking_tags", "log_model")
 
 # The training speed switches: ``training.<name>`` in the spec, resolved by
 # ``cloudtrain_runtime.tuning``. The figures are examples/s ratios measured on CPU with
@@ -155,6 +157,14 @@ class RuntimeConfig:
     """A sweep's tuned parameters and their kinds (``int``, ``float``, ``str``); empty outside a sweep."""
     objective: str | None = None
     """The metric a sweep optimises, reported after every epoch; None outside a sweep."""
+    tracking_uri: str | None = None
+    """The MLflow tracking URI the chief logs the run to (``cloudtrain_runtime.tracking``); None: not tracked."""
+    tracking_experiment: str | None = None
+    """The MLflow experiment of the run; None outside tracking."""
+    tracking_tags: Mapping[str, str] = field(default_factory=dict)
+    """The spec's tags for the MLflow run, set where the runtime creates it; empty outside tracking."""
+    log_model: bool = False
+    """Log the export as an MLflow model too (``tracking.log_model``); else only its URI."""
 
     @property
     def global_batch(self) -> int:
@@ -253,12 +263,14 @@ def _expected(name: str, value: Any) -> str | None:
 
 
 def as_dict(config: RuntimeConfig) -> dict[str, Any]:
-    """The configuration as JSON-ready data; the sweep fields only in a sweep's trial.
+    """The configuration as JSON-ready data; the sweep fields only in a sweep's trial, the tracking
+    fields only in a tracked run.
 
-    A job without ``tuning:`` then travels exactly as it did before sweeps existed.
+    A job without ``tuning:`` or ``tracking:`` then travels exactly as it did before either existed.
     """
     values = dataclasses.asdict(config)
-    return {name: value for name, value in values.items() if value or name not in SWEEP_FIELDS}
+    optional = SWEEP_FIELDS + TRACKING_FIELDS
+    return {name: value for name, value in values.items() if value or name not in optional}
 
 
 def switch_problem(name: str, value: Any) -> str | None:

@@ -132,5 +132,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         elif os.environ.get("CLOUDTRAIN_DEBUG"):
             traceback.print_exc()
         print(f"cloudtrain-runtime: error: {err}", file=sys.stderr, flush=True)
+        _tracked_failure()
         sys.exit(err.exit_code)
     sys.exit(0)
+
+
+def _tracked_failure() -> None:
+    """The chief's MLflow run, where the run is tracked, says this attempt failed (``cloudtrain_runtime.tracking``)."""
+    session = active()
+    tracker = session.tracker if session is not None else None
+    if tracker is not None and session is not None:
+        tracker.fail(session.history.history)

@@ -35,6 +35,7 @@ from cloudtrain_runtime import (
     profiling,
     schedule,
     strategy,
+    tracking,
     tuning,
 )
 from cloudtrain_runtime import callbacks as cb
@@ -150,12 +151,13 @@ class Session:
 
     @functools.cached_property
     def callbacks(self) -> list[Any]:
-        """Throughput, the history, backup, progress, a sweep's objective, TensorBoard, the profiler, a fault.
+        """Throughput, the history, backup, progress, MLflow, a sweep's objective, TensorBoard, the profiler, a fault.
 
-        The history, the objective, TensorBoard and the profiler are the chief's.
+        The history, MLflow, the objective, TensorBoard and the profiler are the chief's.
 
         Throughput ends its epoch before the history records it; the history is written
-        before the backup (``callbacks.EpochHistory``); the fault comes last so the epoch's
+        before the backup (``callbacks.EpochHistory``); MLflow gets the epoch after its
+        backup (``cloudtrain_runtime.tracking``); the fault comes last so the epoch's
         backup is on disk before the task dies.
         """
         found = [self.throughput]
@@ -165,6 +167,11 @@ class Session:
                 cb.keras_callback(self.keras, cb.EpochHistory, self.history, self._run, job, self.throughput)
             )
         found += [self.backup_callback(), self.progress]
+        if self.tracker is not None:
+            recorder = self.history
+            found.append(
+                cb.keras_callback(self.keras, tracking.LogEpochs, self.tracker, lambda: recorder.history)
+            )
         if self.is_chief and self.config.objective:
             found.append(self._objective_report(self.config.objective))
         if self.is_chief and self._tensorboard_installed():
@@ -175,6 +182,22 @@ class Session:
         if self.fault and self.fault.unit != "export":
             found.append(cb.keras_callback(self.keras, cb.FaultInjector, self.fault))
         return found
+
+    @functools.cached_property
+    def tracker(self) -> tracking.Tracker | None:
+        """The chief's MLflow run of this cloudtrain run (``tracking:``); None elsewhere or untracked."""
+        config = self.config
+        if not (self.is_chief and config.tracking_uri and config.tracking_experiment):
+            return None
+        return tracking.Tracker(
+            uri=config.tracking_uri,
+            experiment=config.tracking_experiment,
+            run=self._run(),
+            tags=config.tracking_tags,
+            log_model=config.log_model,
+            env=os.environ,
+            say=self.say,
+        )
 
     def profiler(self, window: profiling.Window | None = None) -> profiling.StepProfiler | None:
         """The chief's profiler of ``window``, by default the steps ``CLOUDTRAIN_TRACE_STEPS`` asks for; None: off."""
@@ -404,6 +427,8 @@ class Session:
             self.result = self._results(model, path, export.serve_once(self.tf, path))
             self._report(self.result)
             self.backups.complete(path)
+            if self.tracker is not None:
+                self.tracker.finish(self.history.history, self.result)
             if self.locations.latest is not None:
                 latest.point(self.locations.latest, self.backups.mine.run, self.config.export_dir)
         return path

@@ -12,7 +12,8 @@ One precedence holds for every field of a spec read from a file (``load_spec``):
   jobs go, so each job gets the folder ``<storage_root>/<job name>`` under it.
 - **environment**: what the clouds' own tools would use, asked of each provider that
   has a spec section (``discover_settings``): the Google Cloud project and region, the AWS
-  region, from their variables and their tools' configuration files.
+  region, from their variables and their tools' configuration files; and MLflow's
+  ``MLFLOW_TRACKING_URI`` for a spec that turns ``tracking:`` on (``cloudtrain.tracker``).
 
 A field counts as given by a layer when the layer writes it, or writes a section above
 it as something other than a mapping; a mapping-valued field (``labels``, ``tags``) is
@@ -44,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel
 
+from cloudtrain import tracker
 from cloudtrain.errors import ConfigError, did_you_mean
 from cloudtrain.messages import quote, shorten
 from cloudtrain.provider import registry
@@ -103,6 +105,12 @@ def layer(
     target = provider or written.get("provider", JobSpec.model_fields["provider"].default)
     beneath = {**environment_defaults(environ, target), **chosen.values}
     used = {path: default for path, default in beneath.items() if not _given(path, given)}
+    # tracking: is one value to the layers (an optional section, as placement: is), so its
+    # URI is filled here, only where the section leaves it out (``tracker.uri_default``).
+    used |= {
+        path: Default(value, ENVIRONMENT + tracker.URI_ENV)
+        for path, value in tracker.uri_default(written, environ).items()
+    }
     fields = _sources(flatten(spec), flatten(overrides), used)
     return Layered(fill(written, used), Sources(fields, chosen))
 

@@ -329,6 +329,11 @@ class Plan:
             "data": spec.data,
         }
         values.update({name: getattr(training, name) for name in runtime_config.SWITCH_DOCS})
+        if spec.tracking is not None:
+            values["tracking_uri"] = spec.tracking.uri
+            values["tracking_experiment"] = spec.tracking.experiment_for(spec.name)
+            values["tracking_tags"] = spec.tracking.tags
+            values["log_model"] = spec.tracking.log_model
         if spec.tuning is not None:
             values["tuned"] = {name: p.kind for name, p in spec.tuning.parameters.items()}
             values["objective"] = spec.tuning.objective.metric
@@ -417,7 +422,17 @@ def _provider_problems(spec: JobSpec, provider: Target) -> list[str]:
             f"for {what} on {provider.title} ({provider.max_runtime_field}). "
             f"Set limits.max_runtime to {days}d or less."
         )
-    return problems + _capacity_problems(spec, provider) + provider.check(spec)
+    return problems + _capacity_problems(spec, provider) + _tracking_problems(spec) + provider.check(spec)
+
+
+def _tracking_problems(spec: JobSpec) -> list[str]:
+    """Tracking turned on with nowhere to log to: no ``tracking.uri``, ``--tracking`` or ``MLFLOW_TRACKING_URI``."""
+    if spec.tracking is None or spec.tracking.uri is not None:
+        return []
+    return [
+        "tracking.uri: tracking is on but no MLflow tracking URI is set. Set tracking.uri, pass "
+        "--tracking URI, or export MLFLOW_TRACKING_URI (e.g. http://127.0.0.1:5000)."
+    ]
 
 
 # What a provider without capacity rows is taken to offer: what every provider did before modes.

@@ -58,6 +58,7 @@ from cloudtrain.sections import (
     whole_number,
     whole_spec,
 )
+from cloudtrain.tracker import Tracking, tracking_shorthand
 from cloudtrain_runtime import config as runtime_config
 from cloudtrain_runtime import hparams, profiling, rules
 
@@ -950,6 +951,13 @@ class JobSpec(Section):
                 "parallel_trials": 2,
             }
         ],
+    )
+
+    tracking: Annotated[Tracking | None, BeforeValidator(tracking_shorthand)] = Field(
+        None,
+        description="Log every run, all of its attempts as one, to an experiment tracker: tracking: mlflow, "
+        "or a mapping with kind, uri, experiment, tags. Off by default; submit --tracking URI turns it on.",
+        examples=["mlflow", {"kind": "mlflow", "uri": "http://127.0.0.1:5000", "experiment": "churn"}],
     )
 
     @field_validator("name")

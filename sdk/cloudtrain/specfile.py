@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from cloudtrain import defaults, usercode
+from cloudtrain import defaults, tracker, usercode
 from cloudtrain.arguments import FLAG, MAPPING, PATH, TEXT, TEXTS, expect, instance_of
 from cloudtrain.errors import SpecError, SpecValidationError
 from cloudtrain.messages import quote, shorten, validation_problems
@@ -86,7 +86,7 @@ def load_spec_sources(
 ) -> tuple[JobSpec, defaults.Sources]:
     """``load_spec``, and where each field's value came from (``set``, ``spec``, ``profile``, ...)."""
     path = Path(path)
-    data = _top_level(_parse_yaml(read_spec_text(path), path), str(path))
+    data = tracker.expanded(_top_level(_parse_yaml(read_spec_text(path), path), str(path)))
     overrides = tuple(overrides)
     written = apply_overrides(copy.deepcopy(dict(data)), overrides)
     layered = defaults.layer(

@@ -139,8 +139,27 @@ class Submission:
         return self.provider.outputs(self.plan, self.request)
 
     def submit(self, clients: Any = None, progress: OnProgress | None = None) -> Job:
-        """Create the job (the only network call); see ``Provider.submit``."""
-        return self.provider.submit(self.plan, self.request, self.bundle, clients=clients, progress=progress)
+        """Create the job (the only network call, with MLflow's when tracked); see ``Provider.submit``."""
+        plan, request = self.tracked()
+        return self.provider.submit(plan, request, self.bundle, clients=clients, progress=progress)
+
+    def tracked(self) -> tuple[Plan, dict[str, Any]]:
+        """The plan and request that hand the replicas this run's MLflow run (``tracking:``).
+
+        The MLflow run is found by its tag or made now (``cloudtrain.tracking.submitting``),
+        and the request rendered again with its id. The id is the same for every attempt of
+        the run, so the request is too. A store that cannot be reached leaves the request as
+        it is: the chief then finds or makes the run itself, or warns once and trains on.
+        """
+        if self.plan.spec.tracking is None:
+            return self.plan, self.request
+        from cloudtrain.tracking import submitting
+
+        try:
+            plan = self.plan.with_env(submitting.run_env(self.plan))
+        except Exception:  # tracking never stops a job: the chief tries again and says why
+            return self.plan, self.request
+        return plan, self.provider.render(plan)
 
 
 def provider_for(provider: str | Provider | None, spec: JobSpec) -> Provider:

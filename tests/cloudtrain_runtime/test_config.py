@@ -47,6 +47,7 @@ EVERY_FIELD = JobSpec(
         "objective": {"metric": "val_loss", "goal": "minimize"},
         "parameters": {"units": {"type": "int", "min": 1, "max": 8}},
     },
+    tracking={"uri": "http://127.0.0.1:5000", "experiment": "exp", "tags": {"team": "a"}, "log_model": True},
 )
 
 

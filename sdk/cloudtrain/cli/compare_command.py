@@ -14,9 +14,11 @@ import click
 from cloudtrain.cli import tables
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, plot_option, profile_option
 from cloudtrain.cost.units import dollars, duration
+from cloudtrain.errors import SpecError
 
 if TYPE_CHECKING:
     from cloudtrain.scaling import Comparison, RunRecord
+    from cloudtrain.spec import JobSpec
 
 RUN_COLUMNS = (
     tables.Column("run"),
@@ -49,6 +51,21 @@ RUN_COLUMNS = (
     help="A job spec whose run IDs (submit --run-id) RUNS may name: each is read under ROOT/runs/<run_id>.",
 )
 @click.option("--provider", "-p", type=PROVIDER_CHOICE, default=None, help="Where the --spec runs ran.")
+@click.option(
+    "--from",
+    "source",
+    type=click.Choice(["outputs", "mlflow"]),
+    default="outputs",
+    show_default=True,
+    help="Read RUNS from their outputs, or from MLflow (runs logged with tracking:; see docs/tracking.md).",
+)
+@click.option(
+    "--tracking",
+    metavar="URI",
+    envvar="MLFLOW_TRACKING_URI",
+    default=None,
+    help="With --from mlflow: the MLflow tracking URI. Default: MLFLOW_TRACKING_URI.",
+)
 @profile_option
 @json_option
 def compare_command(
@@ -58,6 +75,8 @@ def compare_command(
     plot_path: str | None,
     spec_path: str | None,
     provider: str | None,
+    source: str,
+    tracking: str | None,
     profile: str | None,
     as_json: bool,
 ) -> None:
@@ -65,7 +84,8 @@ def compare_command(
 
     Each RUN is a job ID (local:<run>, a Vertex AI job, a SageMaker ARN), a local run's
     name, an output folder (holding cloudtrain-history.json) or a gs:// / s3:// URI of
-    one. For each it shows the shape, replicas, global batch, learning rate and speed;
+    one; with --from mlflow, a cloudtrain run id or an MLflow run id of a run logged with
+    tracking:. For each it shows the shape, replicas, global batch, learning rate and speed;
     the metric epoch by epoch; when each reached the target, in time and dollars; what
     each had reached at equal time and at equal cost; and a verdict for each run against
     the one with the fewest replicas. Dollars are what the provider billed where it says,
@@ -77,6 +97,7 @@ def compare_command(
       cloudtrain compare RUN_A RUN_B --target val_binary_accuracy=0.95 --plot scaling.png
       cloudtrain compare outputs/runs/a outputs/runs/b --json
       cloudtrain compare 2026-12-03 2026-12-10 --spec job.yaml --provider vertex
+      cloudtrain compare RUN_A RUN_B --from mlflow --tracking http://127.0.0.1:5000
     """
     from cloudtrain.scaling import compare
     from cloudtrain.scaling.plot import plot
@@ -84,10 +105,24 @@ def compare_command(
 
     settings = load_settings(None, profile=profile, provider=provider)[0]
     spec = load_spec(spec_path, (), profile=profile, provider=provider) if spec_path else None
-    found = compare(*runs, target=target, metric=metric, settings=settings, spec=spec, provider=provider)
+    read: tuple[str | RunRecord, ...] = runs
+    if source == "mlflow":
+        read = tuple(_from_mlflow(runs, tracking, settings))
+    found = compare(*read, target=target, metric=metric, settings=settings, spec=spec, provider=provider)
     if plot_path:
         click.echo(f"Plot written to {plot(found, plot_path)}", err=True)
     click.echo(json.dumps(found.to_json(), indent=2) if as_json else report(found))
+
+
+def _from_mlflow(runs: tuple[str, ...], uri: str | None, settings: JobSpec) -> list[RunRecord]:
+    """RUNS read from the MLflow store at ``uri`` (``cloudtrain.tracking.reading``)."""
+    if not uri:
+        raise SpecError(
+            "--from mlflow needs the MLflow tracking URI: pass --tracking URI or export MLFLOW_TRACKING_URI."
+        )
+    from cloudtrain.tracking.reading import read_runs
+
+    return read_runs(runs, uri=uri, settings=settings)
 
 
 def report(found: Comparison) -> str:

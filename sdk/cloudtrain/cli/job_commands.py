@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 from pydantic_core import PydanticCustomError
 
-from cloudtrain import api, runs
+from cloudtrain import api, runs, tracker
 from cloudtrain.cli import failure, tables
 from cloudtrain.cli.options import (
     PROVIDER_CHOICE,
@@ -129,6 +129,13 @@ def render_command(job: str, provider: str | None, overrides: tuple[str, ...], p
     help="Submit through this queue (capacity: queue): the provider's own, e.g. an AWS Batch job queue "
     "or a Kueue LocalQueue.",
 )
+@click.option(
+    "--tracking",
+    metavar="URI",
+    default=None,
+    help="Log the run to this MLflow tracking URI (a server URL, sqlite:///path.db, databricks, a managed "
+    "MLflow ARN): turns tracking: on, overriding tracking.uri. See docs/tracking.md.",
+)
 @run_id_option
 @click.option(
     "--new", is_flag=True, help="A new job even if this spec and code ran before (a fresh --run-id)."
@@ -164,6 +171,7 @@ def submit_command(
     no_quota_check: bool,
     max_pending: str | None,
     queue: str | None,
+    tracking: str | None,
     run_id: str | None,
     new: bool,
     throughput: str | None,
@@ -195,6 +203,7 @@ def submit_command(
       cloudtrain submit job.yaml --provider vertex --set resources.capacity=flex --max-pending 6h
       cloudtrain submit job.yaml --provider sagemaker --queue ml-training   an AWS Batch job queue
       cloudtrain submit job.yaml --provider sagemaker --run-id 2026-12-03   continue it on SageMaker
+      cloudtrain submit job.yaml --tracking http://127.0.0.1:5000   one MLflow run per cloudtrain run
 
     A run that has no backup where it is submitted now, but has one where this machine
     saw it before (another provider or region), continues from its newest verified
@@ -204,7 +213,11 @@ def submit_command(
     Submitting the same spec and code again attaches to the job it created (safe to
     retry). A scheduled retrain of unchanged code on new data needs --new or a new --run-id.
     """
-    overrides = (*overrides, *capacity_overrides(max_pending=max_pending, queue=queue))
+    overrides = (
+        *overrides,
+        *capacity_overrides(max_pending=max_pending, queue=queue),
+        *tracker.overrides(tracking),
+    )
     # api.prepare checks the code
     spec = load_spec(job, overrides, profile=profile, check_code=False, provider=provider)
     if verbose:  # the detached local launcher inherits this process's environment

@@ -254,6 +254,16 @@ def _attaches(provider: Provider, job_id: str) -> bool:
     return True
 
 
+def read_stored(label: str, read: Callable[[str], bytes], *, settings: JobSpec) -> RunRecord:
+    """The run whose history and result files ``read`` gives by their names (an MLflow run's artifacts).
+
+    ``read`` raises ``ProviderError`` for a file that is not there: a run without a result
+    (still training, or failed before the export) is read from its history alone.
+    """
+    found = _from_files(label, (HISTORY_FILE, RESULT_FILE), read, provider="", priced_on=None, job=None)
+    return record(label, found, cost=_cost(found, settings))
+
+
 def _from_folder(path: Path) -> Found:
     folder = path if path.is_dir() else path.parent
 

@@ -38,6 +38,7 @@ RENDERED = (
     "Environment",
     "RetryStrategy",
     "VpcConfig",
+    "MlflowConfig",
     "Tags",
 )
 

@@ -174,6 +174,21 @@ class SageMakerJob(WaitsByPolling):
         """The raw DescribeTrainingJob response."""
         return dict(self._aws.call("sagemaker", "describe_training_job", TrainingJobName=self.name))
 
+    def mlflow_run(self) -> dict[str, str] | None:
+        """The MLflow run SageMaker recorded for a job tracked on managed MLflow; None for any other job.
+
+        DescribeTrainingJob answers ``MlflowDetails`` (``MlflowExperimentId``, ``MlflowRunId``;
+        botocore 1.44.18 sagemaker service model, API_MlflowDetails) for a job created with
+        ``MlflowConfig`` (``render.mlflow_config``).
+        """
+        details = self.describe().get("MlflowDetails") or {}
+        if not details.get("MlflowRunId"):
+            return None
+        return {
+            "experiment_id": str(details.get("MlflowExperimentId", "")),
+            "run_id": str(details["MlflowRunId"]),
+        }
+
     @property
     def outputs(self) -> Outputs:
         """Where this job's artifacts are: its request under its real name, or DescribeTrainingJob's answer."""

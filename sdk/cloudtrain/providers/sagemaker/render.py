@@ -41,6 +41,7 @@ import hashlib
 import json
 import math
 import posixpath
+import re
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog, container, runs
@@ -100,6 +101,7 @@ SPEC_FIELDS = {
     "RetryStrategy": "sagemaker.max_retries",
     "VpcConfig.Subnets": "sagemaker.subnets",
     "VpcConfig.SecurityGroupIds": "sagemaker.security_groups",
+    "MlflowConfig": "tracking.uri",
     "Tags": "sagemaker.tags",
 }
 
@@ -118,6 +120,10 @@ QUEUE_RETRIES = {
         {"action": "EXIT", "onStatusReason": "*"},
     ],
 }
+
+# A SageMaker managed MLflow resource, a tracking server or an MLflow App: the pattern of
+# MlflowConfig.MlflowResourceArn (botocore 1.44.18 sagemaker service model; API_MlflowConfig).
+MLFLOW_ARN = re.compile(r"arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:mlflow-[a-zA-Z-]*/.*")
 
 # SageMaker's documented limits (botocore sagemaker service model, CreateTrainingJob).
 MAX_ARGUMENT = 256
@@ -192,6 +198,7 @@ def training_request(plan: Plan) -> dict[str, Any]:
         "Environment": _environment(plan, bundle),
         **_retry_strategy(plan),
         **_vpc(plan),
+        **mlflow_config(plan),
         "Tags": _tags(plan),
     }
     rendered = {"TrainingJobName": job_name(plan.name, _identity(request)), **request}
@@ -494,6 +501,20 @@ def _vpc(plan: Plan) -> dict[str, Any]:
     return {
         "VpcConfig": {"SecurityGroupIds": list(settings.security_groups), "Subnets": list(settings.subnets)}
     }
+
+
+def mlflow_config(plan: Plan) -> dict[str, Any]:
+    """``MlflowConfig`` for a run tracked on SageMaker managed MLflow (a ``tracking.uri`` that is its ARN).
+
+    SageMaker then records the job's MLflow run (``DescribeTrainingJob.MlflowDetails``); the
+    run name is the cloudtrain run id, the one the chief logs into (``cloudtrain_runtime.tracking``),
+    so the two are one run. Any other tracking URI renders nothing here: the chief logs alone.
+    """
+    tracking = plan.spec.tracking
+    if tracking is None or tracking.uri is None or not MLFLOW_ARN.fullmatch(tracking.uri):
+        return {}
+    config = {"MlflowResourceArn": tracking.uri, "MlflowExperimentName": tracking.experiment_for(plan.name)}
+    return {"MlflowConfig": config | ({"MlflowRunName": plan.run_id} if plan.run_id else {})}
 
 
 def _tags(plan: Plan) -> list[dict[str, str]]:

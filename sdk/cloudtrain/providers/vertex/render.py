@@ -156,7 +156,24 @@ def _job_spec(plan: Plan) -> dict[str, Any]:
         "tensorboard": vertex.tensorboard,
     }
     spec.update({key: value for key, value in optional.items() if value})
-    return spec
+    return spec | _experiment(plan)
+
+
+def _experiment(plan: Plan) -> dict[str, str]:
+    """``experiment`` and ``experimentRun`` for a spec naming a Vertex AI experiment; else nothing.
+
+    Their formats are CustomJobSpec's (google-cloud-aiplatform 2.7.0, aiplatform_v1
+    custom_job.proto): contexts of the project's ``default`` metadata store, the run's named
+    ``{experiment}-{run}``; the run is the cloudtrain run id, shared by every attempt.
+    """
+    experiment = VertexSettings.of(plan.spec).experiment
+    if not experiment:
+        return {}
+    contexts = f"projects/{VertexSettings.of(plan.spec).project}/locations/{plan.region}/metadataStores/default/contexts"
+    return {
+        "experiment": f"{contexts}/{experiment}",
+        "experimentRun": f"{contexts}/{experiment}-{runs.of_plan(plan)}",
+    }
 
 
 def _worker_pools(plan: Plan) -> list[dict[str, Any]]:

@@ -92,6 +92,19 @@ class VertexSettings(StoredSection):
         description="projects/P/locations/L/tensorboards/ID; needs service_account.",
         examples=["projects/my-project/locations/us-central1/tensorboards/123"],
     )
+    experiment: Annotated[
+        str | None,
+        shaped(
+            "vertex_experiment",
+            r"[a-z0-9][a-z0-9-]{0,127}",
+            "is not a Vertex AI experiment name; use lowercase letters, digits and '-' (at most 128)",
+        ),
+    ] = Field(
+        None,
+        description="A Vertex AI Experiments experiment the job belongs to (CustomJobSpec.experiment); its run "
+        "is the cloudtrain run id. Vertex records no metrics of a distributed job: see docs/tracking.md.",
+        examples=["churn"],
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -461,6 +461,11 @@ def _described(job: FakeJob) -> dict[str, Any]:
         }
     if status == "Failed" and job.failure_reason:
         described["FailureReason"] = job.failure_reason
+    if "MlflowConfig" in job.request:  # the run SageMaker made on the managed MLflow (API_MlflowDetails)
+        described["MlflowDetails"] = {
+            "MlflowExperimentId": "1",
+            "MlflowRunId": f"run-of-{job.request['TrainingJobName']}",
+        }
     return described
 
 

@@ -25,6 +25,7 @@ EXAMPLE = ROOT / "examples" / "binary_classifier" / "job.yaml"
 GOLDEN = ROOT / "tests" / "golden" / "sagemaker"
 BUNDLE = "0123456789abcdef.tar.gz"
 PLAN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p4d-week"
+MLFLOW = "arn:aws:sagemaker:us-east-1:123456789012:mlflow-tracking-server/team"
 
 SHAPES = {
     "1host-1gpu": ["resources.hosts=1"],  # ml.g4dn.xlarge, one-device
@@ -36,6 +37,9 @@ SHAPES = {
         "resources.per_host=8",
         f"resources.capacity={{mode: plan, arn: '{PLAN}'}}",
         "sagemaker.keep_alive=10m",
+    ],
+    "mlflow": [  # tracked on SageMaker managed MLflow: MlflowConfig, the run id as the MLflow run's name
+        f"tracking={{uri: '{MLFLOW}', experiment: churn, tags: {{team: growth}}}}",
     ],
     "shapes": [  # ml.g5.12xlarge, else ml.g6.12xlarge: InstancePreferences, each 2 hosts of 4 GPUs
         "resources.accelerator=a10g",
@@ -67,6 +71,18 @@ def test_request_passes_botocore_service_model(shape: str) -> None:
         sagemaker_model.problems("CreateTrainingJob", sagemaker.provider.render(planned(*SHAPES[shape])))
         == []
     )
+
+
+def test_only_a_managed_mlflow_arn_renders_mlflow_config() -> None:
+    tracked = sagemaker.provider.render(planned(*SHAPES["mlflow"]))
+    assert tracked["MlflowConfig"] == {
+        "MlflowResourceArn": MLFLOW,
+        "MlflowExperimentName": "churn",
+        "MlflowRunName": "r1",
+    }
+    server = sagemaker.provider.render(planned("tracking={uri: 'http://10.0.0.5:5000'}"))
+    assert "MlflowConfig" not in server
+    assert json.loads(join_pieces(server["HyperParameters"]))["tracking_uri"] == "http://10.0.0.5:5000"
 
 
 def test_checker_catches_what_botocore_skips() -> None:

@@ -49,6 +49,14 @@ def test_submit_uploads_the_code_and_creates_the_job(aws: LoopbackAws) -> None:
     assert stored["Environment"] == job.request["Environment"]  # the fake keeps what moto drops
 
 
+def test_a_job_on_managed_mlflow_reads_its_mlflow_run_back(aws: LoopbackAws) -> None:
+    arn = "arn:aws:sagemaker:us-east-1:123456789012:mlflow-app/app-team"
+    tracked = submit(aws, f"tracking={{uri: '{arn}'}}")
+    assert aws.sagemaker.jobs[tracked.name].request["MlflowConfig"]["MlflowResourceArn"] == arn
+    assert tracked.mlflow_run() == {"experiment_id": "1", "run_id": f"run-of-{tracked.name}"}
+    assert submit(aws).mlflow_run() is None
+
+
 def test_resubmit_attaches_to_the_existing_job_and_uploads_nothing(aws: LoopbackAws) -> None:
     first = submit(aws)
     s3_puts_before = bucket_keys(aws)

@@ -45,6 +45,7 @@ CASES = {
         *A100_8,
         f"resources.capacity={{mode: reservation, name: '{RESERVATION}'}}",
     ],
+    "experiment": ["vertex.experiment=churn"],  # in a Vertex AI experiment, its run named after the run id
     "tpu_v5e": [  # one pool, ct5lp-hightpu-4t with topology 2x2, your own image
         "resources.accelerator=tpu-v5e",
         "resources.per_host=4",
