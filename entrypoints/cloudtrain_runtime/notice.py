@@ -1,0 +1,183 @@
+"""Save on the provider's notice: SIGTERM, a step-level backup every replica agrees on, exit 75.
+
+Every provider signals before it takes a machine back, then kills it after a grace period:
+
+==========================  ======================  ==================================================
+provider                    grace after SIGTERM     source
+==========================  ======================  ==================================================
+SageMaker (stop, spot)      120 s                   https://docs.aws.amazon.com/sagemaker/latest/dg/
+                                                    your-algorithms-training-algo-running-container.html
+                                                    ("SIGTERM ... 120 seconds", ``docker stop -t 120``)
+AWS spot (EC2 underneath)   2-minute notice         https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/
+                                                    spot-instance-termination-notices.html
+Vertex AI / GCE spot        about 30 s              https://cloud.google.com/compute/docs/instances/
+                                                    spot#preemption ("Compute Engine sends a preemption
+                                                    notice ... 30 seconds")
+Kubernetes (JobSet pod)     the pod's               https://kubernetes.io/docs/concepts/workloads/pods/
+                            terminationGrace-       pod-lifecycle/#pod-termination (default 30 s)
+                            PeriodSeconds
+==========================  ======================  ==================================================
+
+The launcher (or the rendered job) passes the grace as ``CLOUDTRAIN_GRACE_S``; without it
+the shortest above (30 s) is assumed. The runtime spends at most ``BUDGET_SHARE`` of it:
+the rest is the provider's own margin (flushing logs, a bucket sync). On SIGTERM the
+handler only sets a flag (``Notice``). At the next step boundary every replica learns
+whether any replica got the notice (``agreement``: a one-number all-reduce across
+workers, so all of them stop after the same step, even when only one host was told),
+the chief writes a backup of that step (``callbacks.ChiefWritesBackup.save_within_epoch``)
+and every replica ends with ``Reclaimed``: exit 75. Where the step never comes (a
+notice during start-up, the export, a peer gone) the budget's timer ends the process
+with exit 75 all the same, and the run resumes from its last backup.
+
+Step-level backups need Keras 3 on TensorFlow. Keras on JAX and tf_keras fall back to the
+last epoch's backup and say so (``STEP_BACKUP_REFUSED``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+from cloudtrain_runtime.errors import ConfigError, Reclaimed
+
+GRACE_ENV = "CLOUDTRAIN_GRACE_S"
+# The shortest grace of the table above (GCE/Vertex spot, a Kubernetes pod's default).
+DEFAULT_GRACE_S = 30.0
+# The part of the grace the runtime may use; the provider keeps the rest.
+BUDGET_SHARE = 0.8
+STEP_BACKUP_REFUSED = (
+    "a step-level backup needs Keras 3 on TensorFlow; on {keras} this run resumes from its last "
+    "epoch's backup"
+)
+
+
+def grace_s(env: Mapping[str, str]) -> float:
+    """The provider's grace period, seconds (``CLOUDTRAIN_GRACE_S``, else ``DEFAULT_GRACE_S``).
+
+    Raises:
+        ConfigError: the variable is not a positive number.
+
+    >>> grace_s({}), grace_s({"CLOUDTRAIN_GRACE_S": "120"})
+    (30.0, 120.0)
+    """
+    text = env.get(GRACE_ENV, "")
+    if not text:
+        return DEFAULT_GRACE_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ConfigError(f"{GRACE_ENV} must be a number of seconds above 0, e.g. 30. Received: {text!r}")
+    return value
+
+
+class Notice:
+    """The provider's notice: set by SIGTERM, read at step boundaries.
+
+    ``budget_s`` after the notice the process ends with exit 75 whatever it is doing
+    (``_give_up``): a backup that cannot be finished in time is worth less than the
+    provider's own margin.
+    """
+
+    def __init__(
+        self, budget_s: float, say: Callable[[str], None], clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.budget_s, self.say, self.clock = budget_s, say, clock
+        self.received_at: float | None = None
+
+    def __repr__(self) -> str:
+        return f"Notice(budget_s={self.budget_s}, received={self.received})"
+
+    @property
+    def received(self) -> bool:
+        return self.received_at is not None
+
+    def install(self) -> None:
+        """Handle SIGTERM from now on (the main thread's job: Python runs handlers there)."""
+        signal.signal(signal.SIGTERM, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        if self.received:
+            return
+        self.received_at = self.clock()
+        timer = threading.Timer(self.budget_s, self._give_up)
+        timer.daemon = True
+        timer.start()
+
+    def elapsed_s(self) -> float:
+        """Seconds since the notice came."""
+        return self.clock() - (self.received_at or self.clock())
+
+    def _give_up(self) -> None:
+        self.say(
+            f"the provider's notice came {self.budget_s:.0f}s ago and no step-level backup was finished; "
+            "exiting so the run resumes from its last backup"
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(Reclaimed.exit_code)
+
+
+def agreement(tf: ModuleType | None, strategy: Any, workers: int) -> Callable[[bool], bool]:
+    """A function of this replica's flag that is true on every replica when any replica's is.
+
+    Several workers (MultiWorkerMirroredStrategy) sum the flags with one all-reduce of a
+    scalar; in one process (MirroredStrategy, a single device, JAX) the flag is already
+    everyone's.
+    """
+    if tf is None or workers < 2:
+        return bool
+
+    def any_worker(flag: bool) -> bool:
+        flags = strategy.run(lambda: tf.constant(1.0 if flag else 0.0))
+        return float(strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None)) > 0
+
+    return any_worker
+
+
+class SaveOnNotice:
+    """At the first step boundary after a notice every replica agrees on: back up that step, then exit 75.
+
+    ``save(batches)`` writes the backup ``batches`` batches into the current epoch (None:
+    this Keras cannot, and the run resumes from its last epoch's backup).
+    """
+
+    def __init__(
+        self,
+        notice: Notice,
+        agree: Callable[[bool], bool],
+        save: Callable[[int], None] | None,
+        say: Callable[[str], None],
+        keras: str,
+    ) -> None:
+        super().__init__()
+        self.notice, self.agree, self.save, self.say, self.keras = notice, agree, save, say, keras
+        self.epoch = 0
+
+    def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        if not self.agree(self.notice.received):
+            return
+        batches = batch + 1  # ``batch`` is the last step of the execution, counted from 0
+        if self.save is None:
+            self.say(f"the provider's notice came: {STEP_BACKUP_REFUSED.format(keras=self.keras)}")
+            raise Reclaimed(
+                f"reclaimed by the provider at epoch {self.epoch + 1}; resuming from the last epoch"
+            )
+        self.save(batches)
+        self.say(
+            f"backup on notice after epoch {self.epoch} and {batches} batches written "
+            f"{self.notice.elapsed_s():.1f}s after the notice (budget {self.notice.budget_s:.0f}s)"
+        )
+        raise Reclaimed(
+            f"reclaimed by the provider; the run resumes at epoch {self.epoch + 1}, batch {batches + 1}"
+        )
