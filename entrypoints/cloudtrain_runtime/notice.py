@@ -18,8 +18,9 @@ Kubernetes (JobSet pod)     the pod's               https://kubernetes.io/docs/c
                             PeriodSeconds
 ==========================  ======================  ==================================================
 
-The launcher (or the rendered job) passes the grace as ``CLOUDTRAIN_GRACE_S``; without it
-the shortest above (30 s) is assumed. The runtime spends at most ``BUDGET_SHARE`` of it:
+SageMaker and Vertex AI fix their grace (``Environment.grace_s``); the JobSet pod and the
+local launcher pass theirs as ``CLOUDTRAIN_GRACE_S``; elsewhere the shortest above (30 s)
+is assumed. The runtime spends at most ``BUDGET_SHARE`` of it:
 the rest is the provider's own margin (flushing logs, a bucket sync). On SIGTERM the
 handler only sets a flag (``Notice``). At the next step boundary every replica learns
 whether any replica got the notice (``agreement``: a one-number all-reduce across
@@ -57,18 +58,18 @@ STEP_BACKUP_REFUSED = (
 )
 
 
-def grace_s(env: Mapping[str, str]) -> float:
-    """The provider's grace period, seconds (``CLOUDTRAIN_GRACE_S``, else ``DEFAULT_GRACE_S``).
+def grace_s(env: Mapping[str, str], fixed: float | None = None) -> float:
+    """The provider's grace period, seconds: ``CLOUDTRAIN_GRACE_S``, else the environment's ``fixed`` one, else 30.
 
     Raises:
         ConfigError: the variable is not a positive number.
 
-    >>> grace_s({}), grace_s({"CLOUDTRAIN_GRACE_S": "120"})
-    (30.0, 120.0)
+    >>> grace_s({}), grace_s({}, fixed=120.0), grace_s({"CLOUDTRAIN_GRACE_S": "90"}, fixed=120.0)
+    (30.0, 120.0, 90.0)
     """
     text = env.get(GRACE_ENV, "")
     if not text:
-        return DEFAULT_GRACE_S
+        return DEFAULT_GRACE_S if fixed is None else fixed
     try:
         value = float(text)
     except ValueError:

@@ -181,7 +181,12 @@ class Session:
     @functools.cached_property
     def notice(self) -> notice_lib.Notice:
         """The provider's notice (SIGTERM), with the part of its grace period this replica may use."""
-        return notice_lib.Notice(notice_lib.grace_s(os.environ) * notice_lib.BUDGET_SHARE, self.say)
+        return notice_lib.Notice(self._grace_s * notice_lib.BUDGET_SHARE, self.say)
+
+    @property
+    def _grace_s(self) -> float:
+        fixed = environments.named(self.cluster.provider).grace_s
+        return notice_lib.grace_s(os.environ, fixed)
 
     def save_on_notice(self, backup: Any) -> Any:
         """The callback that backs up the step every replica agrees on after a notice, then ends with exit 75.
@@ -219,7 +224,7 @@ class Session:
     @functools.cached_property
     def fault(self) -> cb.Fault | None:
         """The fault planned for this task (``CLOUDTRAIN_FAULT``), if any."""
-        fault = cb.parse_fault(os.environ.get(cb.FAULT_ENV, ""), notice_lib.grace_s(os.environ))
+        fault = cb.parse_fault(os.environ.get(cb.FAULT_ENV, ""), self._grace_s)
         if fault is None:
             return None
         last_host = self.cluster.rank == self.cluster.num_hosts - 1
