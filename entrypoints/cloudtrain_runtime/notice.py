@@ -112,10 +112,6 @@ class Notice:
         timer.daemon = True
         timer.start()
 
-    def elapsed_s(self) -> float:
-        """Seconds since the notice came."""
-        return self.clock() - (self.received_at or self.clock())
-
     def _give_up(self) -> None:
         self.say(
             f"the provider's notice came {self.budget_s:.0f}s ago and no step-level backup was finished; "
@@ -136,9 +132,12 @@ def agreement(tf: ModuleType | None, strategy: Any, workers: int) -> Callable[[b
     if tf is None or workers < 2:
         return bool
 
+    @tf.function
+    def total(flag: Any) -> Any:  # in a graph: an eager collective costs far more
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(tf.identity, args=(flag,)), axis=None)
+
     def any_worker(flag: bool) -> bool:
-        flags = strategy.run(lambda: tf.constant(1.0 if flag else 0.0))
-        return float(strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None)) > 0
+        return float(total(tf.constant(1.0 if flag else 0.0))) > 0
 
     return any_worker
 
@@ -174,10 +173,11 @@ class SaveOnNotice:
             raise Reclaimed(
                 f"reclaimed by the provider at epoch {self.epoch + 1}; resuming from the last epoch"
             )
+        started = self.notice.clock()
         self.save(batches)
         self.say(
-            f"backup on notice after epoch {self.epoch} and {batches} batches written "
-            f"{self.notice.elapsed_s():.1f}s after the notice (budget {self.notice.budget_s:.0f}s)"
+            f"backup on notice after epoch {self.epoch} and {batches} batches written in "
+            f"{self.notice.clock() - started:.2f}s (budget {self.notice.budget_s:.0f}s)"
         )
         raise Reclaimed(
             f"reclaimed by the provider; the run resumes at epoch {self.epoch + 1}, batch {batches + 1}"
