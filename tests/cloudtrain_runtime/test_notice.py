@@ -1,4 +1,4 @@
-"""The provider's notice mid-epoch: one backup of the step every replica agrees on, exit 75, resume at that step.
+"""The provider's notice mid-epoch: one backup of the step every replica agrees on, exit 75, resume at that step; on JAX, the last epoch.
 
 A ``preempt@step:N`` fault gives the last host SIGTERM after step N (and SIGKILL after the
 grace). The replicas agree at the next step boundary, the chief backs that step up and
@@ -63,3 +63,27 @@ def test_two_hosts_preempted_mid_epoch_resume_at_the_agreed_step(tmp_path: Path)
 
 def test_mirrored_run_preempted_mid_epoch_resumes_at_its_step(tmp_path: Path) -> None:
     _interrupted_and_whole(tmp_path, 1, {"CLOUDTRAIN_CPU_DEVICES": "2"}, hosts=1, devices_per_host=2)
+
+
+def test_keras_on_jax_refuses_the_step_backup_and_resumes_from_the_last_epoch(tmp_path: Path) -> None:
+    config = runtime_config(
+        tmp_path,
+        keras_backend="jax",
+        strategy="keras-data-parallel",
+        hosts=1,
+        replicas=1,
+        per_replica_batch=32,
+    )
+    env = {"CLOUDTRAIN_CPU_DEVICES": "1"}
+
+    noticed = launch(1, config, tmp_path, env={**env, **NOTICE})
+    assert noticed.returncodes == [RECLAIMED], noticed.explain()
+    assert (
+        "the provider's notice came: a step-level backup needs Keras 3 on TensorFlow; on jax this run "
+        "resumes from its last epoch's backup"
+    ) in noticed.outputs[0]
+    assert [manifests.read(slot).batch for slot in manifests.slots(tmp_path / "backup")] == [0]  # epoch 1's
+
+    resumed = launch(1, config, tmp_path, env=env)
+    assert resumed.ok, resumed.explain()
+    assert resumed.result["attempts"][1]["resumed_from_epoch"] == 1
