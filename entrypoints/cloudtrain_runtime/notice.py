@@ -22,9 +22,11 @@ SageMaker and Vertex AI fix their grace (``Environment.grace_s``); the JobSet po
 local launcher pass theirs as ``CLOUDTRAIN_GRACE_S``; elsewhere the shortest above (30 s)
 is assumed. The runtime spends at most ``BUDGET_SHARE`` of it:
 the rest is the provider's own margin (flushing logs, a bucket sync). On SIGTERM the
-handler only sets a flag (``Notice``). At the next step boundary every replica learns
-whether any replica got the notice (``agreement``: a one-number all-reduce across
-workers, so all of them stop after the same step, even when only one host was told),
+handler only sets a flag (``Notice``). At the next check every replica learns whether
+any replica got the notice (``Agreement``: a one-number all-reduce across workers, so all
+of them stop after the same step, even when only one host was told; every step, or every
+few steps where a step is so short that asking would cost more than 1 % of it:
+``checks_every``),
 the chief writes a backup of that step (``callbacks.ChiefWritesBackup.save_within_epoch``)
 and every replica ends with ``Reclaimed``: exit 75. Where the step never comes (a
 notice during start-up, the export, a peer gone) the budget's timer ends the process
@@ -36,6 +38,7 @@ last epoch's backup and say so (``STEP_BACKUP_REFUSED``).
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -52,6 +55,12 @@ GRACE_ENV = "CLOUDTRAIN_GRACE_S"
 DEFAULT_GRACE_S = 30.0
 # The part of the grace the runtime may use; the provider keeps the rest.
 BUDGET_SHARE = 0.8
+# Asking whether a notice came may cost this share of a step; waiting for the next time it is
+# asked, this share of the budget.
+CHECK_SHARE = 0.01
+WAIT_SHARE = 0.25
+# The calls of a ``fit`` that always ask, timed; after them the replicas settle how often to ask.
+CALIBRATE_STEPS = 15
 STEP_BACKUP_REFUSED = (
     "a step-level backup needs Keras 3 on TensorFlow; on {keras} this run resumes from its last "
     "epoch's backup"
@@ -122,24 +131,48 @@ class Notice:
         os._exit(Reclaimed.exit_code)
 
 
-def agreement(tf: ModuleType | None, strategy: Any, workers: int) -> Callable[[bool], bool]:
-    """A function of this replica's flag that is true on every replica when any replica's is.
+class Agreement:
+    """Sums a few numbers over the workers, so every replica decides alike.
 
-    Several workers (MultiWorkerMirroredStrategy) sum the flags with one all-reduce of a
-    scalar; in one process (MirroredStrategy, a single device, JAX) the flag is already
-    everyone's.
+    Several workers (MultiWorkerMirroredStrategy) sum with one all-reduce, in a graph (an
+    eager collective costs far more); in one process (MirroredStrategy, a single device,
+    JAX) the numbers are already everyone's (``collective`` false).
     """
-    if tf is None or workers < 2:
-        return bool
 
-    @tf.function
-    def total(flag: Any) -> Any:  # in a graph: an eager collective costs far more
-        return strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(tf.identity, args=(flag,)), axis=None)
+    def __init__(self, tf: ModuleType | None, strategy: Any, workers: int) -> None:
+        self.collective = tf is not None and workers > 1
+        self._total: Callable[[list[float]], list[float]] = list
+        if tf is not None and self.collective:
+            summed = tf.function(
+                lambda values: strategy.reduce(
+                    tf.distribute.ReduceOp.SUM, strategy.run(tf.identity, args=(values,)), axis=None
+                )
+            )
+            self._total = lambda values: [float(v) for v in summed(tf.constant(values)).numpy()]
 
-    def any_worker(flag: bool) -> bool:
-        return float(total(tf.constant(1.0 if flag else 0.0))) > 0
+    def __repr__(self) -> str:
+        return f"Agreement(collective={self.collective})"
 
-    return any_worker
+    def sum(self, values: list[float]) -> list[float]:
+        """Each of ``values`` summed over the workers."""
+        return self._total(values)
+
+
+def checks_every(step_s: float, agree_s: float, budget_s: float) -> int:
+    """How many steps apart the replicas ask whether a notice came, so that asking costs ~1 % of a step.
+
+    Never so far apart that waiting for the next check would take a quarter of the budget.
+
+    >>> checks_every(step_s=0.008, agree_s=0.0015, budget_s=24)  # a tiny model on CPU
+    19
+    >>> checks_every(step_s=0.5, agree_s=0.0015, budget_s=24)  # a real one: every step
+    1
+    >>> checks_every(step_s=2.0, agree_s=0.5, budget_s=24)  # a slow all-reduce, capped by the budget
+    3
+    """
+    wanted = math.ceil(agree_s / (CHECK_SHARE * max(step_s, 1e-6)))
+    reachable = max(1, math.floor(budget_s * WAIT_SHARE / max(step_s, 1e-6)))
+    return max(1, min(wanted, reachable))
 
 
 class SaveOnNotice:
@@ -147,25 +180,38 @@ class SaveOnNotice:
 
     ``save(batches)`` writes the backup ``batches`` batches into the current epoch (None:
     this Keras cannot, and the run resumes from its last epoch's backup).
+
+    Across workers the check is an all-reduce: over the first ``CALIBRATE_STEPS`` calls
+    every call checks and is timed, then the workers agree on the mean step and check
+    times and from there check every ``checks_every`` calls, the same calls on every
+    worker (counted from this ``fit``'s start), so the collective never waits for a
+    worker that skipped it.
     """
 
     def __init__(
         self,
         notice: Notice,
-        agree: Callable[[bool], bool],
+        agreement: Agreement,
         save: Callable[[int], None] | None,
         say: Callable[[str], None],
         keras: str,
     ) -> None:
         super().__init__()
-        self.notice, self.agree, self.save, self.say, self.keras = notice, agree, save, say, keras
+        self.notice, self.agreement, self.save, self.say, self.keras = notice, agreement, save, say, keras
         self.epoch = 0
+        self.calls = 0
+        self.every = 1
+        self._timed: list[
+            float
+        ] = []  # the clock at each call's end, and the checks' seconds, while calibrating
+        self._checks_s = 0.0
 
     def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
         self.epoch = epoch
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        if not self.agree(self.notice.received):
+        self.calls += 1
+        if self.calls % self.every or not self._agreed():
             return
         batches = batch + 1  # ``batch`` is the last step of the execution, counted from 0
         if self.save is None:
@@ -182,3 +228,22 @@ class SaveOnNotice:
         raise Reclaimed(
             f"reclaimed by the provider; the run resumes at epoch {self.epoch + 1}, batch {batches + 1}"
         )
+
+    def _agreed(self) -> bool:
+        """Whether any replica got the notice; times the first checks, then settles how often to check."""
+        if not self.agreement.collective:
+            return self.notice.received
+        started = self.notice.clock()
+        agreed = self.agreement.sum([1.0 if self.notice.received else 0.0])[0] > 0
+        if self.calls <= CALIBRATE_STEPS:
+            self._checks_s += self.notice.clock() - started
+            self._timed.append(self.notice.clock())
+            if self.calls == CALIBRATE_STEPS:
+                self._calibrate()
+        return agreed
+
+    def _calibrate(self) -> None:
+        timed = CALIBRATE_STEPS - 1
+        step_s = (self._timed[-1] - self._timed[0]) / timed - self._checks_s / CALIBRATE_STEPS
+        step_sum, check_sum, workers = self.agreement.sum([step_s, self._checks_s / CALIBRATE_STEPS, 1.0])
+        self.every = checks_every(step_sum / workers, check_sum / workers, self.notice.budget_s)

@@ -196,9 +196,9 @@ class Session:
         """
         steps = not (self.on_jax or self.legacy)
         save = backup.save_within_epoch if steps else None
-        agree = notice_lib.agreement(self.tf if steps else None, self.strategy, self.cluster.num_hosts)
+        agreement = notice_lib.Agreement(self.tf if steps else None, self.strategy, self.cluster.num_hosts)
         return cb.keras_callback(
-            self.keras, notice_lib.SaveOnNotice, self.notice, agree, save, self.say, self.keras_name
+            self.keras, notice_lib.SaveOnNotice, self.notice, agreement, save, self.say, self.keras_name
         )
 
     def profiler(self, window: profiling.Window | None = None) -> profiling.StepProfiler | None:
