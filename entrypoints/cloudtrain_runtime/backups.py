@@ -58,7 +58,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from cloudtrain_runtime import manifests
 from cloudtrain_runtime.config import RuntimeConfig
@@ -99,6 +99,13 @@ _COVERS = {
     "code": "code",
     "model": "model (its variables' names, shapes or dtypes)",
 }
+
+
+class ResumePoint(NamedTuple):
+    """Where a resumed attempt starts: ``epoch`` epochs done and ``batch`` batches of the next."""
+
+    epoch: int
+    batch: int
 
 
 @dataclass(frozen=True)
@@ -306,23 +313,28 @@ class Backups:
             )
         return None
 
-    def resumes_at(self) -> int:
-        """The epochs done by the backup a restore will load (0: none), known before the model is built.
+    def resumes_at(self) -> ResumePoint:
+        """Where the backup a restore will load was taken (``ResumePoint(0, 0)``: none), known before the model is built.
 
-        The input pipeline starts there (``data.start_at_epoch``). The same backup is
+        The input pipeline starts at its epoch (``data.start_at_epoch``) and a backup taken
+        on the provider's notice, within an epoch, also names the batches of that epoch
+        already trained (``callbacks.ChiefWritesBackup`` skips them). The same backup is
         restored later (``restorable`` decides once), so its files are checked once.
         """
         found = _read_stamp(self.stamp_file)
         if not self._holds_backup() or found is None or found.run != (self.mine.run or found.run):
-            return 0  # nothing to restore, or another run's: ``begin`` says so, once the model exists
+            return ResumePoint(0, 0)  # nothing to restore, or another run's: ``begin`` says so later
         try:
             chosen = self.restorable()
         except ConfigError:
-            return 0  # no backup verifies: the restore raises it, after the stamp was judged
-        folder = chosen or next((p.parent for p in self.folder.glob(f"*/{LEGACY_WEIGHTS}")), None)
+            return ResumePoint(0, 0)  # no backup verifies: the restore raises it, after the stamp was judged
+        if chosen is not None:
+            manifest = manifests.read(chosen)
+            return ResumePoint(manifest.epoch, manifest.batch)
+        folder = next((p.parent for p in self.folder.glob(f"*/{LEGACY_WEIGHTS}")), None)
         record = _read_json(folder / LEGACY_METADATA) if folder is not None else {}
         epoch = record.get("epoch", 0)
-        return epoch if isinstance(epoch, int) and epoch > 0 else 0
+        return ResumePoint(epoch if isinstance(epoch, int) and epoch > 0 else 0, 0)
 
     def new_backup(self, epoch: int, batch: int) -> Path:
         """An empty folder for the backup after ``epoch`` epochs and ``batch`` batches (chief only)."""

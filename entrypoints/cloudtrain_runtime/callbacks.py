@@ -20,6 +20,7 @@ import re
 import shutil
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain_runtime import rng
 from cloudtrain_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ WARMUP_STEPS = 50
 # The files Keras 3's BackupAndRestore writes (keras/src/callbacks/backup_and_restore.py, keras 3.15).
 WEIGHTS_FILE = "latest.weights.h5"
 METADATA_FILE = "training_metadata.json"
-_FAULT = re.compile(r"^(?:(chief|master|worker):(\d+)|(spot|stop))@(?:(epoch|step):(\d+)|(export))$")
+_FAULT = re.compile(r"^(?:(chief|master|worker):(\d+)|(spot|stop|preempt))@(?:(epoch|step):(\d+)|(export))$")
 
 
 @dataclass(frozen=True)
@@ -53,28 +55,35 @@ class Fault:
 
     ``spot`` and ``stop`` (task type ``None``) are every task at once: the provider
     reclaimed the machines, as a spot interruption does, or the region was lost.
+    ``preempt`` is the provider's notice to one host (the last): SIGTERM, then SIGKILL
+    ``notice_s`` later (the emulated provider's grace, ``CLOUDTRAIN_GRACE_S``).
     """
 
     task_type: str | None
     task_index: int
     unit: str
     at: int
+    notice_s: float | None = None
 
-    def hits(self, task_type: str, task_index: int) -> bool:
-        """Whether this fault kills the task ``task_type:task_index``."""
+    def hits(self, task_type: str, task_index: int, *, last_host: bool) -> bool:
+        """Whether this fault strikes the task ``task_type:task_index``; a notice strikes the last host's."""
+        if self.notice_s is not None:
+            return last_host
         return self.task_type is None or (self.task_type, self.task_index) == (task_type, task_index)
 
 
-def parse_fault(text: str) -> Fault | None:
+def parse_fault(text: str, grace_s: float = 30.0) -> Fault | None:
     """Parse ``CLOUDTRAIN_FAULT``; empty means no fault.
 
     Example:
     >>> parse_fault("worker:1@epoch:2")
-    Fault(task_type='worker', task_index=1, unit='epoch', at=2)
+    Fault(task_type='worker', task_index=1, unit='epoch', at=2, notice_s=None)
     >>> parse_fault("chief:0@export")
-    Fault(task_type='chief', task_index=0, unit='export', at=0)
+    Fault(task_type='chief', task_index=0, unit='export', at=0, notice_s=None)
     >>> parse_fault("spot@epoch:1")
-    Fault(task_type=None, task_index=0, unit='epoch', at=1)
+    Fault(task_type=None, task_index=0, unit='epoch', at=1, notice_s=None)
+    >>> parse_fault("preempt@step:7", grace_s=120)
+    Fault(task_type=None, task_index=0, unit='step', at=7, notice_s=120)
     """
     if not text:
         return None
@@ -82,10 +91,11 @@ def parse_fault(text: str) -> Fault | None:
     if not match:
         raise ConfigError(
             f"{FAULT_ENV} must look like worker:1@epoch:2, chief:0@step:10, chief:0@export "
-            f"spot@epoch:2 or stop@epoch:2. Received: {text!r}"
+            f"spot@epoch:2, stop@epoch:2 or preempt@step:7. Received: {text!r}"
         )
-    task_type, index, _everyone, unit, at, export = match.groups()
-    return Fault(task_type, int(index or 0), unit or export, int(at or 0))
+    task_type, index, everyone, unit, at, export = match.groups()
+    notice_s = grace_s if everyone == "preempt" else None
+    return Fault(task_type, int(index or 0), unit or export, int(at or 0), notice_s)
 
 
 def kill_self() -> None:
@@ -96,7 +106,7 @@ def kill_self() -> None:
 
 
 class FaultInjector(_KerasBase):
-    """SIGKILLs this task at the planned epoch end or global step.
+    """SIGKILLs this task at the planned epoch end or global step (a ``preempt`` fault: gives the notice).
 
     With several steps per execution the step hooks run once per execution, so a step
     fault fires at the end of the execution that reaches the planned step.
@@ -105,14 +115,30 @@ class FaultInjector(_KerasBase):
     def __init__(self, fault: Fault) -> None:
         super().__init__()
         self.fault = fault
+        self._noticed = False  # a notice is given once
 
     def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
         if self.fault.unit == "epoch" and epoch + 1 == self.fault.at:
-            kill_self()
+            self._strike()
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         if self.fault.unit == "step" and int(self.model.optimizer.iterations.numpy()) >= self.fault.at:
+            self._strike()
+
+    def _strike(self) -> None:
+        if self.fault.notice_s is None:
             kill_self()
+        elif not self._noticed:
+            self._noticed = True
+            notify_self(self.fault.notice_s)
+
+
+def notify_self(grace_s: float) -> None:
+    """Give this process the provider's notice: SIGTERM now, SIGKILL ``grace_s`` later, as a provider does."""
+    timer = threading.Timer(grace_s, kill_self)
+    timer.daemon = True
+    timer.start()
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 class Progress:
@@ -371,6 +397,18 @@ class ChiefWritesBackup(StampedBackup):
             if chosen is not None:
                 self._write_to(chosen)
             super(StampedBackup, self).on_train_begin(logs)
+            if chosen is not None:
+                rng.restore(self.model, chosen / rng.RNG_FILE)
+                skip_seen_batches(self.model, self.backups.resumes_at().batch)
+
+    def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        # Keras counts epochs done only at epoch ends, from 0 in each ``fit``: a resumed one too.
+        self._current_epoch = epoch
+
+    def save_within_epoch(self, batches: int) -> None:
+        """Back up now, ``batches`` batches into the current epoch (the provider's notice came)."""
+        self._last_batch_seen = batches
+        self._save_model()
 
     def _write_to(self, folder: Path) -> None:
         """Point Keras's backup paths at ``folder`` (its file names, another folder)."""
@@ -383,6 +421,7 @@ class ChiefWritesBackup(StampedBackup):
             epoch, batch = self._current_epoch, self._last_batch_seen
             self._write_to(self.backups.new_backup(epoch, batch))
             super()._save_model()
+            rng.save(self.model, Path(self.backup_dir) / rng.RNG_FILE)
             step = int(self.model.optimizer.iterations.numpy())
             self.backups.commit(Path(self.backup_dir), epoch=epoch, batch=batch, step=step)
         elif self.scratch is not None:
@@ -393,6 +432,31 @@ class ChiefWritesBackup(StampedBackup):
         super().on_train_end(logs)
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def skip_seen_batches(model: Any, batches: int) -> None:
+    """Make the first ``batches`` steps of ``fit`` read their batches and train on none.
+
+    A backup taken within an epoch (on the provider's notice) resumes at its epoch's
+    start, as Keras counts, with the optimizer's step already past those batches: each
+    skipped step draws its batches from the input, so the next real step reads the batch
+    an uninterrupted run would, and leaves weights, optimizer and metrics as they are.
+    """
+    if batches <= 0:
+        return
+    train = model.train_function
+    per_call = int(getattr(model, "steps_per_execution", 1) or 1)
+    left = [batches]
+
+    def train_or_skip(iterator: Any) -> Any:
+        if left[0] <= 0:
+            return train(iterator)
+        for _ in range(per_call):
+            next(iterator)
+        left[0] -= per_call
+        return {}
+
+    model.train_function = train_or_skip
 
 
 def chief_writes_backup(

@@ -44,3 +44,14 @@ class PeerLost(RuntimeFailure):
     """Another replica of the job died or stopped answering; the job must restart."""
 
     exit_code = 1
+
+
+class Reclaimed(RuntimeFailure):
+    """The provider asked for the machines back (its notice, SIGTERM); the run resumes elsewhere.
+
+    Exit 75, ``EX_TEMPFAIL`` of BSD's sysexits.h (Python's ``os.EX_TEMPFAIL``): "a temporary
+    failure ... the user is invited to retry later". The launcher and the providers' retries
+    read it as a reclaim, never as the user's code failing.
+    """
+
+    exit_code = 75

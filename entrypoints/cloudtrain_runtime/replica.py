@@ -169,6 +169,9 @@ class Environment(ABC):
             can carry the runtime configuration, or None.
         mounts: the storage schemes this environment's containers open as folders, and
             the folder under the root each opens at (``{"gs://": "/gcs/"}``).
+        grace_s: the seconds between the provider's SIGTERM and its SIGKILL, where the
+            environment fixes them (``cloudtrain_runtime.notice``); None: ``CLOUDTRAIN_GRACE_S``
+            or the shortest default.
     """
 
     provider: ClassVar[str]
@@ -176,6 +179,7 @@ class Environment(ABC):
     peer_hint: ClassVar[str | None] = None
     hyperparameters_file: ClassVar[str | None] = None
     mounts: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    grace_s: ClassVar[float | None] = None
 
     @abstractmethod
     def detects(self, env: Mapping[str, str], root: str) -> bool:

@@ -40,6 +40,7 @@ from cloudtrain_runtime import (
 )
 from cloudtrain_runtime import callbacks as cb
 from cloudtrain_runtime import history as history_lib
+from cloudtrain_runtime import notice as notice_lib
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import AUTO, RuntimeConfig
 from cloudtrain_runtime.errors import UserCodeError
@@ -151,7 +152,7 @@ class Session:
 
     @functools.cached_property
     def callbacks(self) -> list[Any]:
-        """Throughput, the history, backup, progress, MLflow, a sweep's objective, TensorBoard, the profiler, a fault.
+        """Throughput, the history, backup, save on notice, progress, MLflow, a sweep's objective, TensorBoard, the profiler, a fault.
 
         The history, MLflow, the objective, TensorBoard and the profiler are the chief's.
 
@@ -166,7 +167,8 @@ class Session:
             found.append(
                 cb.keras_callback(self.keras, cb.EpochHistory, self.history, self._run, job, self.throughput)
             )
-        found += [self.backup_callback(), self.progress]
+        backup = self.backup_callback()
+        found += [backup, self.save_on_notice(backup), self.progress]
         if self.tracker is not None:
             recorder = self.history
             found.append(
@@ -199,6 +201,29 @@ class Session:
             say=self.say,
         )
 
+    @functools.cached_property
+    def notice(self) -> notice_lib.Notice:
+        """The provider's notice (SIGTERM), with the part of its grace period this replica may use."""
+        return notice_lib.Notice(self._grace_s * notice_lib.BUDGET_SHARE, self.say)
+
+    @property
+    def _grace_s(self) -> float:
+        fixed = environments.named(self.cluster.provider).grace_s
+        return notice_lib.grace_s(os.environ, fixed)
+
+    def save_on_notice(self, backup: Any) -> Any:
+        """The callback that backs up the step every replica agrees on after a notice, then ends with exit 75.
+
+        Keras 3 on TensorFlow writes that step's backup (``ChiefWritesBackup``); on JAX
+        and tf_keras the run resumes from its last epoch's backup (``notice.STEP_BACKUP_REFUSED``).
+        """
+        steps = not (self.on_jax or self.legacy)
+        save = backup.save_within_epoch if steps else None
+        agreement = notice_lib.Agreement(self.tf if steps else None, self.strategy, self.cluster.num_hosts)
+        return cb.keras_callback(
+            self.keras, notice_lib.SaveOnNotice, self.notice, agreement, save, self.say, self.keras_name
+        )
+
     def profiler(self, window: profiling.Window | None = None) -> profiling.StepProfiler | None:
         """The chief's profiler of ``window``, by default the steps ``CLOUDTRAIN_TRACE_STEPS`` asks for; None: off."""
         window = window or profiling.requested(os.environ)
@@ -222,8 +247,15 @@ class Session:
     @functools.cached_property
     def fault(self) -> cb.Fault | None:
         """The fault planned for this task (``CLOUDTRAIN_FAULT``), if any."""
-        fault = cb.parse_fault(os.environ.get(cb.FAULT_ENV, ""))
-        return fault if fault and fault.hits(self.cluster.task_type, self.cluster.task_index) else None
+        fault = cb.parse_fault(os.environ.get(cb.FAULT_ENV, ""), self._grace_s)
+        if fault is None:
+            return None
+        last_host = self.cluster.rank == self.cluster.num_hosts - 1
+        return (
+            fault
+            if fault.hits(self.cluster.task_type, self.cluster.task_index, last_host=last_host)
+            else None
+        )
 
     @functools.cached_property
     def backups(self) -> backups_lib.Backups:
@@ -329,7 +361,7 @@ class Session:
         if split == "train":
             data.start_at_epoch(
                 prepared,
-                self.backups.resumes_at(),
+                self.backups.resumes_at().epoch,
                 repeated=bool(context.steps_per_epoch),
                 whole_passes=data.whole_passes(dataset, context),
                 log=self.say,
@@ -545,6 +577,7 @@ def start(
     if precision:
         session.keras.mixed_precision.set_global_policy(precision)
     session.keras.utils.set_random_seed(SEED)
+    session.notice.install()
     return session
 
 

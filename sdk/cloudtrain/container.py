@@ -34,6 +34,10 @@ from cloudtrain_runtime.profiling import PROFILE_ENV
 CONFIG_ENV = "CLOUDTRAIN_CONFIG"
 BUNDLE_ENV = "CLOUDTRAIN_BUNDLE"
 ROOT_ENV = "CLOUDTRAIN_ROOT"
+# Seconds between the provider's SIGTERM and its SIGKILL, where the request sets them
+# (a JobSet pod, the local launcher): the runtime backs up its step within them
+# (cloudtrain_runtime.notice).
+GRACE_ENV = "CLOUDTRAIN_GRACE_S"
 CONFIG_HYPERPARAMETER = "cloudtrain_config"
 HYPERPARAMETER_VALUE_MAX = 256
 

@@ -175,3 +175,11 @@ def _wait_all(procs: list[subprocess.Popen[bytes]], timeout: float) -> list[int]
                     p.kill()
         time.sleep(0.2)
     return codes
+
+
+def exported_weights(export: str) -> dict[str, Any]:
+    """The trainable variables of an exported SavedModel, by name, as numpy arrays."""
+    import tensorflow as tf
+
+    loaded = tf.saved_model.load(export)
+    return {variable.name: variable.numpy() for variable in loaded.trainable_variables}

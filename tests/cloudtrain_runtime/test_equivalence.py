@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.cloudtrain_runtime.harness import launch, runtime_config
+from tests.cloudtrain_runtime.harness import exported_weights, launch, runtime_config
 
 pytestmark = pytest.mark.multiprocess
 
@@ -32,16 +32,8 @@ def test_one_device_mirrored_and_multi_worker_give_the_same_weights(tmp_path: Pa
     assert [run.result["strategy"] for run in runs] == ["one-device", "mirrored", "multi-worker"]
     reference = runs[0].result["weights_l1"]
     assert [run.result["weights_l1"] for run in runs] == pytest.approx([reference] * 3, rel=1e-6)
-    one_weights, *others = [_exported_weights(run.result["export"]) for run in runs]
+    one_weights, *others = [exported_weights(run.result["export"]) for run in runs]
     for weights in others:  # every variable, element by element
         assert weights.keys() == one_weights.keys()
         for name, values in weights.items():
             np.testing.assert_allclose(values, one_weights[name], rtol=1e-6, atol=1e-7, err_msg=name)
-
-
-def _exported_weights(export: str) -> dict[str, np.ndarray]:
-    """The trainable variables of an exported SavedModel, by name."""
-    import tensorflow as tf
-
-    loaded = tf.saved_model.load(export)
-    return {variable.name: variable.numpy() for variable in loaded.trainable_variables}

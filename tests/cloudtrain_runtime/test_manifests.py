@@ -173,9 +173,19 @@ def test_backups_say_where_a_restore_starts_before_the_model_exists(tmp_path: Pa
     (tmp_path / "cloudtrain-backup.json").write_text('{"run": "r1", "config": "c", "model": "m"}')
     said: list[str] = []
     backups = Backups(tmp_path, tmp_path / "done.json", Stamp("r1", "c", ""), is_chief=True, say=said.append)
-    assert backups.resumes_at() == 1  # the input starts after epoch 1, where the restore will be
+    assert backups.resumes_at() == (1, 0)  # the input starts after epoch 1, where the restore will be
     assert backups.restorable() == tmp_path / "verified" / "epoch-000001"
     assert len([line for line in said if "does not verify" in line]) == 1  # checked once, not twice
+
+
+def test_a_backup_taken_within_an_epoch_resumes_at_its_batch(tmp_path: Path) -> None:
+    _backup(tmp_path, 1)
+    folder = manifests.new_slot(tmp_path, 1, 3)
+    (folder / "latest.weights.h5").write_bytes(b"w")
+    manifests.commit(folder, ORIGIN, epoch=1, batch=3, step=19, clock=lambda: 0.0)
+    (tmp_path / "cloudtrain-backup.json").write_text('{"run": "r1", "config": "c", "model": "m"}')
+    backups = Backups(tmp_path, tmp_path / "done.json", Stamp("r1", "c", ""), is_chief=True, say=print)
+    assert backups.resumes_at() == (1, 3)  # after epoch 1 and 3 batches of epoch 2: the notice's backup
 
 
 def test_a_backup_written_before_manifests_is_restored_with_a_warning(tmp_path: Path) -> None:
@@ -187,7 +197,7 @@ def test_a_backup_written_before_manifests_is_restored_with_a_warning(tmp_path: 
     said: list[str] = []
     backups = Backups(tmp_path, tmp_path / "done.json", Stamp("r1", "c", ""), is_chief=True, say=said.append)
     assert backups.restorable() is None  # Keras restores from its own folder
-    assert backups.resumes_at() == 3
+    assert backups.resumes_at() == (3, 0)
     assert said == [
         f"warning: the backup in {tmp_path} has no manifest (it was written before backups were verified), "
         "so it is restored without checking its files"
@@ -199,5 +209,5 @@ def test_where_a_restore_starts_is_not_asked_of_another_runs_backup(tmp_path: Pa
     (tmp_path / "cloudtrain-backup.json").write_text('{"run": "r2", "config": "c", "model": "m"}')
     said: list[str] = []
     backups = Backups(tmp_path, tmp_path / "done.json", Stamp("r1", "c", ""), is_chief=True, say=said.append)
-    assert backups.resumes_at() == 0  # the stamp's verdict, once the model exists, names the other run
+    assert backups.resumes_at() == (0, 0)  # the stamp's verdict, once the model exists, names the other run
     assert said == []

@@ -67,6 +67,9 @@ class SageMaker(Environment):
         f"map it in {HOSTS_ENV}."
     )
     hyperparameters_file = HYPERPARAMETERS
+    # A stopped (or reclaimed spot) job's container gets SIGTERM, then SIGKILL 120 s later:
+    # https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-training-algo-running-container.html
+    grace_s = 120.0
     # SageMaker mounts no bucket: its hosts use the /opt/ml tree. The scheme's folder is
     # where the local provider keeps its stand-in S3 buckets, for local runs of s3:// URIs.
     mounts: ClassVar[Mapping[str, str]] = MappingProxyType({"s3://": "/s3/"})

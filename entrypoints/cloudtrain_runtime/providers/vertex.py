@@ -52,6 +52,9 @@ class Vertex(PlainTfConfig):
     provider = "vertex"
     label = "Vertex AI"
     mounts: ClassVar[Mapping[str, str]] = MappingProxyType({"gs://": "/gcs/"})
+    # A preempted Spot VM gets about 30 s between the ACPI shutdown signal and its stop:
+    # https://cloud.google.com/compute/docs/instances/spot#preemption-process
+    grace_s = 30.0
 
     def detects(self, env: Mapping[str, str], root: str) -> bool:
         return any(env.get(name) for name in MARKERS)

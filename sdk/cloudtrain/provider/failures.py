@@ -34,6 +34,12 @@ from enum import StrEnum
 
 from cloudtrain.errors import CredentialsError, MissingDependencyError, ProviderError, SpecError
 
+# The runtime's exit status after the provider's notice (SIGTERM): its step was backed up and
+# the run resumes from there. EX_TEMPFAIL of BSD's sysexits.h (Python's os.EX_TEMPFAIL), the
+# runtime's ``cloudtrain_runtime.errors.Reclaimed``: a provider that reports a container's
+# exit status maps it to ``preempted``, never to ``user_code``.
+RECLAIMED_EXIT = 75
+
 
 class Reason(StrEnum):
     """Why a job did not start or stopped, whatever the provider."""

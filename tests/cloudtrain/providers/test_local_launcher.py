@@ -269,6 +269,23 @@ def test_a_replica_killed_on_every_attempt_fails_the_job_at_the_restart_limit(
     assert (final.failure.reason, final.failure.code) == (Reason.PREEMPTED, "killed by SIGKILL")
 
 
+def test_a_replica_that_exits_75_after_the_notice_is_restarted_as_a_reclaim(
+    tmp_path: Path, home: Path
+) -> None:
+    job = _submit(tmp_path, env={"MODE": "exit:75"}, max_restarts=1)
+    final = job.wait(poll_s=0.2)
+    lines = list(job.logs())
+    assert final.state == "failed"
+    assert final.detail == (
+        "Replica chief-0 was reclaimed (exit 75: it got the notice and backed up its step). Gave up after 1 restart."
+    )
+    assert any(
+        line.startswith("[cloudtrain] Restarting all replicas (host restart 1 of 1:") for line in lines
+    )
+    assert final.failure is not None
+    assert (final.failure.reason, final.failure.code) == (Reason.PREEMPTED, "exit 75")
+
+
 def test_a_lost_host_is_not_restarted_where_the_request_allows_no_restart(tmp_path: Path, home: Path) -> None:
     # what an emulated SageMaker request without RetryStrategy says (sagemaker.emulate.restarts)
     rule = {"limit": 0, "rule": "the request has no RetryStrategy"}

@@ -3,7 +3,8 @@
 One run per shape keeps the suite short on a 2-core machine (each process imports
 TensorFlow): the README's main job through the CLI (2 hosts, plain); 2 hosts × 2
 devices (4 worker processes, 4 replicas); Vertex emulation
-with 3 hosts and a worker killed after epoch 1; SageMaker emulation of a spot job with
+with 3 hosts and a worker killed after epoch 1; Vertex emulation of 2 hosts given the
+preemption notice mid-epoch (resumed at that step); SageMaker emulation of a spot job with
 2 hosts, interrupted after epoch 2 (the restarted hosts get a fresh /opt/ml and their
 checkpoints back from the stand-in bucket); Kubernetes emulation of the JobSet's two
 pods, one of them killed after epoch 1 (JobSet recreates the gang). Every emulation
@@ -80,6 +81,32 @@ def test_vertex_emulation_restarts_three_hosts_after_a_worker_dies_and_resumes(p
     assert _saved_models(base) == [base / "model"]  # AIP_MODEL_DIR
     assert (bucket / "code").is_dir()  # the bundle was "uploaded" to the stand-in bucket
     _assert_every_output_arrived(job, spec)
+    _assert_nothing_left_behind(project.parent, job)
+
+
+def test_vertex_emulation_preempted_mid_epoch_resumes_at_the_step_it_backed_up(project: Path) -> None:
+    spec = api.as_spec(project / "job.yaml")
+    job = api.submit(spec, local.Local(emulate="vertex", fault="preempt@step:20"))
+    final = job.wait(poll_s=1.0)
+    lines = list(job.logs())
+    assert final.state == "succeeded", "\n".join(lines[-40:])
+    # the notice after step 20; the replicas back up the step they agree on, within Vertex's 30 s grace
+    noticed = [
+        re.search(r"backup on notice after epoch (\d+) and (\d+) batches .*\(budget 24s\)$", line)
+        for line in lines
+    ]
+    (epoch, batches), *others = [(int(found[1]), int(found[2])) for found in noticed if found]
+    assert not others and epoch * 16 + batches > 20, lines
+    assert any("was reclaimed (exit 75: it got the notice and backed up its step)" in line for line in lines)
+    assert any(line.startswith("[cloudtrain] Restarting all replicas (host restart 1 of") for line in lines)
+    assert any(
+        f"restoring the verified backup epoch-{epoch:06d}-batch-{batches:06d}" in line for line in lines
+    )
+    base = project.parent / "home" / "buckets" / "gcs" / "my-bucket" / "binary-classifier" / "runs"
+    history = json.loads((base / job.request["run_id"] / "cloudtrain-history.json").read_text())
+    # the interrupted epoch trained only its steps after the backup: nothing was redone
+    steps = {(r["epoch"], r["attempt"]): r["steps"] for r in history["epochs"]}
+    assert steps[(epoch + 1, 2)] == 16 - batches and sum(steps.values()) == 3 * 16 - batches
     _assert_nothing_left_behind(project.parent, job)
 
 

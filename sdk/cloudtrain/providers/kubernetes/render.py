@@ -118,6 +118,8 @@ PERMANENT_JOB_FAILURES = ("PodFailurePolicy", "DeadlineExceeded")
 # 63 - len("-host-0-1023-abcde") = 45.
 NAME_MAX = 63 - len(f"-{REPLICATED_JOB}-0-1023-abcde")
 NAME_HASH_CHARS = 10
+# Kubernetes' default terminationGracePeriodSeconds for a pod.
+DEFAULT_GRACE_S = 30
 
 
 def render(plan: Plan) -> dict[str, Any]:
@@ -282,9 +284,9 @@ def _job_template(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
 def _pod_template(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
     spec: dict[str, Any] = {"restartPolicy": "Never"}
     sidecars = storage.init_containers(plan)
-    if sidecars:  # the sidecar's last copy out must fit in the grace period
+    if sidecars:
         spec["initContainers"] = sidecars
-        spec["terminationGracePeriodSeconds"] = storage.TERMINATION_GRACE_S
+    spec["terminationGracePeriodSeconds"] = grace_s(plan)
     spec["containers"] = [_container(plan, settings)]
     spec["volumes"] = [*storage.volumes(plan), *_shared_memory(plan)]
     optional = {
@@ -336,6 +338,7 @@ def _env(plan: Plan) -> list[dict[str, Any]]:
     """The runtime contract, the user's variables, and where this pod stands in the JobSet."""
     own = {**container.environment(plan, storage.mounted_path(bundle_uri(plan))), **plan.env}
     own[HOSTS_ENV] = str(plan.hosts)
+    own[container.GRACE_ENV] = str(grace_s(plan))
     env: list[dict[str, Any]] = [
         {"name": name, "value": escape_env_value(value)} for name, value in own.items()
     ]
@@ -344,6 +347,17 @@ def _env(plan: Plan) -> list[dict[str, Any]]:
         for name, key in DOWNWARD_ENV.items()
     ]
     return env
+
+
+def grace_s(plan: Plan) -> int:
+    """The pod's ``terminationGracePeriodSeconds``: the runtime saves its step within it after SIGTERM.
+
+    Kubernetes' default, 30 s (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/
+    #pod-termination); where a sidecar copies the prefix out to S3 its last copy must fit
+    too (``storage.TERMINATION_GRACE_S``). The runtime gets the same as ``CLOUDTRAIN_GRACE_S``
+    (``cloudtrain_runtime.notice``).
+    """
+    return storage.TERMINATION_GRACE_S if storage.init_containers(plan) else DEFAULT_GRACE_S
 
 
 def _resources(plan: Plan, settings: KubernetesSettings) -> dict[str, str]:

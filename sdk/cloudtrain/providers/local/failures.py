@@ -4,8 +4,9 @@ A replica is a process here, and how it ended says why: a replica killed by a si
 lost its host (or, under a ``spot@`` fault, was reclaimed) and the run resumes from its
 backup; under a ``stop@`` fault the whole region was lost, a capacity failure that only
 a resume elsewhere recovers from; one that exits 2 met a configuration the runtime cannot run
-(``cloudtrain_runtime.errors.ConfigError`` and ``ClusterError``); any other non-zero exit
-is the training code's. The same words go into ``status.json`` so every reader of the
+(``cloudtrain_runtime.errors.ConfigError`` and ``ClusterError``); one that exits 75 got the
+provider's notice and backed its step up (``RECLAIMED_EXIT``), a reclaim like a lost host;
+any other non-zero exit is the training code's. The same words go into ``status.json`` so every reader of the
 run sees them.
 
 Example:
@@ -20,7 +21,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from cloudtrain.provider.failures import Failure, Reason
+from cloudtrain.provider.failures import RECLAIMED_EXIT, Failure, Reason
 
 # The runtime's exit code for a configuration it cannot run (cloudtrain_runtime.errors).
 CONFIGURATION_EXIT = 2
@@ -30,6 +31,8 @@ def exit_failure(rc: int, detail: str) -> Failure:
     """The failure of a replica that ended with return code ``rc`` (negative: killed by that signal)."""
     if rc < 0:
         return Failure(Reason.PREEMPTED, detail, f"killed by {signal.Signals(-rc).name}")
+    if rc == RECLAIMED_EXIT:
+        return Failure(Reason.PREEMPTED, detail, f"exit {rc}")
     reason = Reason.CONFIGURATION if rc == CONFIGURATION_EXIT else Reason.USER_CODE
     return Failure(reason, detail, f"exit {rc}")
 

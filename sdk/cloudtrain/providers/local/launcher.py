@@ -54,10 +54,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.container import CONFIG_ENV
+from cloudtrain.container import CONFIG_ENV, GRACE_ENV
 from cloudtrain.errors import ProviderError
 from cloudtrain.provider.emulation import bucket_path
-from cloudtrain.provider.failures import Failure
+from cloudtrain.provider.failures import RECLAIMED_EXIT, Failure
 from cloudtrain.provider.jobs import JobStatus
 from cloudtrain.providers.local import failures, hosts
 from cloudtrain.providers.local.deadline import Deadline
@@ -83,7 +83,9 @@ POLL_S = 0.1
 # notice a dead peer only after a ~10 s heartbeat (measured with tensorflow-cpu 2.21.0: the
 # survivor's collective fails with "stopped sending heartbeats").
 FAILURE_GRACE_S = 3.0
-# Seconds between SIGTERM and SIGKILL on cancel, for a runtime that saves on SIGTERM.
+# Seconds between SIGTERM and SIGKILL on cancel, for a runtime that saves on SIGTERM; the
+# replicas get it as ``CLOUDTRAIN_GRACE_S`` where no emulated cloud fixes its own
+# (cloudtrain_runtime.notice).
 CANCEL_GRACE_S = 5.0
 # Seconds between touches of ``launcher.alive``: how stale "last seen alive" may be.
 HEARTBEAT_S = 1.0
@@ -99,6 +101,7 @@ SCRUBBED_ENV = (
     "CLOUDTRAIN_ROOT",
     "CLOUDTRAIN_RUN_ID",
     "CLOUDTRAIN_TRACE_STEPS",
+    GRACE_ENV,
 )
 FAULT_ENV = "CLOUDTRAIN_FAULT"
 # The faults that kill every replica at once, as the loss the launcher records, and how a death by one reads.
@@ -312,6 +315,8 @@ class Launcher:
     def _start(self, replica: dict[str, Any], attempt: int) -> subprocess.Popen[bytes]:
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
         env.update(STREAMING_ENV)
+        if not self.request.get("emulates"):
+            env[GRACE_ENV] = f"{CANCEL_GRACE_S:g}"
         env.update(replica["env"])
         fault = str(self.request.get("fault", ""))
         if attempt == 0 and fault and not pending_hold_s(fault):  # the launcher plays pending@ itself
@@ -412,7 +417,15 @@ class Launcher:
         return (Path(str(record.get("export", ""))) / "saved_model.pb").is_file()
 
     def _failure(self, rc: int, name: str, attempt: int) -> Outcome:
-        """A replica killed by a signal is a lost host (or, under a spot fault, reclaimed); one that exits non-zero is a bug."""
+        """A replica killed by a signal is a lost host (or, under a spot fault, reclaimed); one that exits non-zero is a bug.
+
+        Exit 75 (``RECLAIMED_EXIT``) is the runtime's answer to the provider's notice: its
+        step is backed up, and the set restarts as after a lost host.
+        """
+        if rc == RECLAIMED_EXIT:
+            detail = f"Replica {name} was reclaimed (exit {rc}: it got the notice and backed up its step)."
+            self.files.say("cloudtrain", f"{detail} Stopping the other replicas.")
+            return Outcome(ok=False, detail=detail, loss="host", failure=failures.exit_failure(rc, detail))
         if rc < 0:
             everyone = str(self.request.get("fault", "")).partition("@")[0] if attempt == 0 else ""
             loss = everyone if everyone in LOSSES else "host"

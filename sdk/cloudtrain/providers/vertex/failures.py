@@ -14,7 +14,8 @@ Two places say why a job did not start or stopped:
   number. A stockout reads "Resources are insufficient in region: us-central1", once
   every zone of the region was tried (github.com/openreview/openreview-expertise/issues/401);
   a trainer that exits non-zero, "The replica workerpool0-0 exited with a non-zero status
-  of 1" (github.com/tensorflow/models/issues/10735); Compute Engine's own words for a
+  of 1" (github.com/tensorflow/models/issues/10735), the training code's, except status 75:
+  the runtime's exit after the provider's notice (``RECLAIMED_EXIT``), a preemption; Compute Engine's own words for a
   zone out of machines are ``ZONE_RESOURCE_POOL_EXHAUSTED`` and "does not have enough
   resources available to fulfill the request"
   (cloud.google.com/compute/docs/troubleshooting/troubleshooting-resource-availability).
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from cloudtrain.provider.failures import Failure, Reason
+from cloudtrain.provider.failures import RECLAIMED_EXIT, Failure, Reason
 
 # google/rpc/code.proto: the number a google.rpc.Status carries -> its name.
 CODE_NAMES = {
@@ -84,7 +85,10 @@ def job_failure(code: int, message: str) -> Failure:
     name = CODE_NAMES.get(code, "UNKNOWN")
     user_code = USER_CODE.search(message)
     if user_code is not None and not CAPACITY.search(message):
-        return Failure(Reason.USER_CODE, _one_line(message), f"exit {user_code[1]}")
+        reclaimed = int(user_code[1]) == RECLAIMED_EXIT  # the runtime backed up its step on the notice
+        return Failure(
+            Reason.PREEMPTED if reclaimed else Reason.USER_CODE, _one_line(message), f"exit {user_code[1]}"
+        )
     cause = "quota" if name == "RESOURCE_EXHAUSTED" and QUOTA.search(message) else ""
     return Failure(_reason(name, cause, message), _one_line(message), name)
 
