@@ -143,10 +143,13 @@ class Agreement:
         self.collective = tf is not None and workers > 1
         self._total: Callable[[list[float]], list[float]] = list
         if tf is not None and self.collective:
+            # No AutoGraph: it has nothing to convert here, and its generated source files
+            # outlive a replica that exits at once (os._exit, SIGKILL) in the temp folder.
             summed = tf.function(
                 lambda values: strategy.reduce(
                     tf.distribute.ReduceOp.SUM, strategy.run(tf.identity, args=(values,)), axis=None
-                )
+                ),
+                autograph=False,
             )
             self._total = lambda values: [float(v) for v in summed(tf.constant(values)).numpy()]
 
@@ -229,12 +232,31 @@ class SaveOnNotice:
             f"reclaimed by the provider; the run resumes at epoch {self.epoch + 1}, batch {batches + 1}"
         )
 
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        """Every epoch's end is a check too: however far apart the step checks, a notice waits an epoch at most.
+
+        The epoch's own backup is on disk by now (the backup callback comes first), so that
+        is the step the run resumes from.
+        """
+        if not self._anyone_noticed():
+            return
+        self.say(
+            f"backup on notice: epoch {epoch + 1}'s own, written at its end (budget {self.notice.budget_s:.0f}s)"
+        )
+        raise Reclaimed(f"reclaimed by the provider; the run resumes at epoch {epoch + 2}")
+
+    def _anyone_noticed(self) -> bool:
+        """Whether any replica got the notice: every replica asks at the same call."""
+        if not self.agreement.collective:
+            return self.notice.received
+        return self.agreement.sum([1.0 if self.notice.received else 0.0])[0] > 0
+
     def _agreed(self) -> bool:
-        """Whether any replica got the notice; times the first checks, then settles how often to check."""
+        """``_anyone_noticed`` at a step; times the first checks, then settles how often to check."""
         if not self.agreement.collective:
             return self.notice.received
         started = self.notice.clock()
-        agreed = self.agreement.sum([1.0 if self.notice.received else 0.0])[0] > 0
+        agreed = self._anyone_noticed()
         if self.calls <= CALIBRATE_STEPS:
             self._checks_s += self.notice.clock() - started
             self._timed.append(self.notice.clock())

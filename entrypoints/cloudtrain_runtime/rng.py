@@ -17,8 +17,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 RNG_FILE = "cloudtrain-rng.json"
 
 
@@ -30,6 +28,8 @@ def states(model: Any) -> list[Any]:
 
 def save(model: Any, path: Path) -> None:
     """Write the value of each state, by its path, to ``path``."""
+    import numpy as np  # here, not above: a runtime without TensorFlow (``doctor`` on a bare host) has no numpy
+
     values = {_name(state): np.asarray(state.numpy()).tolist() for state in states(model)}
     path.write_text(json.dumps(values) + "\n")
 
@@ -38,6 +38,8 @@ def restore(model: Any, path: Path) -> None:
     """Assign the states ``save`` wrote; a backup without the file (an older one) leaves them as they are."""
     if not path.is_file():
         return
+    import numpy as np
+
     values = json.loads(path.read_text())
     for state in states(model):
         if _name(state) in values:
