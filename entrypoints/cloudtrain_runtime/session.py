@@ -37,12 +37,13 @@ from cloudtrain_runtime import (
     strategy,
     tracking,
     tuning,
+    watchdog,
 )
 from cloudtrain_runtime import callbacks as cb
 from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime import notice as notice_lib
 from cloudtrain_runtime.cluster import ClusterInfo
-from cloudtrain_runtime.config import AUTO, RuntimeConfig
+from cloudtrain_runtime.config import AUTO, OFF, RuntimeConfig
 from cloudtrain_runtime.errors import UserCodeError
 from cloudtrain_runtime.locations import Locations
 from cloudtrain_runtime.paths import scratch_dir, under_root
@@ -152,7 +153,7 @@ class Session:
 
     @functools.cached_property
     def callbacks(self) -> list[Any]:
-        """Throughput, the history, backup, save on notice, progress, MLflow, a sweep's objective, TensorBoard, the profiler, a fault.
+        """The hang watchdog, throughput, the history, backup, save on notice, progress, MLflow, a sweep's objective, TensorBoard, the profiler, a fault.
 
         The history, MLflow, the objective, TensorBoard and the profiler are the chief's.
 
@@ -161,7 +162,7 @@ class Session:
         backup (``cloudtrain_runtime.tracking``); the fault comes last so the epoch's
         backup is on disk before the task dies.
         """
-        found = [self.throughput]
+        found = [*self.hang_watchdog(), self.throughput]
         if self.is_chief:
             job = history_lib.identity(self.config, os.environ).job
             found.append(
@@ -184,6 +185,14 @@ class Session:
         if self.fault and self.fault.unit != "export":
             found.append(cb.keras_callback(self.keras, cb.FaultInjector, self.fault))
         return found
+
+    def hang_watchdog(self) -> list[Any]:
+        """The hang watchdog (``cloudtrain_runtime.watchdog``), first so every step's callbacks are watched; none when off."""
+        floor = self.config.hang_timeout
+        if floor == OFF:
+            return []
+        replica = f"{self.cluster.task_type}:{self.cluster.task_index}"
+        return [cb.keras_callback(self.keras, watchdog.HangWatchdog, watchdog.Watch(float(floor)), replica)]
 
     @functools.cached_property
     def tracker(self) -> tracking.Tracker | None:
