@@ -186,13 +186,18 @@ class Session:
             found.append(cb.keras_callback(self.keras, cb.FaultInjector, self.fault))
         return found
 
-    def hang_watchdog(self) -> list[Any]:
-        """The hang watchdog (``cloudtrain_runtime.watchdog``), first so every step's callbacks are watched; none when off."""
+    @functools.cached_property
+    def hang_watch(self) -> watchdog.Watch | None:
+        """What the hang watchdog watches (``cloudtrain_runtime.watchdog``); None under ``hang_timeout: off``."""
         floor = self.config.hang_timeout
-        if floor == OFF:
+        return None if floor == OFF else watchdog.Watch(float(floor))
+
+    def hang_watchdog(self) -> list[Any]:
+        """The hang watchdog, first so every step's callbacks are watched; none when off."""
+        if self.hang_watch is None:
             return []
         replica = f"{self.cluster.task_type}:{self.cluster.task_index}"
-        return [cb.keras_callback(self.keras, watchdog.HangWatchdog, watchdog.Watch(float(floor)), replica)]
+        return [cb.keras_callback(self.keras, watchdog.HangWatchdog, self.hang_watch, replica)]
 
     @functools.cached_property
     def tracker(self) -> tracking.Tracker | None:
@@ -227,7 +232,7 @@ class Session:
         and tf_keras the run resumes from its last epoch's backup (``notice.STEP_BACKUP_REFUSED``).
         """
         steps = not (self.on_jax or self.legacy)
-        save = backup.save_within_epoch if steps else None
+        save = watchdog.unwatched(self.hang_watch, backup.save_within_epoch) if steps else None
         agreement = notice_lib.Agreement(self.tf if steps else None, self.strategy, self.cluster.num_hosts)
         return cb.keras_callback(
             self.keras, notice_lib.SaveOnNotice, self.notice, agreement, save, self.say, self.keras_name

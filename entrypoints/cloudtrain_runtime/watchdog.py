@@ -8,8 +8,8 @@ last training step ended. The bound is ``max(floor, 5 × the median step)``
 
 Nothing is watched where a long pause is normal: before the first ``ARM_AFTER_STEPS``
 steps of each epoch have ended (tracing and compiling, the first step, an input
-pipeline filling its buffers), during evaluation (``on_test_begin`` to ``on_test_end``),
-from the end of an epoch's training to the next epoch's steps (the backup written at
+pipeline filling its buffers), during evaluation (``on_test_begin`` to ``on_test_end``)
+and the backup on the provider's notice (``unwatched``), from the end of an epoch's training to the next epoch's steps (the backup written at
 the epoch's end) and after training (the export).
 
 On the alarm the replica says which it is and where its training thread is stuck (a
@@ -19,13 +19,14 @@ collective cannot be unwound, and the run resumes from its last backup as after 
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import sys
 import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain_runtime.errors import exit_reclaimed
@@ -97,6 +98,15 @@ class Watch:
         """Watch again, counting from now: the paused time was no step's."""
         self.paused, self._last = False, self.clock()
 
+    @contextlib.contextmanager
+    def unwatched(self) -> Iterator[None]:
+        """Pause the watch for the work inside (the backup on the provider's notice), then resume it."""
+        self.pause()
+        try:
+            yield
+        finally:
+            self.resume()
+
     def disarm(self) -> None:
         """Stop watching until ``ARM_AFTER_STEPS`` more steps have ended (the next epoch's)."""
         self.steps, self._last = 0, None
@@ -107,6 +117,18 @@ class Watch:
             return None
         waited = self.clock() - self._last
         return waited if waited > self.bound_s else None
+
+
+def unwatched(watch: Watch | None, work: Callable[[int], None]) -> Callable[[int], None]:
+    """``work`` with ``watch`` paused while it runs; ``work`` itself where nothing is watched."""
+    if watch is None:
+        return work
+
+    def run(argument: int) -> None:
+        with watch.unwatched():
+            work(argument)
+
+    return run
 
 
 def stack_of(thread_id: int) -> str:

@@ -124,3 +124,19 @@ def test_evaluation_hooks_pause_and_resume_the_watch() -> None:
     callback.on_epoch_end(0)
     clock.now += 600
     assert not callback.check() and not said
+
+
+def test_the_backup_on_notice_is_not_watched() -> None:
+    clock = Clock()
+    watch = Watch(floor_s=5, clock=clock)
+    _stepped(clock, watch, 3, step_s=0.1)
+    seen = []
+
+    def backup(batches: int) -> None:  # a slow store: the write takes ten minutes
+        clock.now += 600
+        seen.append((batches, watch.overdue_s()))
+
+    watchdog.unwatched(watch, backup)(7)
+    assert seen == [(7, None)]
+    assert watch.overdue_s() is None and not watch.paused  # watched again, from the write's end
+    assert watchdog.unwatched(None, backup) is backup
