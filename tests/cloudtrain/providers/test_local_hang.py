@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(300), pytest.mark.us
 
 
 def test_a_hung_replica_is_detected_and_the_run_resumes_and_finishes(project: Path) -> None:
-    spec = api.as_spec(project / "job.yaml", ("training.hang_timeout=5",))
+    spec = api.as_spec(project / "job.yaml", ("training.hang_timeout=5", "training.epochs=2"))
     job = api.submit(spec, local.Local(fault="hang@step:20"))
     final = job.wait(poll_s=1.0)
     lines = list(job.logs())
@@ -43,4 +43,4 @@ def test_a_hung_replica_is_detected_and_the_run_resumes_and_finishes(project: Pa
         (project / "outputs" / "runs" / job.request["run_id"] / "cloudtrain-result.json").read_text()
     )
     assert result["resumed_from_epoch"] == 1  # the hang came at step 20, in epoch 2 (16 steps an epoch)
-    assert result["epochs_run"] == [1, 2, 3]
+    assert result["epochs_run"] == [1, 2]
