@@ -10,7 +10,8 @@ the end of epoch n (1-based, after that epoch's backup was written);
 ``...@step:<n>`` after global step n; ``...@export`` once the export is written, before
 it is checked (the backup is still there); ``spot@...`` kills every task at that point,
 as a spot interruption does, and ``stop@...`` too, as a lost region does (the launcher
-then restarts nothing). The launcher sets it on the first attempt only.
+then restarts nothing); ``hang@step:<n>`` makes the last host's task stop making progress
+after global step n (``cloudtrain_runtime.watchdog`` ends the attempt). The launcher sets it on the first attempt only.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ WARMUP_STEPS = 50
 # The files Keras 3's BackupAndRestore writes (keras/src/callbacks/backup_and_restore.py, keras 3.15).
 WEIGHTS_FILE = "latest.weights.h5"
 METADATA_FILE = "training_metadata.json"
-_FAULT = re.compile(r"^(?:(chief|master|worker):(\d+)|(spot|stop|preempt))@(?:(epoch|step):(\d+)|(export))$")
+_FAULT = re.compile(
+    r"^(?:(chief|master|worker):(\d+)|(spot|stop|preempt|hang))@(?:(epoch|step):(\d+)|(export))$"
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ class Fault:
     reclaimed the machines, as a spot interruption does, or the region was lost.
     ``preempt`` is the provider's notice to one host (the last): SIGTERM, then SIGKILL
     ``notice_s`` later (the emulated provider's grace, ``CLOUDTRAIN_GRACE_S``).
+    ``hang`` is one replica (the last host's) that stops making progress: it sleeps in the
+    step's callback for ever, and the others wait for it in the next collective.
     """
 
     task_type: str | None
@@ -64,10 +69,11 @@ class Fault:
     unit: str
     at: int
     notice_s: float | None = None
+    hang: bool = False
 
     def hits(self, task_type: str, task_index: int, *, last_host: bool) -> bool:
-        """Whether this fault strikes the task ``task_type:task_index``; a notice strikes the last host's."""
-        if self.notice_s is not None:
+        """Whether this fault strikes the task ``task_type:task_index``; a notice or a hang strikes the last host's."""
+        if self.notice_s is not None or self.hang:
             return last_host
         return self.task_type is None or (self.task_type, self.task_index) == (task_type, task_index)
 
@@ -77,13 +83,15 @@ def parse_fault(text: str, grace_s: float = 30.0) -> Fault | None:
 
     Example:
     >>> parse_fault("worker:1@epoch:2")
-    Fault(task_type='worker', task_index=1, unit='epoch', at=2, notice_s=None)
+    Fault(task_type='worker', task_index=1, unit='epoch', at=2, notice_s=None, hang=False)
     >>> parse_fault("chief:0@export")
-    Fault(task_type='chief', task_index=0, unit='export', at=0, notice_s=None)
+    Fault(task_type='chief', task_index=0, unit='export', at=0, notice_s=None, hang=False)
     >>> parse_fault("spot@epoch:1")
-    Fault(task_type=None, task_index=0, unit='epoch', at=1, notice_s=None)
+    Fault(task_type=None, task_index=0, unit='epoch', at=1, notice_s=None, hang=False)
     >>> parse_fault("preempt@step:7", grace_s=120)
-    Fault(task_type=None, task_index=0, unit='step', at=7, notice_s=120)
+    Fault(task_type=None, task_index=0, unit='step', at=7, notice_s=120, hang=False)
+    >>> parse_fault("hang@step:20")
+    Fault(task_type=None, task_index=0, unit='step', at=20, notice_s=None, hang=True)
     """
     if not text:
         return None
@@ -91,11 +99,12 @@ def parse_fault(text: str, grace_s: float = 30.0) -> Fault | None:
     if not match:
         raise ConfigError(
             f"{FAULT_ENV} must look like worker:1@epoch:2, chief:0@step:10, chief:0@export "
-            f"spot@epoch:2, stop@epoch:2 or preempt@step:7. Received: {text!r}"
+            f"spot@epoch:2, stop@epoch:2, preempt@step:7 or hang@step:20. Received: {text!r}"
         )
     task_type, index, everyone, unit, at, export = match.groups()
     notice_s = grace_s if everyone == "preempt" else None
-    return Fault(task_type, int(index or 0), unit or export, int(at or 0), notice_s)
+    hang = everyone == "hang"
+    return Fault(task_type, int(index or 0), unit or export, int(at or 0), notice_s, hang)
 
 
 def kill_self() -> None:
@@ -106,7 +115,7 @@ def kill_self() -> None:
 
 
 class FaultInjector(_KerasBase):
-    """SIGKILLs this task at the planned epoch end or global step (a ``preempt`` fault: gives the notice).
+    """SIGKILLs this task at the planned epoch end or global step (a ``preempt`` fault: gives the notice; ``hang``: hangs).
 
     With several steps per execution the step hooks run once per execution, so a step
     fault fires at the end of the execution that reaches the planned step.
@@ -126,7 +135,9 @@ class FaultInjector(_KerasBase):
             self._strike()
 
     def _strike(self) -> None:
-        if self.fault.notice_s is None:
+        if self.fault.hang:
+            threading.Event().wait()  # no progress, ever: the hang watchdog ends the process
+        elif self.fault.notice_s is None:
             kill_self()
         elif not self._noticed:
             self._noticed = True

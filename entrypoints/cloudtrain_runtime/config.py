@@ -79,6 +79,11 @@ SWEEP_FIELDS = ("hparams", "tuned", "objective")
 # Empty without ``tracking:``, and then left out too: an untracked job travels as before tracking existed.
 TRACKING_FIELDS = ("tracking_uri", "tracking_experiment", "tracking_tags", "log_model")
 
+# ``training.hang_timeout``: the hang watchdog's floor, seconds (``cloudtrain_runtime.watchdog``), or
+# off; left out of the configuration's JSON when it is the default, so a job travels as before.
+HANG_TIMEOUT_DEFAULT = 60
+OFF = "off"
+
 # The training speed switches: ``training.<name>`` in the spec, resolved by
 # ``cloudtrain_runtime.tuning``. The figures are examples/s ratios measured on CPU with
 # benchmarks/entrypoint_overhead.py (``--switches``); a switch is on by default only where
@@ -165,6 +170,9 @@ class RuntimeConfig:
     """The spec's tags for the MLflow run, set where the runtime creates it; empty outside tracking."""
     log_model: bool = False
     """Log the export as an MLflow model too (``tracking.log_model``); else only its URI."""
+    hang_timeout: int | str = HANG_TIMEOUT_DEFAULT
+    """``training.hang_timeout``: seconds without a training step a replica waits at least before it
+    ends the attempt with exit 75 (``cloudtrain_runtime.watchdog``), or ``off``."""
 
     @property
     def global_batch(self) -> int:
@@ -241,6 +249,8 @@ def _expected(name: str, value: Any) -> str | None:
     hint = _HINTS[name]
     if name in SWITCH_DOCS:
         return switch_problem(name, value)
+    if name == "hang_timeout":
+        return hang_timeout_problem(value)
     if not _conforms(value, hint):
         return describe(hint)
     if _holds_nul(value):
@@ -264,13 +274,30 @@ def _expected(name: str, value: Any) -> str | None:
 
 def as_dict(config: RuntimeConfig) -> dict[str, Any]:
     """The configuration as JSON-ready data; the sweep fields only in a sweep's trial, the tracking
-    fields only in a tracked run.
+    fields only in a tracked run, ``hang_timeout`` only where it is not the default.
 
-    A job without ``tuning:`` or ``tracking:`` then travels exactly as it did before either existed.
+    A job without ``tuning:``, ``tracking:`` or ``hang_timeout`` then travels exactly as it did
+    before they existed.
     """
     values = dataclasses.asdict(config)
     optional = SWEEP_FIELDS + TRACKING_FIELDS
+    if values["hang_timeout"] == HANG_TIMEOUT_DEFAULT:
+        del values["hang_timeout"]
     return {name: value for name, value in values.items() if value or name not in optional}
+
+
+def hang_timeout_problem(value: Any) -> str | None:
+    """What ``training.hang_timeout`` must be when ``value`` is not allowed, else None.
+
+    Example:
+    >>> hang_timeout_problem(60) is None, hang_timeout_problem("off") is None
+    (True, True)
+    >>> hang_timeout_problem(0)
+    "a whole number of seconds from 1 to 2147483647, or 'off'"
+    """
+    if value == OFF or (type(value) is int and 1 <= value <= COUNT_MAX):
+        return None
+    return f"a whole number of seconds from 1 to {COUNT_MAX}, or {OFF!r}"
 
 
 def switch_problem(name: str, value: Any) -> str | None:

@@ -39,16 +39,14 @@ last epoch's backup and say so (``STEP_BACKUP_REFUSED``).
 from __future__ import annotations
 
 import math
-import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from cloudtrain_runtime.errors import ConfigError, Reclaimed
+from cloudtrain_runtime.errors import ConfigError, Reclaimed, exit_reclaimed
 
 GRACE_ENV = "CLOUDTRAIN_GRACE_S"
 # The shortest grace of the table above (GCE/Vertex spot, a Kubernetes pod's default).
@@ -126,9 +124,7 @@ class Notice:
             f"the provider's notice came {self.budget_s:.0f}s ago and no step-level backup was finished; "
             "exiting so the run resumes from its last backup"
         )
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(Reclaimed.exit_code)
+        exit_reclaimed()
 
 
 class Agreement:

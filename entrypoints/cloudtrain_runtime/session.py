@@ -37,12 +37,13 @@ from cloudtrain_runtime import (
     strategy,
     tracking,
     tuning,
+    watchdog,
 )
 from cloudtrain_runtime import callbacks as cb
 from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime import notice as notice_lib
 from cloudtrain_runtime.cluster import ClusterInfo
-from cloudtrain_runtime.config import AUTO, RuntimeConfig
+from cloudtrain_runtime.config import AUTO, OFF, RuntimeConfig
 from cloudtrain_runtime.errors import UserCodeError
 from cloudtrain_runtime.locations import Locations
 from cloudtrain_runtime.paths import scratch_dir, under_root
@@ -152,7 +153,7 @@ class Session:
 
     @functools.cached_property
     def callbacks(self) -> list[Any]:
-        """Throughput, the history, backup, save on notice, progress, MLflow, a sweep's objective, TensorBoard, the profiler, a fault.
+        """The hang watchdog, throughput, the history, backup, save on notice, progress, MLflow, a sweep's objective, TensorBoard, the profiler, a fault.
 
         The history, MLflow, the objective, TensorBoard and the profiler are the chief's.
 
@@ -161,7 +162,7 @@ class Session:
         backup (``cloudtrain_runtime.tracking``); the fault comes last so the epoch's
         backup is on disk before the task dies.
         """
-        found = [self.throughput]
+        found = [*self.hang_watchdog(), self.throughput]
         if self.is_chief:
             job = history_lib.identity(self.config, os.environ).job
             found.append(
@@ -184,6 +185,19 @@ class Session:
         if self.fault and self.fault.unit != "export":
             found.append(cb.keras_callback(self.keras, cb.FaultInjector, self.fault))
         return found
+
+    @functools.cached_property
+    def hang_watch(self) -> watchdog.Watch | None:
+        """What the hang watchdog watches (``cloudtrain_runtime.watchdog``); None under ``hang_timeout: off``."""
+        floor = self.config.hang_timeout
+        return None if floor == OFF else watchdog.Watch(float(floor))
+
+    def hang_watchdog(self) -> list[Any]:
+        """The hang watchdog, first so every step's callbacks are watched; none when off."""
+        if self.hang_watch is None:
+            return []
+        replica = f"{self.cluster.task_type}:{self.cluster.task_index}"
+        return [cb.keras_callback(self.keras, watchdog.HangWatchdog, self.hang_watch, replica)]
 
     @functools.cached_property
     def tracker(self) -> tracking.Tracker | None:
@@ -218,7 +232,7 @@ class Session:
         and tf_keras the run resumes from its last epoch's backup (``notice.STEP_BACKUP_REFUSED``).
         """
         steps = not (self.on_jax or self.legacy)
-        save = backup.save_within_epoch if steps else None
+        save = watchdog.unwatched(self.hang_watch, backup.save_within_epoch) if steps else None
         agreement = notice_lib.Agreement(self.tf if steps else None, self.strategy, self.cluster.num_hosts)
         return cb.keras_callback(
             self.keras, notice_lib.SaveOnNotice, self.notice, agreement, save, self.say, self.keras_name

@@ -327,6 +327,7 @@ class Plan:
             "export_dir": self.storage.export,
             "latest_file": self.storage.latest,
             "data": spec.data,
+            "hang_timeout": training.hang_timeout,
         }
         values.update({name: getattr(training, name) for name in runtime_config.SWITCH_DOCS})
         if spec.tracking is not None:

@@ -28,6 +28,7 @@ from pydantic import (
     StrictBool,
     ValidationError,
     ValidationInfo,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -40,6 +41,7 @@ from cloudtrain.capacity import Capacity, capacity_schema, max_pending_s, mode_a
 from cloudtrain.errors import CloudtrainError
 from cloudtrain.messages import CONTROL, MAX_DIGITS, QUOTE_LIMIT, quote, shorten, validation_problems
 from cloudtrain.sections import (
+    DURATION_SCHEMA,
     INT32_MAX,
     MAX_DURATION_S,
     METRIC_NAME,
@@ -363,6 +365,23 @@ def _speed_field(name: str, *, examples: list[Any]) -> Any:
     return Field(default, description=runtime_config.SWITCH_DOCS[name], examples=examples)
 
 
+def _hang_timeout(value: Any) -> Any:
+    """``off`` (a bare YAML off reads as false) or a duration, in whole seconds."""
+    if value is False or value == runtime_config.OFF:
+        return runtime_config.OFF
+    try:
+        return parse_duration(value)
+    except PydanticCustomError:
+        raise PydanticCustomError("hang_timeout", "must be a duration like 60s or 5m, or off") from None
+
+
+HangTimeout = Annotated[
+    int | Literal["off"],
+    BeforeValidator(_hang_timeout),
+    WithJsonSchema({"anyOf": [DURATION_SCHEMA, {"enum": ["off", False]}]}),
+]
+
+
 class Training(Section):
     """How to train: epochs, batch, learning rate, precision, strategy and backend."""
 
@@ -440,6 +459,12 @@ class Training(Section):
         None,
         description="Trace these steps with the TensorFlow Profiler (chief only); off by default.",
         examples=[{"epoch": 2, "steps": "10-20"}],
+    )
+    hang_timeout: HangTimeout = Field(
+        runtime_config.HANG_TIMEOUT_DEFAULT,
+        description="A replica with no training step for this long (at least; 5 x the median step where "
+        "that is longer) dumps its stack and ends the attempt, which resumes from the last backup; off: never.",
+        examples=["5m", "off"],
     )
 
     @field_validator("layout_map")

@@ -39,6 +39,7 @@ EVERY_FIELD = JobSpec(
         "cache": False,
         "prefetch": False,
         "parallel_map": False,
+        "hang_timeout": "5m",
     },
     storage={"root": "gs://bucket-a/run"},
     data={"train": "gs://bucket-a/train"},

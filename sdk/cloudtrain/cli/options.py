@@ -102,7 +102,8 @@ def local_options(func: F) -> F:
         "worker:0@epoch:1 (tests restarts); spot@epoch:N reclaims every replica; stop@epoch:N loses the "
         "region: no restart, resume elsewhere with --run-id; preempt@step:N gives the last host the provider's "
         "notice after step N (SIGTERM, SIGKILL after its grace): it backs up that step, exits 75 and the run "
-        "resumes there; pending@90s holds the job 90 s before it "
+        "resumes there; hang@step:N makes the last host's replica stop making progress after step N: the hang "
+        "watchdog (training.hang_timeout) ends the attempt and the run resumes; pending@90s holds the job 90 s before it "
         "starts, as a job waiting for capacity; with --emulate placement, capacity@PROVIDER:REGION and "
         "quota@PROVIDER:REGION refuse that candidate as its provider would (repeatable).",
     )(func)

@@ -183,6 +183,9 @@ def test_a_fault_is_added_to_the_request_and_checked(example_job: Path) -> None:
     assert local.with_fault(request, None) is request
     with pytest.raises(SpecError, match=r"--fault: 'worker-0@1' is not a fault"):
         local.with_fault(request, "worker-0@1")
+    assert local.with_fault(request, "hang@step:20")["fault"] == "hang@step:20"
+    with pytest.raises(SpecError, match=r"hang@step:<n> for one replica that stops making progress"):
+        local.with_fault(request, "hang@epoch:1")  # a hang is at a step, within an epoch
 
 
 @pytest.mark.parametrize(

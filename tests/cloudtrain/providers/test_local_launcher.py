@@ -277,7 +277,8 @@ def test_a_replica_that_exits_75_after_the_notice_is_restarted_as_a_reclaim(
     lines = list(job.logs())
     assert final.state == "failed"
     assert final.detail == (
-        "Replica chief-0 was reclaimed (exit 75: it got the notice and backed up its step). Gave up after 1 restart."
+        "Replica chief-0 was reclaimed (exit 75: it got the notice and backed up its step, or its hang watchdog "
+        "found no step progress). Gave up after 1 restart."
     )
     assert any(
         line.startswith("[cloudtrain] Restarting all replicas (host restart 1 of 1:") for line in lines

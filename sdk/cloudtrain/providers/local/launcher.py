@@ -419,11 +419,15 @@ class Launcher:
     def _failure(self, rc: int, name: str, attempt: int) -> Outcome:
         """A replica killed by a signal is a lost host (or, under a spot fault, reclaimed); one that exits non-zero is a bug.
 
-        Exit 75 (``RECLAIMED_EXIT``) is the runtime's answer to the provider's notice: its
-        step is backed up, and the set restarts as after a lost host.
+        Exit 75 (``RECLAIMED_EXIT``) is the runtime's answer to the provider's notice (its
+        step is backed up) or to a hang (``cloudtrain_runtime.watchdog``): the set restarts as
+        after a lost host.
         """
         if rc == RECLAIMED_EXIT:
-            detail = f"Replica {name} was reclaimed (exit {rc}: it got the notice and backed up its step)."
+            detail = (
+                f"Replica {name} was reclaimed (exit {rc}: it got the notice and backed up its step, or its "
+                "hang watchdog found no step progress)."
+            )
             self.files.say("cloudtrain", f"{detail} Stopping the other replicas.")
             return Outcome(ok=False, detail=detail, loss="host", failure=failures.exit_failure(rc, detail))
         if rc < 0:

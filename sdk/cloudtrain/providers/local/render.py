@@ -47,7 +47,10 @@ passed to the runtime as ``CLOUDTRAIN_FAULT`` on the first attempt only, so the 
 replica (or, for ``spot``, every replica) kills itself once and the restart recovers;
 ``--fault preempt@step:N`` gives the last host the provider's notice after step N (SIGTERM,
 then SIGKILL after the emulated provider's grace), and the restart resumes from the step
-its replicas backed up (``cloudtrain_runtime.notice``).
+its replicas backed up (``cloudtrain_runtime.notice``); ``--fault hang@step:N`` makes the last
+host's replica stop making progress after step N: the others wait in the next collective,
+each replica's hang watchdog ends its attempt with exit 75 and the run resumes from its last
+backup (``cloudtrain_runtime.watchdog``).
 ``outputs`` says where each artifact will be on this machine (``<run>`` and
 ``<buckets>`` filled in by ``submit``).
 The run outlives the shell, as a cloud job does: Ctrl-C on ``cloudtrain submit`` stops
@@ -91,12 +94,12 @@ if TYPE_CHECKING:
 
 MAX_RESTARTS = 3
 _FAULT = re.compile(
-    r"^(((chief|master|worker):[0-9]+|spot|stop)@(epoch|step):[0-9]+|preempt@step:[0-9]+"
+    r"^(((chief|master|worker):[0-9]+|spot|stop)@(epoch|step):[0-9]+|(preempt|hang)@step:[0-9]+"
     r"|pending@[0-9]+(\.[0-9]+)?[smhd]?)\Z"
 )
 # The faults a plan can check before anything starts: which replica, and at which epoch.
 _AIMED = re.compile(
-    r"^(?:(?P<task>(?:chief|master|worker):[0-9]+)|spot|stop|preempt)@(?P<unit>epoch|step):(?P<at>[0-9]+)\Z"
+    r"^(?:(?P<task>(?:chief|master|worker):[0-9]+)|spot|stop|preempt|hang)@(?P<unit>epoch|step):(?P<at>[0-9]+)\Z"
 )
 # A fault the launcher plays itself, before any replica starts: the job waits to start.
 PENDING_FAULT = "pending@"
@@ -218,7 +221,8 @@ def with_fault(request: dict[str, Any], fault: str | None) -> dict[str, Any]:
             "e.g. --fault worker:0@epoch:1 (task types as in TF_CONFIG: chief, worker; "
             "where the provider sets no TF_CONFIG, host N is worker:N-1), spot@epoch:<n> "
             "for a spot interruption, stop@epoch:<n> for a lost region (no restart), preempt@step:<n> "
-            "for the provider's notice to one host (SIGTERM, then SIGKILL after its grace), or "
+            "for the provider's notice to one host (SIGTERM, then SIGKILL after its grace), hang@step:<n> for "
+            "one replica that stops making progress (the hang watchdog ends the attempt), or "
             "pending@<duration> (1s to 365d, e.g. pending@90s) for a job that waits that long for "
             "capacity before it starts."
         )
