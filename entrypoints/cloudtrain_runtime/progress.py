@@ -1,0 +1,249 @@
+"""The chief's progress record: where training is now, for ``cloudtrain status`` and ``list``.
+
+The chief keeps ``cloudtrain-progress.json`` beside the run's history (the same folder under
+the run's prefix, ``replica.Locations.progress_file``): the epoch and step, the steps per
+epoch, examples/s over the recent steps, the last loss, the attempt and the time. The SDK
+reads it back to show an ETA and the cost to finish (``cloudtrain.training_progress``).
+
+Writing never holds training up: a step only hands the newest record to a thread of the
+writer's own (``Writer.offer``), which writes at most every ``INTERVAL_S`` (and at once at
+an epoch's end), through a temporary file and ``os.replace`` so a reader never sees half.
+A slow store delays only the thread, which then writes the newest record and drops the ones
+it missed; a store that fails prints one warning and training goes on.
+
+Example:
+>>> rate = Rate(window=3)
+>>> for step, seconds in [(0, 0.0), (10, 1.0), (20, 2.0)]:
+...     rate.add(step, seconds)
+>>> rate.steps_per_s()
+10.0
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    _KerasBase = Any  # meets the Keras Callback in ``callbacks.keras_callback``
+else:
+    _KerasBase = object
+
+FORMAT = 1
+# At most one write this often: a write is a few hundred bytes, but on a bucket's FUSE
+# mount it is a request; every 5 s keeps a status fresh and costs nothing measurable.
+INTERVAL_S = 5.0
+# The rate is over this many of the latest step samples, so a status shows the speed now
+# rather than since the start (compilation and a restart's warm-up fall out of it).
+RATE_WINDOW = 20
+
+
+class Rate:
+    """Steps per second over the latest ``window`` (step, time) samples."""
+
+    def __init__(self, window: int = RATE_WINDOW) -> None:
+        self.samples: collections.deque[tuple[int, float]] = collections.deque(maxlen=window)
+
+    def add(self, step: int, seconds: float) -> None:
+        """A sample: the optimizer's ``step`` at ``seconds``; a step that went back (a restore) starts over."""
+        if self.samples and step <= self.samples[-1][0]:
+            self.samples.clear()
+        self.samples.append((step, seconds))
+
+    def steps_per_s(self) -> float | None:
+        """The recent rate; None before two samples."""
+        if len(self.samples) < 2:
+            return None
+        (first, started), (last, ended) = self.samples[0], self.samples[-1]
+        return (last - first) / (ended - started) if ended > started else None
+
+
+def record(
+    *,
+    epoch: int,
+    epochs: int,
+    step: int,
+    steps_per_epoch: int | None,
+    examples_per_s: float | None,
+    loss: float | None,
+    wall_s: float,
+    attempt: int | None,
+    now: float,
+) -> dict[str, Any]:
+    """One progress record as JSON-ready data.
+
+    ``epoch`` is 1-based and ``step`` the step within it (the last one finished);
+    ``wall_s`` the seconds since this attempt started; ``now`` Unix seconds (``updated_at``).
+    """
+    return {
+        "format": FORMAT,
+        "epoch": epoch,
+        "epochs": epochs,
+        "step": step,
+        "steps_per_epoch": steps_per_epoch,
+        "examples_per_s": examples_per_s,
+        "loss": loss,
+        "wall_s": round(wall_s, 3),
+        "attempt": attempt,
+        "updated_at": now,
+    }
+
+
+def write(data: Mapping[str, Any], path: Path) -> None:
+    """Write ``data`` whole to ``path``, through a temporary file, so a reader never sees half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.partial")
+    partial.write_text(json.dumps(data) + "\n")
+    os.replace(partial, path)
+
+
+class Writer:
+    """Writes the newest record offered from a thread of its own, at most every ``interval_s``.
+
+    Args:
+        path: the progress file.
+        say: where the one warning goes when a write fails.
+        interval_s: the shortest time between two writes (``flush`` writes at once).
+        store: writes one record (``write``; a test passes a slow or failing one).
+        clock: monotonic seconds.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        say: Callable[[str], None],
+        *,
+        interval_s: float = INTERVAL_S,
+        store: Callable[[Mapping[str, Any], Path], None] = write,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.path, self.say, self.interval_s, self.store, self.clock = path, say, interval_s, store, clock
+        self.written = 0
+        self.warned = False
+        self._latest: Mapping[str, Any] | None = None
+        self._urgent = False
+        self._closed = False
+        self._last_write = -float("inf")
+        self._wake = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="cloudtrain-progress", daemon=True)
+        self._thread.start()
+
+    def __repr__(self) -> str:
+        return f"Writer(path={str(self.path)!r}, written={self.written})"
+
+    def due(self) -> bool:
+        """Whether a record offered now would be written now: a step asks before it builds one."""
+        return self.clock() - self._last_write >= self.interval_s
+
+    def offer(self, data: Mapping[str, Any], *, now: bool = False) -> None:
+        """Keep ``data`` as the newest record; ``now`` writes it without waiting for the interval. Never blocks on the store."""
+        with self._wake:
+            self._latest, self._urgent = data, self._urgent or now
+            self._wake.notify()
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Write what is left and stop the thread, waiting at most ``timeout_s`` for a slow store."""
+        with self._wake:
+            self._closed, self._urgent = True, True
+            self._wake.notify()
+        self._thread.join(timeout_s)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._ready():
+                    wait = self.interval_s - (self.clock() - self._last_write)
+                    self._wake.wait(wait if self._latest is not None and wait > 0 else None)
+                data, self._latest, self._urgent = self._latest, None, False
+                closed = self._closed
+            if data is not None:
+                self._store(data)
+            if closed and self._latest is None:
+                return
+
+    def _ready(self) -> bool:
+        if self._closed:
+            return True
+        return self._latest is not None and (self._urgent or self.due())
+
+    def _store(self, data: Mapping[str, Any]) -> None:
+        self._last_write = self.clock()
+        try:
+            self.store(data, self.path)
+            self.written += 1
+        except Exception as error:  # a store that fails must never fail training
+            if not self.warned:
+                self.warned = True
+                self.say(
+                    f"warning: cannot write the progress record {str(self.path)!r} ({error}); "
+                    "training goes on, and status shows no progress until a write succeeds."
+                )
+
+
+class ReportProgress(_KerasBase):
+    """The chief's Keras callback: offers a progress record after a step when one is due, and at every epoch's end.
+
+    Steps are counted by the batch hooks (what Keras reports with ``steps_per_execution``);
+    a step costs a clock read unless a write is due. ``attempt`` gives the attempt's number
+    in the run's history (None before it joined); ``global_batch`` turns steps into examples.
+    """
+
+    def __init__(
+        self,
+        writer: Writer,
+        epochs: int,
+        global_batch: int,
+        attempt: Callable[[], int | None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self.writer, self.epochs, self.global_batch, self.attempt = writer, epochs, global_batch, attempt
+        self.clock = clock
+        self.started = clock()
+        self.rate = Rate()
+        self.epoch = 0
+        self.step = 0
+        self.before = 0  # steps of this attempt's earlier epochs
+        self.steps_per_epoch: int | None = None
+
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        steps = (getattr(self, "params", None) or {}).get("steps")
+        self.steps_per_epoch = int(steps) if steps else None
+
+    def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self.epoch, self.before, self.step = epoch, self.before + self.step, 0
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self.step = batch + 1
+        now = self.clock()
+        self.rate.add(self.before + self.step, now)
+        if self.writer.due():
+            self.writer.offer(self._record(logs, now))
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self.steps_per_epoch = self.steps_per_epoch or self.step
+        self.writer.offer(self._record(logs, self.clock()), now=True)
+
+    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        self.writer.close()
+
+    def _record(self, logs: Mapping[str, Any] | None, now: float) -> dict[str, Any]:
+        rate = self.rate.steps_per_s()
+        loss = (logs or {}).get("loss")
+        return record(
+            epoch=self.epoch + 1,
+            epochs=self.epochs,
+            step=self.step,
+            steps_per_epoch=self.steps_per_epoch,
+            examples_per_s=None if rate is None else rate * self.global_batch,
+            loss=None if loss is None else float(loss),
+            wall_s=now - self.started,
+            attempt=self.attempt(),
+            now=time.time(),
+        )
