@@ -3,7 +3,7 @@
 The chief keeps ``cloudtrain-progress.json`` beside the run's history (the same folder under
 the run's prefix, ``replica.Locations.progress_file``): the epoch and step, the steps per
 epoch, examples/s over the recent steps, the last loss, the attempt and the time. The SDK
-reads it back to show an ETA and the cost to finish (``cloudtrain.training_progress``).
+reads it back to show an ETA and the cost to finish (``cloudtrain.run_progress``).
 
 Writing never holds training up: a step only hands the newest record to a thread of the
 writer's own (``Writer.offer``), which writes at most every ``INTERVAL_S`` (and at once at
@@ -70,7 +70,8 @@ def record(
     epochs: int,
     step: int,
     steps_per_epoch: int | None,
-    examples_per_s: float | None,
+    steps_per_s: float | None,
+    global_batch: int,
     loss: float | None,
     wall_s: float,
     attempt: int | None,
@@ -79,6 +80,7 @@ def record(
     """One progress record as JSON-ready data.
 
     ``epoch`` is 1-based and ``step`` the step within it (the last one finished);
+    ``steps_per_s`` the recent rate (None before two steps), which ``global_batch`` turns into examples;
     ``wall_s`` the seconds since this attempt started; ``now`` Unix seconds (``updated_at``).
     """
     return {
@@ -87,7 +89,8 @@ def record(
         "epochs": epochs,
         "step": step,
         "steps_per_epoch": steps_per_epoch,
-        "examples_per_s": examples_per_s,
+        "steps_per_s": steps_per_s,
+        "examples_per_s": None if steps_per_s is None else steps_per_s * global_batch,
         "loss": loss,
         "wall_s": round(wall_s, 3),
         "attempt": attempt,
@@ -234,14 +237,14 @@ class ReportProgress(_KerasBase):
         self.writer.close()
 
     def _record(self, logs: Mapping[str, Any] | None, now: float) -> dict[str, Any]:
-        rate = self.rate.steps_per_s()
         loss = (logs or {}).get("loss")
         return record(
             epoch=self.epoch + 1,
             epochs=self.epochs,
             step=self.step,
             steps_per_epoch=self.steps_per_epoch,
-            examples_per_s=None if rate is None else rate * self.global_batch,
+            steps_per_s=self.rate.steps_per_s(),
+            global_batch=self.global_batch,
             loss=None if loss is None else float(loss),
             wall_s=now - self.started,
             attempt=self.attempt(),
