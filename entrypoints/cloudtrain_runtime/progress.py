@@ -192,7 +192,10 @@ class Writer:
 class ReportProgress(_KerasBase):
     """The chief's Keras callback: offers a progress record after a step when one is due, and at every epoch's end.
 
-    Steps are counted by the batch hooks (what Keras reports with ``steps_per_execution``);
+    Steps are counted by the batch hooks, whose index counts steps. The steps per epoch come
+    from ``fit``'s ``params`` until the first epoch ends and from the count after: some
+    Keras versions give there the calls into the step function, each of
+    ``steps_per_execution`` steps, and a step past that figure shows it was one;
     a step costs a clock read unless a write is due. ``attempt`` gives the attempt's number
     in the run's history (None before it joined); ``global_batch`` turns steps into examples.
     """
@@ -224,13 +227,15 @@ class ReportProgress(_KerasBase):
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         self.step = batch + 1
+        if self.steps_per_epoch is not None and self.step > self.steps_per_epoch:
+            self.steps_per_epoch = None  # Keras counted calls of several steps: known at the epoch's end
         now = self.clock()
         self.rate.add(self.before + self.step, now)
         if self.writer.due():
             self.writer.offer(self._record(logs, now))
 
     def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-        self.steps_per_epoch = self.steps_per_epoch or self.step
+        self.steps_per_epoch = max(self.steps_per_epoch or 0, self.step)
         self.writer.offer(self._record(logs, self.clock()), now=True)
 
     def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
