@@ -5,11 +5,11 @@ the run's prefix, ``replica.Locations.progress_file``): the epoch and step, the 
 epoch, examples/s over the recent steps, the last loss, the attempt and the time. The SDK
 reads it back to show an ETA and the cost to finish (``cloudtrain.run_progress``).
 
-Writing never holds training up: a step only hands the newest record to a thread of the
-writer's own (``Writer.offer``), which writes at most every ``INTERVAL_S`` (and at once at
-an epoch's end), through a temporary file and ``os.replace`` so a reader never sees half.
-A slow store delays only the thread, which then writes the newest record and drops the ones
-it missed; a store that fails prints one warning and training goes on.
+Writing never holds training up: at most every ``INTERVAL_S`` (and at every epoch's end) a
+step hands the newest record to a thread of the writer's own (``Writer.offer``), which
+writes it through a temporary file and ``os.replace`` so a reader never sees half. A slow
+store delays only the thread, which then writes the newest record and drops the ones it
+missed; a store that fails prints one warning and training goes on.
 
 Example:
 >>> rate = Rate(window=3)
@@ -36,11 +36,12 @@ else:
     _KerasBase = object
 
 FORMAT = 1
-# At most one write this often: a write is a few hundred bytes, but on a bucket's FUSE
-# mount it is a request; every 5 s keeps a status fresh and costs nothing measurable.
+# At most one record this often within an epoch: a write is a few hundred bytes, but on a
+# bucket's FUSE mount it is a request; every 5 s keeps a status fresh.
 INTERVAL_S = 5.0
-# The rate is over this many of the latest step samples, so a status shows the speed now
-# rather than since the start (compilation and a restart's warm-up fall out of it).
+# The rate is over this many of the latest records (about a minute and a half at 5 s each),
+# so a status shows the speed now rather than since the start (compilation and a
+# restart's warm-up fall out of it).
 RATE_WINDOW = 20
 
 
@@ -107,12 +108,16 @@ def write(data: Mapping[str, Any], path: Path) -> None:
 
 
 class Writer:
-    """Writes the newest record offered from a thread of its own, at most every ``interval_s``.
+    """Writes the newest record offered, from a thread of its own; at most one record every ``interval_s``.
+
+    A step asks ``due`` (one clock read) and only then builds a record to ``offer``; an
+    epoch's end offers one ``now``. The thread writes the newest record it holds and drops
+    any it had no time for.
 
     Args:
         path: the progress file.
         say: where the one warning goes when a write fails.
-        interval_s: the shortest time between two writes (``flush`` writes at once).
+        interval_s: the shortest time between two records offered (an epoch's end excepted).
         store: writes one record (``write``; a test passes a slow or failing one).
         clock: monotonic seconds.
     """
@@ -129,10 +134,9 @@ class Writer:
         self.path, self.say, self.interval_s, self.store, self.clock = path, say, interval_s, store, clock
         self.written = 0
         self.warned = False
+        self._offered = -float("inf")
         self._latest: Mapping[str, Any] | None = None
-        self._urgent = False
         self._closed = False
-        self._last_write = -float("inf")
         self._wake = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="cloudtrain-progress", daemon=True)
         self._thread.start()
@@ -141,42 +145,37 @@ class Writer:
         return f"Writer(path={str(self.path)!r}, written={self.written})"
 
     def due(self) -> bool:
-        """Whether a record offered now would be written now: a step asks before it builds one."""
-        return self.clock() - self._last_write >= self.interval_s
+        """Whether a record offered now would be kept: a step asks before it builds one."""
+        return self.clock() - self._offered >= self.interval_s
 
     def offer(self, data: Mapping[str, Any], *, now: bool = False) -> None:
-        """Keep ``data`` as the newest record; ``now`` writes it without waiting for the interval. Never blocks on the store."""
+        """Keep ``data`` as the record to write next, if ``due`` or ``now``. Never waits for the store."""
+        if not (now or self.due()):
+            return
+        self._offered = self.clock()
         with self._wake:
-            self._latest, self._urgent = data, self._urgent or now
+            self._latest = data
             self._wake.notify()
 
     def close(self, timeout_s: float = 5.0) -> None:
         """Write what is left and stop the thread, waiting at most ``timeout_s`` for a slow store."""
         with self._wake:
-            self._closed, self._urgent = True, True
+            self._closed = True
             self._wake.notify()
         self._thread.join(timeout_s)
 
     def _run(self) -> None:
         while True:
             with self._wake:
-                while not self._ready():
-                    wait = self.interval_s - (self.clock() - self._last_write)
-                    self._wake.wait(wait if self._latest is not None and wait > 0 else None)
-                data, self._latest, self._urgent = self._latest, None, False
-                closed = self._closed
+                while self._latest is None and not self._closed:
+                    self._wake.wait()
+                data, self._latest, closed = self._latest, None, self._closed
             if data is not None:
                 self._store(data)
-            if closed and self._latest is None:
+            if closed:
                 return
 
-    def _ready(self) -> bool:
-        if self._closed:
-            return True
-        return self._latest is not None and (self._urgent or self.due())
-
     def _store(self, data: Mapping[str, Any]) -> None:
-        self._last_write = self.clock()
         try:
             self.store(data, self.path)
             self.written += 1
@@ -192,7 +191,7 @@ class Writer:
 class ReportProgress(_KerasBase):
     """The chief's Keras callback: offers a progress record after a step when one is due, and at every epoch's end.
 
-    Steps are counted by the batch hooks, whose index counts steps. The steps per epoch come
+    A step costs a clock read unless a record is due. Steps are counted by the batch hooks, whose index counts steps. The steps per epoch come
     from ``fit``'s ``params`` until the first epoch ends and from the count after: some
     Keras versions give there the calls into the step function, each of
     ``steps_per_execution`` steps, and a step past that figure shows it was one;
@@ -227,21 +226,22 @@ class ReportProgress(_KerasBase):
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         self.step = batch + 1
-        if self.steps_per_epoch is not None and self.step > self.steps_per_epoch:
-            self.steps_per_epoch = None  # Keras counted calls of several steps: known at the epoch's end
-        now = self.clock()
-        self.rate.add(self.before + self.step, now)
         if self.writer.due():
-            self.writer.offer(self._record(logs, now))
+            self.writer.offer(self._record(logs))
 
     def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
         self.steps_per_epoch = max(self.steps_per_epoch or 0, self.step)
-        self.writer.offer(self._record(logs, self.clock()), now=True)
+        self.writer.offer(self._record(logs), now=True)
 
     def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
         self.writer.close()
 
-    def _record(self, logs: Mapping[str, Any] | None, now: float) -> dict[str, Any]:
+    def _record(self, logs: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The record now; the rate is over the steps between the latest records (``Rate``)."""
+        now = self.clock()
+        if self.steps_per_epoch is not None and self.step > self.steps_per_epoch:
+            self.steps_per_epoch = None  # Keras counted calls of several steps: known at the epoch's end
+        self.rate.add(self.before + self.step, now)
         loss = (logs or {}).get("loss")
         return record(
             epoch=self.epoch + 1,
