@@ -11,8 +11,9 @@ callbacks, on this machine's CPU, one device, the order alternating after one un
 - B, without: the same callbacks less the writer.
 
 Rows: the mean step time of A over B (``callbacks.Throughput``: optimizer steps over the
-training phase of the epochs after the first), min, median and max over the pairs, with the
-noise floor (B against B) measured first; and the writer's own time in a step's hook
+training phase of the epochs after the first), by wall time and by this process's CPU time
+(the writer's thread included; less moved by other processes' load), min, median and max
+over the pairs, with the noise floor (B against B) measured first; and the writer's own time in a step's hook
 (``ReportProgress.on_train_batch_end``, timed alone over every step of a side) against the
 step. Target: each median under 1 % (ratio <= 1.01).
 
@@ -66,28 +67,30 @@ class Side(overhead.Entrypoint):
 
         writer.on_train_batch_end = timed
 
-    def step_s(self) -> float:
-        self.train([self.wall])
-        return self.wall.global_batch / self.wall.result()["examples_per_sec"]
+    def step_s(self) -> tuple[float, float]:
+        """The mean step time by wall time, and by this process's CPU time (the writer's thread included)."""
+        self.train([self.wall, self.cpu])
+        batch = self.wall.global_batch
+        return batch / self.wall.result()["examples_per_sec"], batch / self.cpu.result()["examples_per_sec"]
 
 
 def measure(
     bench: overhead.Bench, row: overhead.Row, pairs: int, sides: tuple[bool, bool]
-) -> tuple[list[float], list[float]]:
-    """Each pair's A / B step time, and A's hook time per step over its step time."""
+) -> tuple[list[float], list[float], list[float]]:
+    """Each pair's A / B step time by wall and by CPU time, and A's hook time per step over its step time."""
     for reports in sides:
         Side(bench, row, reports=reports).step_s()
-    ratios, hook_shares = [], []
+    wall, cpu, hook_shares = [], [], []
     for i in range(pairs):
-        times: dict[int, float] = {}
+        times: dict[int, tuple[float, float]] = {}
         for side in (0, 1) if i % 2 == 0 else (1, 0):
             measured = Side(bench, row, reports=sides[side])
             times[side] = measured.step_s()
             if sides[side]:
-                steps = measured.wall.steps
-                hook_shares.append(1 + measured.hook_s / steps / times[side])
-        ratios.append(times[0] / times[1])
-    return ratios, hook_shares
+                hook_shares.append(1 + measured.hook_s / measured.wall.steps / times[side][0])
+        wall.append(times[0][0] / times[1][0])
+        cpu.append(times[0][1] / times[1][1])
+    return wall, cpu, hook_shares
 
 
 def line(label: str, ratios: list[float], *, target: bool = True) -> str:
@@ -111,11 +114,13 @@ def main() -> None:
         sys.path[:0] = [str(overhead.EXAMPLE), str(work / "code")]
         bench = overhead.Bench(work)
         row = overhead.Row("progress", "trainer.task", args.epochs, _unused, {})
-        floor, _ = measure(bench, row, args.pairs, (False, False))
-        ratios, hooks = measure(bench, row, args.pairs, (True, False))
+        floor_wall, floor_cpu, _ = measure(bench, row, args.pairs, (False, False))
+        wall, cpu, hooks = measure(bench, row, args.pairs, (True, False))
     print(f"{'step time ratio A / B':<44} {'min':>6} {'median':>7} {'max':>6}  target")
-    print(line("(0) without / without", floor, target=False))
-    print(line("with progress / without", ratios))
+    print(line("(0) without / without, wall time", floor_wall, target=False))
+    print(line("(0) without / without, CPU time", floor_cpu, target=False))
+    print(line("with progress / without, wall time", wall))
+    print(line("with progress / without, CPU time", cpu))
     print(line("1 + the writer's hook per step / step time", hooks))
     print(f"{args.pairs} pairs a row; (0): the noise floor of this machine, in this run.")
     print(

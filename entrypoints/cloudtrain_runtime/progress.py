@@ -5,7 +5,8 @@ the run's prefix, ``replica.Locations.progress_file``): the epoch and step, the 
 epoch, examples/s over the recent steps, the last loss, the attempt and the time. The SDK
 reads it back to show an ETA and the cost to finish (``cloudtrain.run_progress``).
 
-Writing never holds training up: at most every ``INTERVAL_S`` (and at every epoch's end) a
+Writing never holds training up: at most every ``INTERVAL_S`` (and at an epoch's end, where
+the last record is ``EPOCH_GAP_S`` old or more, and at the end of ``fit``) a
 step hands the newest record to a thread of the writer's own (``Writer.offer``), which
 writes it through a temporary file and ``os.replace`` so a reader never sees half. A slow
 store delays only the thread, which then writes the newest record and drops the ones it
@@ -39,6 +40,9 @@ FORMAT = 1
 # At most one record this often within an epoch: a write is a few hundred bytes, but on a
 # bucket's FUSE mount it is a request; every 5 s keeps a status fresh.
 INTERVAL_S = 5.0
+# An epoch's end writes at once unless a record went less than this long ago: epochs of
+# minutes each get theirs, the bundled example's 30 ms epochs do not write 30 times a second.
+EPOCH_GAP_S = 1.0
 # The rate is over this many of the latest records (about a minute and a half at 5 s each),
 # so a status shows the speed now rather than since the start (compilation and a
 # restart's warm-up fall out of it).
@@ -53,7 +57,9 @@ class Rate:
 
     def add(self, step: int, seconds: float) -> None:
         """A sample: the optimizer's ``step`` at ``seconds``; a step that went back (a restore) starts over."""
-        if self.samples and step <= self.samples[-1][0]:
+        if self.samples and step == self.samples[-1][0]:
+            return
+        if self.samples and step < self.samples[-1][0]:
             self.samples.clear()
         self.samples.append((step, seconds))
 
@@ -111,7 +117,7 @@ class Writer:
     """Writes the newest record offered, from a thread of its own; at most one record every ``interval_s``.
 
     A step asks ``due`` (one clock read) and only then builds a record to ``offer``; an
-    epoch's end offers one ``now``. The thread writes the newest record it holds and drops
+    epoch's end offers one after a shorter gap, the end of ``fit`` after none. The thread writes the newest record it holds and drops
     any it had no time for.
 
     Args:
@@ -148,9 +154,10 @@ class Writer:
         """Whether a record offered now would be kept: a step asks before it builds one."""
         return self.clock() - self._offered >= self.interval_s
 
-    def offer(self, data: Mapping[str, Any], *, now: bool = False) -> None:
-        """Keep ``data`` as the record to write next, if ``due`` or ``now``. Never waits for the store."""
-        if not (now or self.due()):
+    def offer(self, data: Mapping[str, Any], *, after_s: float | None = None) -> None:
+        """Keep ``data`` as the record to write next, if the last was offered ``after_s`` ago or more
+        (None: ``interval_s``; 0: always). Never waits for the store."""
+        if self.clock() - self._offered < (self.interval_s if after_s is None else after_s):
             return
         self._offered = self.clock()
         with self._wake:
@@ -216,6 +223,7 @@ class ReportProgress(_KerasBase):
         self.step = 0
         self.before = 0  # steps of this attempt's earlier epochs
         self.steps_per_epoch: int | None = None
+        self.loss: float | None = None
 
     def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
         steps = (getattr(self, "params", None) or {}).get("steps")
@@ -231,9 +239,11 @@ class ReportProgress(_KerasBase):
 
     def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
         self.steps_per_epoch = max(self.steps_per_epoch or 0, self.step)
-        self.writer.offer(self._record(logs), now=True)
+        self.writer.offer(self._record(logs), after_s=EPOCH_GAP_S)
 
     def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        if self.epoch or self.step:  # trained this attempt: the last record says where it ended
+            self.writer.offer(self._record(logs), after_s=0.0)
         self.writer.close()
 
     def _record(self, logs: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -243,6 +253,7 @@ class ReportProgress(_KerasBase):
             self.steps_per_epoch = None  # Keras counted calls of several steps: known at the epoch's end
         self.rate.add(self.before + self.step, now)
         loss = (logs or {}).get("loss")
+        self.loss = self.loss if loss is None else float(loss)
         return record(
             epoch=self.epoch + 1,
             epochs=self.epochs,
@@ -250,7 +261,7 @@ class ReportProgress(_KerasBase):
             steps_per_epoch=self.steps_per_epoch,
             steps_per_s=self.rate.steps_per_s(),
             global_batch=self.global_batch,
-            loss=None if loss is None else float(loss),
+            loss=self.loss,
             wall_s=now - self.started,
             attempt=self.attempt(),
             now=time.time(),

@@ -51,7 +51,7 @@ def test_a_record_is_written_at_most_once_an_interval_unless_an_epoch_ends(tmp_p
     assert not writer.due()
     writer.offer({"step": 2})
     assert not done.wait(0.2)  # not due: dropped
-    writer.offer({"step": 3}, now=True)  # an epoch's end writes the newest at once
+    writer.offer({"step": 3}, after_s=0.0)  # the end of fit writes at once
     assert done.wait(5)
     writer.close()
     assert stored == [{"step": 1}, {"step": 3}]
@@ -81,7 +81,7 @@ def test_a_failing_store_warns_once_and_never_raises(tmp_path: Path) -> None:
 
     writer = progress.Writer(tmp_path / "p.json", said.append, interval_s=0.0, store=down)
     for step in range(5):
-        writer.offer({"step": step}, now=True)
+        writer.offer({"step": step}, after_s=0.0)
     writer.close()
     assert len(said) == 1 and "not connected" in said[0] and "training goes on" in said[0]
     assert writer.written == 0

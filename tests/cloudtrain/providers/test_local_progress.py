@@ -9,6 +9,7 @@ written when the last epoch ended.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -59,8 +60,9 @@ def make_dataset(context):
 
 
 def _done(found: TrainingProgress) -> float:
-    """The share of the run's steps done."""
-    assert found.steps_per_epoch is not None
+    """The share of the run's steps done; none before the steps per epoch are known."""
+    if found.steps_per_epoch is None:
+        return 0.0
     total = found.epochs * found.steps_per_epoch
     return ((found.epoch - 1) * found.steps_per_epoch + found.step) / total
 
@@ -69,7 +71,7 @@ def _done(found: TrainingProgress) -> float:
 @pytest.mark.timeout(300)
 @pytest.mark.usefixtures("private_tmpdir")
 def test_status_at_half_way_shows_an_eta_within_a_quarter_of_the_time_left(
-    project: Path, run_cli: Callable[..., Result]
+    project: Path, run_cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (project / "trainer" / "fixed_rate.py").write_text(FIXED_RATE)
     submitted = run_cli(
@@ -91,6 +93,8 @@ def test_status_at_half_way_shows_an_eta_within_a_quarter_of_the_time_left(
     as_json = json.loads(run_cli("status", job_id, "--json").out)
     assert "progress: epoch " in shown.out and " examples/s, loss " in shown.out and ", ETA " in shown.out
     eta = as_json["progress"]["eta_s"]
+    monkeypatch.setenv("COLUMNS", "200")
+    assert re.search(r" [1-6]/6 ETA \d", run_cli("list", "--provider", "local").out)
     assert LocalJob(job_id).wait(poll_s=0.5).state == "succeeded"
     last = LocalJob(job_id).progress_record()
     assert isinstance(last, dict) and (last["epoch"], last["step"]) == (6, last["steps_per_epoch"])
