@@ -6,8 +6,9 @@ examples/binary_classifier with the entrypoint's ``managed.train`` and the sessi
 callbacks, on this machine's CPU, one device, the order alternating after one untimed pair.
 
 - A, with progress: the session's callbacks as a job's chief has them, the progress writer
-  (``cloudtrain_runtime.progress``) among them: a record at most every 5 s and at every
-  epoch's end, written from the writer's thread under ``$TMPDIR``.
+  (``cloudtrain_runtime.progress``) among them: a record at most every 5 s, at an epoch's
+  end a second or more after the last, and at the end of fit, written from the writer's
+  thread under ``$TMPDIR``.
 - B, without: the same callbacks less the writer.
 
 Rows: the mean step time of A over B (``callbacks.Throughput``: optimizer steps over the
@@ -125,7 +126,8 @@ def main() -> None:
     print(f"{args.pairs} pairs a row; (0): the noise floor of this machine, in this run.")
     print(
         f"{args.epochs} epochs a side of examples/binary_classifier; a record at most every "
-        f"{progress.INTERVAL_S:g} s and at every epoch's end."
+        f"{progress.INTERVAL_S:g} s, at an epoch's end {progress.EPOCH_GAP_S:g} s or more after the last, "
+        "and at the end of fit."
     )
 
 

@@ -43,10 +43,10 @@ INTERVAL_S = 5.0
 # An epoch's end writes at once unless a record went less than this long ago: epochs of
 # minutes each get theirs, the bundled example's 30 ms epochs do not write 30 times a second.
 EPOCH_GAP_S = 1.0
-# The rate is over this many of the latest records (about a minute and a half at 5 s each),
+# The rate is over this many of the latest records (about half a minute at 5 s each),
 # so a status shows the speed now rather than since the start (compilation and a
 # restart's warm-up fall out of it).
-RATE_WINDOW = 20
+RATE_WINDOW = 6
 
 
 class Rate:
