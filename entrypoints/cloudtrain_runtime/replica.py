@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 RESULT_FILE = "cloudtrain-result.json"
 THROUGHPUT_FILE = "cloudtrain-throughput.json"
 HISTORY_FILE = "cloudtrain-history.json"
+PROGRESS_FILE = "cloudtrain-progress.json"
 COMPLETE_FILE = "cloudtrain-complete.json"
 
 
@@ -115,6 +116,11 @@ class Locations:
     def history_file(self) -> Path:
         """The run's per-epoch history beside the result (``cloudtrain_runtime.history``)."""
         return self.results / HISTORY_FILE
+
+    @property
+    def progress_file(self) -> Path:
+        """Where the chief keeps the latest step of training, beside the history (``cloudtrain_runtime.progress``)."""
+        return self.results / PROGRESS_FILE
 
     @property
     def durable_history_file(self) -> Path:

@@ -42,6 +42,7 @@ from cloudtrain_runtime import (
 from cloudtrain_runtime import callbacks as cb
 from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime import notice as notice_lib
+from cloudtrain_runtime import progress as progress_lib
 from cloudtrain_runtime.cluster import ClusterInfo
 from cloudtrain_runtime.config import AUTO, OFF, RuntimeConfig
 from cloudtrain_runtime.errors import UserCodeError
@@ -153,7 +154,7 @@ class Session:
 
     @functools.cached_property
     def callbacks(self) -> list[Any]:
-        """The hang watchdog, throughput, the history, backup, save on notice, progress, MLflow, a sweep's objective, TensorBoard, the profiler, a fault.
+        """The hang watchdog, throughput, the history, backup, save on notice, progress (lines; the chief's record), MLflow, a sweep's objective, TensorBoard, the profiler, a fault.
 
         The history, MLflow, the objective, TensorBoard and the profiler are the chief's.
 
@@ -170,6 +171,8 @@ class Session:
             )
         backup = self.backup_callback()
         found += [backup, self.save_on_notice(backup), self.progress]
+        if self.is_chief:
+            found.append(self.report_progress())
         if self.tracker is not None:
             recorder = self.history
             found.append(
@@ -185,6 +188,18 @@ class Session:
         if self.fault and self.fault.unit != "export":
             found.append(cb.keras_callback(self.keras, cb.FaultInjector, self.fault))
         return found
+
+    def report_progress(self) -> Any:
+        """The chief's progress record beside the history, for ``status`` (``cloudtrain_runtime.progress``)."""
+        writer = progress_lib.Writer(self.locations.progress_file, self.say)
+        return cb.keras_callback(
+            self.keras,
+            progress_lib.ReportProgress,
+            writer,
+            self.config.epochs,
+            self.global_batch,
+            self._attempt_number,
+        )
 
     @functools.cached_property
     def hang_watch(self) -> watchdog.Watch | None:

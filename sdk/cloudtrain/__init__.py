@@ -33,6 +33,7 @@ _EXPORTS = {
     "Progress": "cloudtrain.progress",
     "ProviderError": "cloudtrain.errors",
     "SpecError": "cloudtrain.errors",
+    "TrainingProgress": "cloudtrain.run_progress",
     "attach": "cloudtrain.api",
     "compare": "cloudtrain.scaling",
     "estimate": "cloudtrain.api",
@@ -43,6 +44,7 @@ _EXPORTS = {
     "stage": "cloudtrain.api",
     "Submission": "cloudtrain.api",
     "submit": "cloudtrain.api",
+    "training_progress": "cloudtrain.api",
     "validate": "cloudtrain.api",
     "wait_to_start": "cloudtrain.provider.pending",
     "with_defaults": "cloudtrain.specfile",
@@ -64,6 +66,7 @@ __all__ = [
     "ProviderError",
     "SpecError",
     "Submission",
+    "TrainingProgress",
     "attach",
     "compare",
     "estimate",
@@ -73,13 +76,25 @@ __all__ = [
     "render",
     "stage",
     "submit",
+    "training_progress",
     "validate",
     "wait_to_start",
     "with_defaults",
 ]
 
 if TYPE_CHECKING:
-    from cloudtrain.api import Submission, attach, estimate, list_jobs, plan, render, stage, submit, validate
+    from cloudtrain.api import (
+        Submission,
+        attach,
+        estimate,
+        list_jobs,
+        plan,
+        render,
+        stage,
+        submit,
+        training_progress,
+        validate,
+    )
     from cloudtrain.cost import CostOption
     from cloudtrain.errors import (
         BudgetError,
@@ -94,6 +109,7 @@ if TYPE_CHECKING:
     from cloudtrain.progress import Progress
     from cloudtrain.provider.jobs import Job, JobStatus, JobSummary
     from cloudtrain.provider.pending import wait_to_start
+    from cloudtrain.run_progress import TrainingProgress
     from cloudtrain.scaling import compare
     from cloudtrain.spec import JobSpec
     from cloudtrain.specfile import load_spec, with_defaults

@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack, overload
@@ -74,6 +75,7 @@ if TYPE_CHECKING:  # the cost package loads its price catalogs' code: only the c
     from cloudtrain.placement.preflight import Check
     from cloudtrain.placement.resolve import Resolved
     from cloudtrain.placement.trail import Attempt
+    from cloudtrain.run_progress import TrainingProgress
 
 
 def plan(spec: JobSpec | str | os.PathLike[str], provider: str | Provider | None = None) -> Plan:
@@ -438,6 +440,23 @@ def attach(job_id: str, provider: str | None = None, *, clients: Any = None) -> 
         raise CloudtrainError(f"No job ID given ({job_id!r}). Pass the ID that submit printed.")
     owner = registry.get(provider) if provider else registry.for_job(job_id)
     return owner.attach(job_id, clients=clients)
+
+
+def training_progress(
+    job_id: str, provider: str | None = None, *, clients: Any = None
+) -> TrainingProgress | None:
+    """Where job ``job_id``'s training is now, its ETA and (where priced) the cost to finish.
+
+    None until the chief has written its first progress record, or where the job's
+    provider cannot read it back while the job runs (``cloudtrain.run_progress``).
+
+    Raises:
+        CloudtrainError: ``job_id`` is empty or blank, or no provider owns it.
+    """
+    from cloudtrain import run_progress
+
+    job = attach(job_id, provider, clients=clients)
+    return run_progress.of_job(job, now=time.time())
 
 
 def listing_providers(provider: str | None = None) -> tuple[ListsJobs, ...]:

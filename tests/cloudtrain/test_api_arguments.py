@@ -64,6 +64,7 @@ WRONG: dict[str, dict[str, tuple[tuple[Any, ...], tuple[Any, ...]]]] = {
         "scope": ((SPEC,), ()),  # **scope: its keys, in SCOPE below
     },
     "attach": {"job_id": ((), (5, None, b"local:x")), "provider": (("local:x",), (5, ["local"]))},
+    "training_progress": {"job_id": ((), (5, None, b"local:x")), "provider": (("local:x",), (5, ["local"]))},
     "list_jobs": {
         "provider": ((), (5, ["local"])),
         "limit": (("local",), ("3", -1, 1.5, True)),

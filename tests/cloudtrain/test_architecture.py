@@ -101,6 +101,7 @@ LAYERS = (
             "cloudtrain.templates",
             "cloudtrain.resume",
             "cloudtrain.tracking",
+            "cloudtrain.run_progress",
         ),
     ),
     ("API", ("cloudtrain", "cloudtrain.api", "cloudtrain.cache", "cloudtrain.pipelines")),

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -435,19 +436,23 @@ def _attached_note(job: Job) -> str:
 def status(job_id: str, provider: str | None, as_json: bool) -> None:
     """Print the state of JOB_ID (succeeded, failed, running, ...) and the provider's detail.
 
-    Below it: the shape, the times, the cost estimated at submit and, once a billed job
+    A running job whose chief has recorded its progress shows it next: epoch and step,
+    examples/s, the last loss, the ETA from the recent rate and, where priced, the cost
+    to finish (docs: keep-running.md). Below it: the shape, the times, the cost estimated at submit and, once a billed job
     has ended, what it cost (SageMaker: BillableTimeInSeconds × instances; Vertex AI:
     start to end × replicas, in 30-second increments; both at the catalog's prices).
     A failed job's failing replica's last lines follow: its traceback and error. A run
     submitted with --run-id shows its lineage: every attempt's provider, region and shape,
     and the backup each started from (docs: resume.md).
     """
+    from cloudtrain import run_progress
     from cloudtrain.cli import trials_table
     from cloudtrain.cli.list_command import DETAIL_COLUMNS, as_dict, details
     from cloudtrain.cli.live import waiting
 
     job = _attach(job_id, provider)
     current = job.status()
+    training = run_progress.of_job(job, now=time.time()) if current.state == "running" else None
     described = job.summary() if isinstance(job, HasSummary) else None
     kept = job.kept_backup() if current.done and isinstance(job, ReportsBackup) else None
     found = failure.failure_lines(job) if current.state == "failed" else None
@@ -460,13 +465,24 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
         times = as_dict(described) if described else {}
         backup = {"backup_kept": asdict(kept) if kept else None}
         trials = trials_table.as_json(sweep) if sweep is not None else {}
-        shown = {**times, "id": job.id, **current.to_dict(), **backup, **trials, "lineage": lineage}
+        progress = {"progress": training.to_dict() if training else None}
+        shown = {
+            **times,
+            "id": job.id,
+            **current.to_dict(),
+            **progress,
+            **backup,
+            **trials,
+            "lineage": lineage,
+        }
         attempts = {"placement": [asdict(attempt) for attempt in placed]} if placed else {}
         click.echo(json.dumps({**shown, **attempts, **_last(found)}))
         return
     click.echo(f"{current.state} ({current.provider_state}){': ' + current.detail if current.detail else ''}")
     if current.waiting and current.pending_reason:
         click.echo(f"pending: {waiting(current)}")
+    if training:
+        click.echo(f"progress: {run_progress.describe(training)}")
     if current.failure is not None:
         click.echo(f"why: {current.failure.reason.explained} ({current.failure.code or 'no code'})")
     if described:

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from cloudtrain import api, cost
+from cloudtrain import api, cost, run_progress
 from cloudtrain.cli import tables
 from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, profile_option
 from cloudtrain.cost.actual import ActualCost, actual_cost
@@ -25,6 +25,7 @@ from cloudtrain.messages import quote
 from cloudtrain.planning import WORST_CASE
 from cloudtrain.provider import registry
 from cloudtrain.provider.base import JobSummary
+from cloudtrain.run_progress import TrainingProgress
 from cloudtrain.specfile import load_settings
 
 # Jobs shown without --all: enough for the work in hand, short enough for one screen.
@@ -40,6 +41,7 @@ COLUMNS = (
     tables.Column("provider"),
     tables.Column("shape", priority=6),
     tables.Column("state"),
+    tables.Column("progress", priority=5),
     tables.Column("created", priority=3),
     tables.Column("started", priority=7),
     tables.Column("duration", priority=4, justify="right"),
@@ -87,7 +89,7 @@ def list_command(provider: str | None, show_all: bool, profile: str | None, as_j
     if as_json:
         click.echo(json.dumps([as_dict(job) for job in found], indent=2))
     elif found:
-        tables.echo(COLUMNS, [_row(job) for job in found])
+        tables.echo(COLUMNS, [_row(job, _progress(job)) for job in found])
     else:
         click.echo("No jobs yet. Submit one with: cloudtrain submit job.yaml", err=True)
 
@@ -182,7 +184,7 @@ def details(job: JobSummary) -> list[list[str]]:
     ]
 
 
-def _row(job: JobSummary) -> list[str]:
+def _row(job: JobSummary, training: TrainingProgress | None) -> list[str]:
     spent = _spent(job)
     return [
         job.short_id,
@@ -191,12 +193,23 @@ def _row(job: JobSummary) -> list[str]:
         job.provider,
         job.shape or "-",
         job.state,
+        run_progress.short(training),
         _when(job.created),
         _when(job.started),
         _duration(job),
         _estimate(job),
         _money(spent.usd) if spent else "-",
     ]
+
+
+def _progress(job: JobSummary) -> TrainingProgress | None:
+    """A running job's progress (``cloudtrain.run_progress``); None for the others, or where it cannot be read."""
+    if job.state != "running":
+        return None
+    try:
+        return api.training_progress(job.id, job.provider)
+    except CloudtrainError:
+        return None
 
 
 def _spent(job: JobSummary) -> ActualCost | None:

@@ -210,6 +210,19 @@ class ReportsBackup(Protocol):
 
 
 @runtime_checkable
+class ReportsProgress(Protocol):
+    """A job whose chief's progress record can be read while it runs (``cloudtrain_runtime.progress``). Optional.
+
+    ``status`` and ``list`` show where training is, its ETA and the cost to finish from it
+    (``cloudtrain.run_progress``).
+    """
+
+    def progress_record(self) -> object:
+        """The record as the chief last wrote it (decoded JSON, unchecked); None where it wrote none yet."""
+        ...
+
+
+@runtime_checkable
 class RunsHere(Protocol):
     """A job whose processes run on this machine. Optional.
 

@@ -73,7 +73,7 @@ def test_list_json_is_newest_first_with_times(run_cli: Callable[..., Result], ru
 def test_list_table_drops_low_priority_columns_when_narrow(
     run_cli: Callable[..., Result], runs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "160")
+    monkeypatch.setenv("COLUMNS", "180")
     wide = run_cli("list", "--provider", "local").out.splitlines()
     header = [
         "id",
@@ -82,6 +82,7 @@ def test_list_table_drops_low_priority_columns_when_narrow(
         "provider",
         "shape",
         "state",
+        "progress",
         "created",
         "started",
         "duration",

@@ -11,6 +11,7 @@ recording an end is handled by ``orphans``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -20,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cloudtrain import files
 from cloudtrain.errors import ProviderError
 from cloudtrain.messages import quote
 from cloudtrain.outputs import Outputs
@@ -39,12 +41,15 @@ from cloudtrain.providers.local.records import (
     read_record,
     untrusted,
 )
+from cloudtrain_runtime.replica import PROGRESS_FILE
 
 HOME_ENV = "CLOUDTRAIN_LOCAL_HOME"
 # How long ``cancel`` waits for the launcher to stop the replicas and record the end: its
 # grace for a runtime that saves on SIGTERM (launcher.CANCEL_GRACE_S), then the host folders' sync.
 CANCEL_WAIT_S = 60.0
 CANCEL_POLL_S = 0.1
+# A progress record is a few hundred bytes; anything much larger is not one.
+PROGRESS_BYTES = 64 * 1024
 # A run folder's name as ``run.submit`` makes it: ``<job name>-<YYYYmmdd>-<HHMMSS>-<4 hex>``,
 # at most 63 + 21 characters (spec.JobSpec.name). No '/' and no '.', so it stays in runs/.
 # ``<job name>-<YYYYmmdd>-<HHMMSS>-<4 hex>``: the job name is what comes before the stamp.
@@ -134,6 +139,20 @@ class LocalJob(WaitsByPolling):
             return None
         sizes = [path.stat().st_size for path in folder.rglob("*") if path.is_file()]
         return Stored(str(folder), sum(sizes), len(sizes), f"rm -r {folder}") if sizes else None
+
+    def progress_record(self) -> object:
+        """The chief's progress record beside the run's result; None before its first write.
+
+        An emulated SageMaker run has none to read: its results reach the bucket packed in
+        ``output.tar.gz`` once the job ends (``outputs.result`` names a member of it).
+        """
+        result = self.outputs.result
+        if "#" in result:
+            return None
+        try:
+            return json.loads(files.read_bytes(Path(result).with_name(PROGRESS_FILE), limit=PROGRESS_BYTES))
+        except (FileNotFoundError, files.UnreadableFile, ValueError):
+            return None
 
     def status(self) -> JobStatus:
         """The state the launcher recorded; if the launcher is gone without recording an end, ``orphans.status``.
