@@ -212,10 +212,12 @@ WRONG_TYPES = {
 CONFIG_TYPE_ROWS = [
     (name, value, f"key {name!r} must be {config.describe(hint)}")
     for name, hint in typing.get_type_hints(config.RuntimeConfig).items()
-    if name not in config.SWITCH_DOCS  # the switches say which values they take (below)
+    if name not in {*config.SWITCH_DOCS, "hang_timeout"}  # these say which values they take (below)
     for value in WRONG_TYPES[config.describe(hint)]
 ]
+HANG_TIMEOUT_VALUES = "a whole number of seconds from 1 to 2147483647, or 'off'"
 CONFIG_VALUE_ROWS = [
+    *(("hang_timeout", value, HANG_TIMEOUT_VALUES) for value in (2.5, True, None, [1], {"s": 60}, 0, "soon")),
     ("epochs", 0, "a whole number from 1 to 2147483647"),  # no training
     ("per_replica_batch", -8, "a whole number from 1"),  # negative
     ("replicas", 2**31, "a whole number from 1 to 2147483647"),  # past int32

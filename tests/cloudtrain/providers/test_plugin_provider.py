@@ -85,6 +85,7 @@ def test_submit_then_status_finds_the_owner_from_the_id(run_cli: RunCli, example
             "pending_since": None,  # a plugin that says nothing of why it waits: the defaults
             "pending_reason": "",
             "done": False,
+            "progress": None,  # a plugin's job reads no progress record back
             "backup_kept": None,
             "lineage": None,  # submitted without --run-id: no lineage of attempts
         }

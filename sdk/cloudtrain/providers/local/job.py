@@ -144,9 +144,14 @@ class LocalJob(WaitsByPolling):
         """The chief's progress record beside the run's result; None before its first write.
 
         An emulated SageMaker run has none to read: its results reach the bucket packed in
-        ``output.tar.gz`` once the job ends (``outputs.result`` names a member of it).
+        ``output.tar.gz`` once the job ends (``outputs.result`` names a member of it). Nor
+        has a run whose request, which says where the record lands, is damaged: ``status``
+        still shows its state, as it does without the request.
         """
-        result = self.outputs.result
+        try:
+            result = self.outputs.result
+        except ProviderError:
+            return None
         if "#" in result:
             return None
         try:
