@@ -15,6 +15,8 @@ class RuntimeFailure(Exception):
     """Base of every error the runtime raises on purpose."""
 
     exit_code = 1
+    # How its one line on stderr begins, after ``cloudtrain-runtime:``.
+    label = "error: "
 
 
 class ConfigError(RuntimeFailure):
@@ -59,6 +61,7 @@ class Reclaimed(RuntimeFailure):
     """
 
     exit_code = 75
+    label = ""  # not an error: its message says what happened and where the run resumes
 
 
 def exit_reclaimed() -> NoReturn:

@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(err.trace, end="", file=sys.stderr, flush=True)
         elif os.environ.get("CLOUDTRAIN_DEBUG"):
             traceback.print_exc()
-        print(f"cloudtrain-runtime: error: {err}", file=sys.stderr, flush=True)
+        print(f"cloudtrain-runtime: {err.label}{err}", file=sys.stderr, flush=True)
         _tracked_failure()
         sys.exit(err.exit_code)
     sys.exit(0)
