@@ -38,7 +38,9 @@ test-fast: $(STAMP)
 # Lanes: environments the main one cannot be, one per tests/lanes/<name>.txt, under .venv
 # so `rm -rf .venv` resets them too. A lane file is a pip requirements file (its pins and
 # `-e .[extras]`) whose `# run: ARGS` lines are the pytest runs to make there. Python is
-# this machine's python3 (3.11, the Python of the tensorflow/tensorflow images).
+# this machine's python3 (3.11, the Python of the tensorflow/tensorflow images). A lane runs a
+# file or a few in one process (-n 0): parallel workers would each start the lane's heavy
+# imports and module fixtures again for a handful of tests.
 LANES := $(basename $(notdir $(wildcard tests/lanes/*.txt)))
 
 $(VENV)/lanes/%/.installed: tests/lanes/%.txt pyproject.toml
@@ -51,7 +53,7 @@ test-lanes: $(foreach lane,$(LANES),$(VENV)/lanes/$(lane)/.installed)
 	set -e; for lane in $(LANES); do \
 		sed -n 's/^# run: //p' tests/lanes/$$lane.txt | while read -r args; do \
 			echo "== lane $$lane: pytest $$args"; \
-			eval "$(VENV)/lanes/$$lane/bin/pytest -p no:cacheprovider $$args" || exit 1; \
+			eval "$(VENV)/lanes/$$lane/bin/pytest -p no:cacheprovider -n 0 $$args" || exit 1; \
 		done; \
 	done
 

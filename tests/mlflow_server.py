@@ -23,6 +23,7 @@ from tests.cloudtrain_runtime.harness import free_ports
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_BIN = ROOT / ".venv" / "mlflow-server" / "bin" / "mlflow"
 START_TIMEOUT_S = 120
+STOP_GRACE_S = 1
 
 
 def start_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -60,11 +61,16 @@ def start_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def stop_server(server: subprocess.Popen[bytes]) -> None:
-    """End the server and the workers it started (its own process group)."""
+    """End the server and the workers it started (its own process group).
+
+    On SIGTERM the server waits for its clients' keep-alive connections to close, and the
+    tests' MLflow clients keep theirs open: after a short grace the group is killed, which
+    loses nothing (the store is the test's own, read before the fixture ends).
+    """
     if server.poll() is None:
         os.killpg(server.pid, signal.SIGTERM)
         try:
-            server.wait(timeout=20)
+            server.wait(timeout=STOP_GRACE_S)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
@@ -78,9 +84,13 @@ def _healthy(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of a real ``mlflow server`` on loopback, for the tests of one module."""
+    """The URL of a real ``mlflow server`` on loopback, one per parallel worker.
+
+    Each test keeps to an experiment or run id of its own, so the tests a worker runs can
+    share its server.
+    """
     server, url = start_server(tmp_path_factory.mktemp("mlflow-server"))
     yield url
     stop_server(server)

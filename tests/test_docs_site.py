@@ -18,13 +18,18 @@ import pytest
 import cloudtrain
 from cloudtrain.cli import COMMANDS
 from cloudtrain.spec import JobSpec
+from tests.shared import made_once
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("docs")
+    """The built site, one build for every worker of the suite."""
+    return made_once(tmp_path_factory, "docs-site", _build)
+
+
+def _build(out: Path) -> Path:
     build = ["-W", "--keep-going", "-q", "-b", "html", "-d", str(out / "doctrees")]
     done = subprocess.run(
         [sys.executable, "-m", "sphinx", *build, str(DOCS), str(out / "html")],

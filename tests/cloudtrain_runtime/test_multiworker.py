@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cloudtrain_runtime.harness import Run, launch, runtime_config
+from tests.shared import made_once
 
 pytestmark = pytest.mark.multiprocess
 
@@ -31,10 +32,15 @@ def _reference_and_distributed(root: Path, env: dict[str, str]) -> tuple[Run, Ru
     return launch(1, single, root / "single", env=env), launch(2, double, root / "double", env=env)
 
 
-@pytest.fixture(scope="module", params=["keras3", pytest.param("tf_keras", marks=NEEDS_TF_KERAS)])
+@pytest.fixture(scope="session", params=["keras3", pytest.param("tf_keras", marks=NEEDS_TF_KERAS)])
 def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Run]:
-    root = tmp_path_factory.mktemp(request.param)
-    reference, distributed = _reference_and_distributed(root, FLAVOURS[request.param])
+    """The flavour's two runs, made once for its tests whichever worker runs them."""
+    flavour = FLAVOURS[request.param]
+    reference, distributed = made_once(
+        tmp_path_factory,
+        f"multiworker-{request.param}",
+        lambda root: _reference_and_distributed(root, flavour),
+    )
     assert reference.ok, reference.explain()
     assert distributed.ok, distributed.explain()
     return reference, distributed
