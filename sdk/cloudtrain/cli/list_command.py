@@ -11,6 +11,7 @@ of its short id through ``resolve``. Only providers that can list their jobs
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -203,11 +204,12 @@ def _row(job: JobSummary, training: TrainingProgress | None) -> list[str]:
 
 
 def _progress(job: JobSummary) -> TrainingProgress | None:
-    """A running job's progress (``cloudtrain.run_progress``); None for the others, or where it cannot be read."""
+    """A running job's progress (``cloudtrain.run_progress``), priced by the estimate listed with it; None for
+    the others, or where it cannot be read."""
     if job.state != "running":
         return None
     try:
-        return api.training_progress(job.id, job.provider)
+        return run_progress.of_job(api.attach(job.id, job.provider), now=time.time(), summary=job)
     except CloudtrainError:
         return None
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
-from cloudtrain.planning import ExpectedCost
+from cloudtrain.planning import ExpectedCost, stored_dollars
 from cloudtrain.provider.jobs import JobStatus, JobSummary, Usage, WaitsByPolling
 from cloudtrain.providers.kubernetes import failures, kueue
 from cloudtrain.providers.kubernetes.clients import (
@@ -50,6 +50,7 @@ from cloudtrain.providers.kubernetes.render import (
     ESTIMATE_ANNOTATION,
     ESTIMATE_BASIS_ANNOTATION,
     GROUP,
+    HOURLY_ANNOTATION,
     JOB_LABEL,
     JOBSET_NAME_KEY,
     NODE_TYPE_ANNOTATION,
@@ -419,10 +420,10 @@ def summary(jobset: dict[str, Any], context: str | None) -> JobSummary:
 
 
 def _estimate(notes: dict[str, str]) -> ExpectedCost | None:
-    try:
-        return ExpectedCost(float(notes[ESTIMATE_ANNOTATION]), notes[ESTIMATE_BASIS_ANNOTATION])
-    except (KeyError, ValueError):
+    usd, basis = stored_dollars(notes.get(ESTIMATE_ANNOTATION)), notes.get(ESTIMATE_BASIS_ANNOTATION)
+    if usd is None or not basis:
         return None
+    return ExpectedCost(usd, basis, stored_dollars(notes.get(HOURLY_ANNOTATION)))
 
 
 def _usage(notes: dict[str, str], hosts: int, seconds: float) -> Usage | None:
