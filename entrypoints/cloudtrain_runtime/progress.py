@@ -1,7 +1,9 @@
 """The chief's progress record: where training is now, for ``cloudtrain status`` and ``list``.
 
 The chief keeps ``cloudtrain-progress.json`` beside the run's history (the same folder under
-the run's prefix, ``replica.Locations.progress_file``): the epoch and step, the steps per
+the run's prefix; on SageMaker, whose results reach S3 only when the job ends, beside the
+durable history in the checkpoint folder it syncs while the job runs:
+``replica.Locations.progress_file``): the epoch and step, the steps per
 epoch, examples/s over the recent steps, the last loss, the attempt and the time. The SDK
 reads it back to show an ETA and the cost to finish (``cloudtrain.run_progress``).
 

@@ -34,8 +34,8 @@ from typing import Any
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
 from cloudtrain.planning import ExpectedCost, stored_dollars
-from cloudtrain.provider.jobs import JobStatus, JobSummary, Usage, WaitsByPolling
-from cloudtrain.providers.kubernetes import failures, kueue
+from cloudtrain.provider.jobs import JobStatus, JobSummary, Usage, WaitsByPolling, read_progress
+from cloudtrain.providers.kubernetes import download, failures, kueue
 from cloudtrain.providers.kubernetes.clients import (
     TIMEOUT_S,
     ApiCall,
@@ -63,6 +63,8 @@ from cloudtrain.providers.kubernetes.render import (
     VERSION,
     ensure_namespace,
 )
+from cloudtrain.uris import sibling
+from cloudtrain_runtime.replica import PROGRESS_FILE
 
 PREFIX = "kubernetes:"
 RESOURCE = f"{PLURAL}.{GROUP}"
@@ -160,13 +162,29 @@ class KubernetesJob(WaitsByPolling):
     @property
     def outputs(self) -> Outputs:
         """Under the run's prefix the JobSet names (``cloudtrain/run-prefix``); its pods' logs with ``kubectl``."""
-        metadata = (self.request or self._get())["metadata"]
-        logs = logs_command(self._clients.context, self.namespace, self.name)
-        return standard(metadata.get("annotations", {}).get(RUN_PREFIX_ANNOTATION, ""), logs=logs)
+        return self._outputs(self._annotations())
 
     def summary(self) -> JobSummary:
         """The JobSet as ``list`` shows it: its times, shape, estimate and what its nodes cost."""
         return summary(self._get(), self._clients.context)
+
+    def progress_record(self) -> object:
+        """The chief's progress record beside the run's result in the storage root; None before its first write.
+
+        Read with the store's own client (``download``): on ``s3://`` as the sidecar last
+        copied it out, up to ``storage.SYNC_INTERVAL_S`` seconds old.
+        """
+        notes = self._annotations()
+        uri = sibling(self._outputs(notes).result, PROGRESS_FILE)
+        return read_progress(lambda: download.read_object(uri, notes.get(REGION_ANNOTATION)))
+
+    def _annotations(self) -> dict[str, str]:
+        annotations: dict[str, str] = (self.request or self._get())["metadata"].get("annotations", {})
+        return annotations
+
+    def _outputs(self, notes: dict[str, str]) -> Outputs:
+        logs = logs_command(self._clients.context, self.namespace, self.name)
+        return standard(notes.get(RUN_PREFIX_ANNOTATION, ""), logs=logs)
 
     @property
     def console_url(self) -> str:
