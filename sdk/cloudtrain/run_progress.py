@@ -15,7 +15,7 @@ Example:
 >>> found.steps_left, found.eta_s, round(found.to_finish_usd, 2)
 (250, 20.0, 0.2)
 >>> describe(found)
-'epoch 2/4, step 50/100, 320 examples/s, loss 0.5, ETA 20s, ~$0.2000 to finish'
+'epoch 2/4, step 50/100, 320 examples/s, loss 0.5, ETA 20 s, ~$0.2000 to finish'
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.cost.units import dollars, duration
+from cloudtrain.cost.units import clock_time, dollars
 from cloudtrain.provider import registry
 from cloudtrain.provider.base import Job, ReportsProgress
 
@@ -173,7 +173,7 @@ def describe(found: TrainingProgress) -> str:
         parts.append(f"{found.examples_per_s:,.0f} examples/s")
     if found.loss is not None:
         parts.append(f"loss {found.loss:.4g}")
-    parts.append("ETA " + ("?" if found.eta_s is None else duration(found.eta_s)))
+    parts.append("ETA " + ("?" if found.eta_s is None else clock_time(found.eta_s)))
     if not found.billed:
         parts.append("not billed")
     elif found.to_finish_usd is not None:
@@ -189,7 +189,7 @@ def short(found: TrainingProgress | None) -> str:
     """
     if found is None:
         return "-"
-    eta = "" if found.eta_s is None else f" ETA {duration(found.eta_s)}"
+    eta = "" if found.eta_s is None else f" ETA {clock_time(found.eta_s, compact=True)}"
     usd = "" if found.to_finish_usd is None else f" ~{dollars(found.to_finish_usd)}"
     return f"{found.epoch}/{found.epochs}{eta}{usd}"
 
