@@ -70,7 +70,8 @@ def list_command(provider: str | None, show_all: bool, profile: str | None, as_j
     Every provider set up on this machine is asked (Vertex AI: a project from the profile,
     GOOGLE_CLOUD_PROJECT or gcloud; SageMaker: AWS credentials), for the jobs carrying
     cloudtrain's label or tag only. "estimate" is the cost predicted at submit (a worst
-    case without --throughput); "cost" what the provider billed, at catalog prices.
+    case without --throughput); "cost" what the provider billed, at catalog prices;
+    "progress" a running job's epoch, ETA and cost to finish (docs: keep-running.md).
 
     \b
     Examples:
@@ -86,11 +87,11 @@ def list_command(provider: str | None, show_all: bool, profile: str | None, as_j
     listing = api.list_jobs(provider, limit=None if show_all else DEFAULT_LIMIT, settings=settings)
     for name, why in listing.skipped.items():
         click.echo(f"{name}: skipped: {why}", err=True)
-    found = listing.jobs
+    found = [(job, _progress(job)) for job in listing.jobs]
     if as_json:
-        click.echo(json.dumps([as_dict(job) for job in found], indent=2))
+        click.echo(json.dumps([_json_row(job, training) for job, training in found], indent=2))
     elif found:
-        tables.echo(COLUMNS, [_row(job, _progress(job)) for job in found])
+        tables.echo(COLUMNS, [_row(job, training) for job, training in found])
     else:
         click.echo("No jobs yet. Submit one with: cloudtrain submit job.yaml", err=True)
 
@@ -183,6 +184,11 @@ def details(job: JobSummary) -> list[list[str]]:
         ["estimate", _estimate(job, long=True)],
         ["cost", spent.describe() if spent else _unspent(job)],
     ]
+
+
+def _json_row(job: JobSummary, training: TrainingProgress | None) -> dict[str, Any]:
+    """A job for ``--json``, with its progress as ``status --json`` carries it (null: none)."""
+    return {**as_dict(job), "progress": training.to_dict() if training else None}
 
 
 def _row(job: JobSummary, training: TrainingProgress | None) -> list[str]:

@@ -87,6 +87,11 @@ def check_shown(run_cli: Run, job_id: str, rate: float) -> None:
     assert (as_json["epoch"], as_json["steps_left"], as_json["billed"]) == (3, STEPS_LEFT, True)
     assert as_json["to_finish_usd"] == pytest.approx(as_json["eta_s"] / 3600 * rate, rel=1e-2)
 
+    (listed_job,) = [job for job in json.loads(succeeded(run_cli("list", "--json"))) if job["id"] == job_id]
+    assert listed_job["progress"].keys() == as_json.keys()  # the same dict as status --json
+    assert (listed_job["progress"]["epoch"], listed_job["progress"]["steps_left"]) == (3, STEPS_LEFT)
+    assert listed_job["progress"]["to_finish_usd"] == pytest.approx(as_json["to_finish_usd"], rel=1e-2)
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("COLUMNS", "250")
         listed = succeeded(run_cli("list"))
@@ -162,3 +167,5 @@ def test_a_record_that_is_not_json_reads_as_none(
     gcs_put(sibling(api.attach(job_id).outputs.result, RECORD_FILE), b'{"epoch": 3')
     shown: dict[str, Any] = json.loads(succeeded(run_cli("status", job_id, "--json")))
     assert (shown["state"], shown["progress"]) == ("running", None)
+    (listed,) = json.loads(succeeded(run_cli("list", "--json")))
+    assert (listed["state"], listed["progress"]) == ("running", None)
