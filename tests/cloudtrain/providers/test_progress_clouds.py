@@ -169,3 +169,16 @@ def test_a_record_that_is_not_json_reads_as_none(
     assert (shown["state"], shown["progress"]) == ("running", None)
     (listed,) = json.loads(succeeded(run_cli("list", "--json")))
     assert (listed["state"], listed["progress"]) == ("running", None)
+
+
+@pytest.mark.usefixtures("no_google_credentials", "fake_gcs")
+def test_a_kubernetes_job_whose_bucket_this_machine_cannot_read_shows_its_state_without_progress(
+    run_cli: Run, fake_cluster: FakeKubernetes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cluster answers, the bucket does not (no Google credentials here): ``status`` still works."""
+    job_id = succeeded(run_cli("submit", EXAMPLE, "--provider", "kubernetes", "--no-wait")).strip()
+    ((namespace, name),) = fake_cluster.jobsets
+    fake_cluster.pods_for(namespace, name)
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST")
+    shown = json.loads(succeeded(run_cli("status", job_id, "--json")))
+    assert (shown["state"], shown["progress"]) == ("running", None)
