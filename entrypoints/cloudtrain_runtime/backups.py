@@ -63,11 +63,13 @@ from typing import Any, NamedTuple
 from cloudtrain_runtime import manifests
 from cloudtrain_runtime.config import RuntimeConfig
 from cloudtrain_runtime.errors import ConfigError
-from cloudtrain_runtime.replica import HISTORY_FILE
+from cloudtrain_runtime.replica import HISTORY_FILE, PROGRESS_FILE
 
 STAMP_FILE = "cloudtrain-backup.json"
-# Beside Keras's files, never part of them: the stamp, and the run's history (cloudtrain_runtime.history).
-OWN_FILES = (STAMP_FILE, HISTORY_FILE)
+# Beside Keras's files, never part of them: the stamp, the run's history (cloudtrain_runtime.history)
+# and, where the results are copied out only at the end, the progress record (cloudtrain_runtime.progress)
+# and the partial file it is written through.
+OWN_FILES = (STAMP_FILE, HISTORY_FILE, PROGRESS_FILE, f"{PROGRESS_FILE}.partial")
 RUN_ID_ENV = "CLOUDTRAIN_RUN_ID"
 # Keras 3's files (keras/src/callbacks/backup_and_restore.py), in the folder it restores from
 # when no backup has a manifest: the weights, and the epochs done.

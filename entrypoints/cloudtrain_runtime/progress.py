@@ -1,7 +1,9 @@
 """The chief's progress record: where training is now, for ``cloudtrain status`` and ``list``.
 
 The chief keeps ``cloudtrain-progress.json`` beside the run's history (the same folder under
-the run's prefix, ``replica.Locations.progress_file``): the epoch and step, the steps per
+the run's prefix; on SageMaker, whose results reach S3 only when the job ends, beside the
+durable history in the checkpoint folder it syncs while the job runs:
+``replica.Locations.progress_file``): the epoch and step, the steps per
 epoch, examples/s over the recent steps, the last loss, the attempt and the time. The SDK
 reads it back to show an ETA and the cost to finish (``cloudtrain.run_progress``).
 
@@ -144,8 +146,8 @@ class Writer:
         self._latest: Mapping[str, Any] | None = None
         self._closed = False
         self._wake = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="cloudtrain-progress", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        self.start()
 
     def __repr__(self) -> str:
         return f"Writer(path={str(self.path)!r}, written={self.written})"
@@ -164,12 +166,22 @@ class Writer:
             self._latest = data
             self._wake.notify()
 
+    def start(self) -> None:
+        """Start the writing thread, unless it runs: each ``fit`` of a session starts it, and its end ``close``s it."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        with self._wake:
+            self._closed = False
+        self._thread = threading.Thread(target=self._run, name="cloudtrain-progress", daemon=True)
+        self._thread.start()
+
     def close(self, timeout_s: float = 5.0) -> None:
         """Write what is left and stop the thread, waiting at most ``timeout_s`` for a slow store."""
         with self._wake:
             self._closed = True
             self._wake.notify()
-        self._thread.join(timeout_s)
+        if self._thread is not None:
+            self._thread.join(timeout_s)
 
     def _run(self) -> None:
         while True:
@@ -226,6 +238,9 @@ class ReportProgress(_KerasBase):
         self.loss: float | None = None
 
     def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        # A session's callbacks serve every ``fit`` of a script: the end of the last one
+        # closed the writer, so this one starts it again.
+        self.writer.start()
         steps = (getattr(self, "params", None) or {}).get("steps")
         self.steps_per_epoch = int(steps) if steps else None
 

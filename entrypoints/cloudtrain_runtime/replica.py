@@ -94,6 +94,9 @@ class Locations:
             where this replica cannot reach the storage root.
         keep_backups: why the run's backup must outlive its verified export here; None
             where the export is durable once written, and the backup is emptied then.
+        progress_in_backup: the progress record goes into the backup folder, beside the
+            durable history, rather than beside the result: where the provider copies the
+            results out only when the job ends, and the backup folder while it runs (SageMaker).
     """
 
     backup: Path
@@ -103,6 +106,7 @@ class Locations:
     channels: Mapping[str, Path]
     latest: Path | None = None
     keep_backups: str | None = None
+    progress_in_backup: bool = False
 
     @property
     def result_file(self) -> Path:
@@ -119,8 +123,9 @@ class Locations:
 
     @property
     def progress_file(self) -> Path:
-        """Where the chief keeps the latest step of training, beside the history (``cloudtrain_runtime.progress``)."""
-        return self.results / PROGRESS_FILE
+        """Where the chief keeps the latest step of training (``cloudtrain_runtime.progress``): beside the
+        history, or the durable history (``progress_in_backup``)."""
+        return (self.backup if self.progress_in_backup else self.results) / PROGRESS_FILE
 
     @property
     def durable_history_file(self) -> Path:

@@ -25,7 +25,7 @@ from cloudtrain.messages import sentence
 from cloudtrain.planning import WORST_CASE, ExpectedCost, PicksMachine, Plan
 from cloudtrain.progress import OnProgress
 from cloudtrain.provider import Job, Provider, registry
-from cloudtrain.provider.base import ChecksBeforeSending, FindsRuns, JobSummary, ListsJobs
+from cloudtrain.provider.base import ChecksBeforeSending, FindsRuns, HasSummary, JobSummary, ListsJobs
 from cloudtrain.spec import JobSpec
 from cloudtrain.specfile import load_settings
 from cloudtrain.submission import (
@@ -233,7 +233,7 @@ def placeholder_request(planned: Plan, provider: Provider) -> dict[str, Any]:
         planned.run_id or PLACEHOLDER_RUN
     )
     if provider.billed:
-        placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE))
+        placeholder = placeholder.with_estimate(ExpectedCost(0.0, WORST_CASE, 0.0))
     if planned.spec.tuning is not None:
         from cloudtrain.sweep.submit import tuner
 
@@ -448,7 +448,9 @@ def training_progress(
     """Where job ``job_id``'s training is now, its ETA and (where priced) the cost to finish.
 
     None until the chief has written its first progress record, or where the job's
-    provider cannot read it back while the job runs (``cloudtrain.run_progress``).
+    provider cannot read it back while the job runs (``cloudtrain.run_progress``). The
+    cost to finish is the time left at the hourly price stored with the job at submit;
+    a local job is not billed (``billed`` False, no cost).
 
     Raises:
         CloudtrainError: ``job_id`` is empty or blank, or no provider owns it.
@@ -456,7 +458,8 @@ def training_progress(
     from cloudtrain import run_progress
 
     job = attach(job_id, provider, clients=clients)
-    return run_progress.of_job(job, now=time.time())
+    summary = job.summary() if isinstance(job, HasSummary) else None
+    return run_progress.of_job(job, now=time.time(), summary=summary)
 
 
 def listing_providers(provider: str | None = None) -> tuple[ListsJobs, ...]:

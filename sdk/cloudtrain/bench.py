@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain import figures
 from cloudtrain.errors import BudgetError, ProviderError, SpecError, require
 from cloudtrain.progress import OnProgress, Progress
+from cloudtrain.uris import sibling
 from cloudtrain_runtime import profiling
 from cloudtrain_runtime.bench import BENCH_ENV, BENCH_FILE
 
@@ -593,19 +594,6 @@ def delivered(profile: Mapping[str, Any] | None, tensorboard: str) -> dict[str, 
         "logs": base or None,
         "trace": f"{base}/{relative}" if base and relative else None,
     }
-
-
-def sibling(uri: str, name: str) -> str:
-    """The file ``name`` beside ``uri``, in its folder or, after ``#``, its archive.
-
-    Example:
-    >>> sibling("s3://b/job/output/output.tar.gz#cloudtrain-result.json", "cloudtrain-bench.json")
-    's3://b/job/output/output.tar.gz#cloudtrain-bench.json'
-    >>> sibling("gs://b/job/cloudtrain-result.json", "cloudtrain-bench.json")
-    'gs://b/job/cloudtrain-bench.json'
-    """
-    cut = max(uri.rfind("/"), uri.rfind("#"))
-    return f"{uri[: cut + 1]}{name}"
 
 
 def _on_state(report: OnProgress, name: str, done: int, total: int) -> Callable[[JobStatus], None]:

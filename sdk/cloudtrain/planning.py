@@ -165,10 +165,27 @@ class ExpectedCost:
     ``worst-case`` (every host billed for all of ``limits.max_runtime``: an upper bound).
     A provider keeps it in the job's own labels or tags, so ``list`` and ``status`` can
     put the actual cost beside it after the run without any record on this machine.
+    ``usd_per_hour`` is the planned shape's price, every host at the planned rate (spot on
+    spot): what an hour of the running job costs, so ``status`` prices the time left to
+    finish (None for a job submitted without it).
     """
 
     usd: float
     basis: str
+    usd_per_hour: float | None = None
+
+
+def stored_dollars(text: str | None) -> float | None:
+    """A dollar figure as a job's tag or annotation carries it; None for none, or one edited into nonsense.
+
+    >>> stored_dollars("1.26"), stored_dollars("nan"), stored_dollars("-1"), stored_dollars(None)
+    (1.26, None, None, None)
+    """
+    try:
+        usd = float(text or "")
+    except ValueError:
+        return None
+    return usd if math.isfinite(usd) and usd >= 0 else None
 
 
 @dataclass(frozen=True)

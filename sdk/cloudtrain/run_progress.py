@@ -3,7 +3,9 @@
 The chief writes a progress record beside the run's history (``cloudtrain_runtime.progress``):
 the epoch and step, the steps per epoch and the recent rate. The steps left over that rate
 is the time left, less the time since the record was written (the steps trained since); the
-cost to finish is that time at the job's hourly price, where one is known. A job whose
+cost to finish is that time at the job's hourly price: the one stored with the job at submit
+(``planning.ExpectedCost.usd_per_hour``, the same estimate ``list`` shows), where one is
+known. A job its provider does not bill (local) says so rather than show a price. A job whose
 provider cannot read the record back shows none (``provider.ReportsProgress``).
 
 Example:
@@ -13,17 +15,21 @@ Example:
 >>> found.steps_left, found.eta_s, round(found.to_finish_usd, 2)
 (250, 20.0, 0.2)
 >>> describe(found)
-'epoch 2/4, step 50/100, 320 examples/s, loss 0.5, ETA 20s, ~$0.2000 to finish'
+'epoch 2/4, step 50/100, 320 examples/s, loss 0.5, ETA 20 s, ~$0.2000 to finish'
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cloudtrain.cost.units import dollars, duration
+from cloudtrain.cost.units import clock_time, dollars
+from cloudtrain.provider import registry
 from cloudtrain.provider.base import Job, ReportsProgress
+
+if TYPE_CHECKING:
+    from cloudtrain.provider.base import JobSummary
 
 _NUMBER = (int, float)
 
@@ -42,7 +48,9 @@ class TrainingProgress:
         updated_at: when the chief wrote the record (Unix seconds).
         steps_left: steps until the last epoch ends; None where the steps per epoch are unknown.
         eta_s: seconds until then; None without a rate.
-        to_finish_usd: the cost of those seconds at the job's hourly price; None where unknown.
+        to_finish_usd: the cost of those seconds at the job's hourly price; None where unknown
+            or not billed.
+        billed: whether the job's provider bills it (False: local, where nothing is charged).
     """
 
     epoch: int
@@ -58,14 +66,20 @@ class TrainingProgress:
     steps_left: int | None
     eta_s: float | None
     to_finish_usd: float | None
+    billed: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``status --json``'s ``progress``."""
         return asdict(self)
 
 
-def parse(raw: object, *, now: float, hourly_usd: float | None = None) -> TrainingProgress | None:
-    """The record in ``raw`` (decoded JSON) with its ETA at ``now``; None when it is not one the runtime wrote."""
+def parse(
+    raw: object, *, now: float, hourly_usd: float | None = None, billed: bool = True
+) -> TrainingProgress | None:
+    """The record in ``raw`` (decoded JSON) with its ETA at ``now``; None when it is not one the runtime wrote.
+
+    ``hourly_usd`` prices the time left (None: unknown); a job that is not ``billed`` costs nothing to finish.
+    """
     if not isinstance(raw, dict) or not all(_count(raw.get(key)) for key in ("epoch", "epochs")):
         return None
     if not _count(raw.get("step"), zero=True) or not all(
@@ -93,7 +107,8 @@ def parse(raw: object, *, now: float, hourly_usd: float | None = None) -> Traini
         updated_at=raw["updated_at"],
         steps_left=left,
         eta_s=eta,
-        to_finish_usd=to_finish_usd(eta, hourly_usd),
+        to_finish_usd=to_finish_usd(eta, hourly_usd) if billed else None,
+        billed=billed,
     )
 
 
@@ -132,11 +147,22 @@ def to_finish_usd(eta: float | None, hourly_usd: float | None) -> float | None:
     return round(eta / 3600 * hourly_usd, 4)
 
 
-def of_job(job: Job, *, now: float, hourly_usd: float | None = None) -> TrainingProgress | None:
-    """``job``'s progress at ``now``; None where its provider cannot read it or the chief wrote none yet."""
+def of_job(job: Job, *, now: float, summary: JobSummary | None = None) -> TrainingProgress | None:
+    """``job``'s progress at ``now``; None where its provider cannot read it or the chief wrote none yet.
+
+    ``summary`` is the job as ``list`` shows it: the hourly price of the estimate stored
+    with it at submit prices the time left (none given, or none stored: no cost to finish).
+    A job its provider does not bill says so.
+    """
     if not isinstance(job, ReportsProgress):
         return None
-    return parse(job.progress_record(), now=now, hourly_usd=hourly_usd)
+    estimate = summary.estimate if summary is not None else None
+    return parse(
+        job.progress_record(),
+        now=now,
+        hourly_usd=estimate.usd_per_hour if estimate is not None else None,
+        billed=registry.get(job.provider).billed,
+    )
 
 
 def describe(found: TrainingProgress) -> str:
@@ -147,22 +173,25 @@ def describe(found: TrainingProgress) -> str:
         parts.append(f"{found.examples_per_s:,.0f} examples/s")
     if found.loss is not None:
         parts.append(f"loss {found.loss:.4g}")
-    parts.append("ETA " + ("?" if found.eta_s is None else duration(found.eta_s)))
-    if found.to_finish_usd is not None:
+    parts.append("ETA " + ("?" if found.eta_s is None else clock_time(found.eta_s)))
+    if not found.billed:
+        parts.append("not billed")
+    elif found.to_finish_usd is not None:
         parts.append(f"~{dollars(found.to_finish_usd)} to finish")
     return ", ".join(parts)
 
 
 def short(found: TrainingProgress | None) -> str:
-    """A few characters for ``list``: the epoch, and the ETA where known.
+    """A few characters for ``list``: the epoch, and the ETA and cost to finish where known.
 
     >>> short(None)
     '-'
     """
     if found is None:
         return "-"
-    eta = "" if found.eta_s is None else f" ETA {duration(found.eta_s)}"
-    return f"{found.epoch}/{found.epochs}{eta}"
+    eta = "" if found.eta_s is None else f" ETA {clock_time(found.eta_s, compact=True)}"
+    usd = "" if found.to_finish_usd is None else f" ~{dollars(found.to_finish_usd)}"
+    return f"{found.epoch}/{found.epochs}{eta}{usd}"
 
 
 def _count(value: Any, *, zero: bool = False) -> bool:

@@ -80,3 +80,16 @@ def check_location(value: str, schemes: Sequence[str], *, own: bool = False) -> 
             {"value": quote(value)},
         )
     return value
+
+
+def sibling(uri: str, name: str) -> str:
+    """The file ``name`` beside ``uri``, in its folder or, after ``#``, its archive.
+
+    Example:
+    >>> sibling("s3://b/job/output/output.tar.gz#cloudtrain-result.json", "cloudtrain-bench.json")
+    's3://b/job/output/output.tar.gz#cloudtrain-bench.json'
+    >>> sibling("gs://b/job/cloudtrain-result.json", "cloudtrain-bench.json")
+    'gs://b/job/cloudtrain-bench.json'
+    """
+    cut = max(uri.rfind("/"), uri.rfind("#"))
+    return f"{uri[: cut + 1]}{name}"

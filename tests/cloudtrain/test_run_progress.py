@@ -32,9 +32,18 @@ def test_the_eta_is_the_steps_left_at_the_recent_rate_less_the_time_since_the_re
     assert later.eta_s == pytest.approx(11080 / 1.42 - 60)
     assert fresh.to_finish_usd == pytest.approx(11080 / 1.42 / 3600 * 38.4, abs=1e-3)
     assert run_progress.describe(fresh) == (
-        "epoch 3/30, step 120/400, 4,200 examples/s, loss 0.41, ETA 2.2h, ~$83.23 to finish"
+        "epoch 3/30, step 120/400, 4,200 examples/s, loss 0.41, ETA 2 h 10 min, ~$83.23 to finish"
     )
-    assert run_progress.short(fresh) == "3/30 ETA 2.2h"
+    assert run_progress.short(fresh) == "3/30 ETA 2h10m ~$83.23"
+    assert fresh.to_dict()["to_finish_usd"] == fresh.to_finish_usd and fresh.to_dict()["billed"] is True
+
+
+def test_a_job_that_is_not_billed_says_so_and_costs_nothing_to_finish() -> None:
+    """A local run: never a price, whatever hourly figure reaches it."""
+    found = run_progress.parse(RECORD, now=1000.0, hourly_usd=38.4, billed=False)
+    assert found is not None and found.to_finish_usd is None and found.to_dict()["billed"] is False
+    assert run_progress.describe(found).endswith(", ETA 2 h 10 min, not billed")
+    assert run_progress.short(found) == "3/30 ETA 2h10m"
 
 
 def test_without_a_rate_steps_or_price_the_eta_and_cost_are_unknown() -> None:

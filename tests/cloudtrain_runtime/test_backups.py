@@ -82,6 +82,20 @@ def test_a_restart_resumes_and_completion_empties_the_folder(tmp_path: Path) -> 
     assert (record["run"], record["export"]) == ("r1", str(tmp_path / "out" / "model"))
 
 
+@pytest.mark.parametrize("names", [("cloudtrain-progress.json",), ("cloudtrain-progress.json.partial",)])
+def test_a_folder_holding_only_the_progress_record_holds_no_backup(
+    tmp_path: Path, names: tuple[str, ...]
+) -> None:
+    """SageMaker: the record is written into the synced checkpoint folder, and restored into a new job's."""
+    folder = tmp_path / "backup"
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_text('{"epoch": 1}')
+    run = _backups(tmp_path, [])
+    assert not run.begin(_Model((8, 16)))  # a fresh start, not another run's backup
+    assert run.mine.run == "r1"
+
+
 def test_where_the_export_is_not_yet_durable_the_backup_is_kept_and_said_so(tmp_path: Path) -> None:
     lines: list[str] = []
     run = _backups(tmp_path, lines, keep="the export reaches S3 only when the job ends")

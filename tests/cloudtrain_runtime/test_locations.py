@@ -57,6 +57,7 @@ def test_vertex_aip_dirs_override_the_config() -> None:
     assert found.backup == Path("/root/gcs/b/base/checkpoints")
     assert found.tensorboard == Path("/root/gcs/b/p/logs")  # no AIP_TENSORBOARD_LOG_DIR set
     assert found.result_file == Path("/root/gcs/b/base/cloudtrain-result.json")
+    assert found.progress_file == Path("/root/gcs/b/base/cloudtrain-progress.json")  # beside the result
 
 
 def test_sagemaker_uses_its_fixed_paths() -> None:
@@ -67,6 +68,8 @@ def test_sagemaker_uses_its_fixed_paths() -> None:
     assert found.tensorboard == Path("/root/opt/ml/output/tensorboard")
     assert found.channels == {"train": Path("/root/opt/ml/input/data/train")}
     assert found.result_file == Path("/root/opt/ml/output/data/cloudtrain-result.json")
+    # synced to S3 while the job runs, where the results folder reaches S3 only at its end
+    assert found.progress_file == Path("/root/opt/ml/checkpoints/cloudtrain-progress.json")
 
 
 def test_aip_variables_are_ignored_off_vertex() -> None:

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cloudtrain_runtime import progress
 
 
@@ -113,3 +115,26 @@ def test_the_callback_reports_epoch_step_rate_and_loss(tmp_path: Path) -> None:
     }
     assert found["examples_per_s"] == 2.0 * 32  # 2 steps/s of 32 examples
     assert found["loss"] == 0.09
+
+
+def test_every_fit_of_a_session_writes_its_progress(tmp_path: Path) -> None:
+    """A script may call ``fit`` more than once with the session's callbacks: the end of the first
+    stopped the writer, and the next ``fit`` starts it again (a real single-process Keras fit)."""
+    keras = pytest.importorskip("keras")
+    import numpy as np
+
+    from cloudtrain_runtime import callbacks
+
+    path = tmp_path / "cloudtrain-progress.json"
+    writer = progress.Writer(path, print)
+    callback = callbacks.keras_callback(keras, progress.ReportProgress, writer, 5, 8, lambda: 1)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.ones((16, 4), "float32"), np.ones((16, 1), "float32")
+
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[callback])
+    assert json.loads(path.read_text())["epoch"] == 1
+    model.fit(x, y, batch_size=8, epochs=3, verbose=0, callbacks=[callback])
+    found = json.loads(path.read_text())
+    assert (found["epoch"], found["step"], found["steps_per_epoch"]) == (3, 2, 2)
+    assert writer.written >= 2

@@ -97,6 +97,13 @@ class SageMaker(Environment):
             results=under_root(root, "/opt/ml/output/data"),
             channels={name: under_root(root, f"/opt/ml/input/data/{name}") for name in config.data},
             keep_backups=KEEP_BACKUPS,
+            # /opt/ml/output/data reaches S3 only in output.tar.gz when the job ends; the
+            # checkpoint folder is synced to CheckpointConfig.S3Uri while the job runs
+            # ("SageMaker AI saves checkpoints to Amazon S3 and syncs your training job with
+            # the checkpoint S3 bucket": https://docs.aws.amazon.com/sagemaker/latest/dg/
+            # model-checkpoints-enable.html, from model-checkpoints.html), so the progress
+            # record is read back there.
+            progress_in_backup=True,
         )
 
 

@@ -452,8 +452,9 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
 
     job = _attach(job_id, provider)
     current = job.status()
-    training = run_progress.of_job(job, now=time.time()) if current.state == "running" else None
     described = job.summary() if isinstance(job, HasSummary) else None
+    running = current.state == "running"
+    training = run_progress.of_job(job, now=time.time(), summary=described) if running else None
     kept = job.kept_backup() if current.done and isinstance(job, ReportsBackup) else None
     found = failure.failure_lines(job) if current.state == "failed" else None
     sweep = job if isinstance(job, HasTrials) else None

@@ -11,6 +11,7 @@ of its short id through ``resolve``. Only providers that can list their jobs
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -69,7 +70,8 @@ def list_command(provider: str | None, show_all: bool, profile: str | None, as_j
     Every provider set up on this machine is asked (Vertex AI: a project from the profile,
     GOOGLE_CLOUD_PROJECT or gcloud; SageMaker: AWS credentials), for the jobs carrying
     cloudtrain's label or tag only. "estimate" is the cost predicted at submit (a worst
-    case without --throughput); "cost" what the provider billed, at catalog prices.
+    case without --throughput); "cost" what the provider billed, at catalog prices;
+    "progress" a running job's epoch, ETA and cost to finish (docs: keep-running.md).
 
     \b
     Examples:
@@ -85,11 +87,11 @@ def list_command(provider: str | None, show_all: bool, profile: str | None, as_j
     listing = api.list_jobs(provider, limit=None if show_all else DEFAULT_LIMIT, settings=settings)
     for name, why in listing.skipped.items():
         click.echo(f"{name}: skipped: {why}", err=True)
-    found = listing.jobs
+    found = [(job, _progress(job)) for job in listing.jobs]
     if as_json:
-        click.echo(json.dumps([as_dict(job) for job in found], indent=2))
+        click.echo(json.dumps([_json_row(job, training) for job, training in found], indent=2))
     elif found:
-        tables.echo(COLUMNS, [_row(job, _progress(job)) for job in found])
+        tables.echo(COLUMNS, [_row(job, training) for job, training in found])
     else:
         click.echo("No jobs yet. Submit one with: cloudtrain submit job.yaml", err=True)
 
@@ -184,6 +186,11 @@ def details(job: JobSummary) -> list[list[str]]:
     ]
 
 
+def _json_row(job: JobSummary, training: TrainingProgress | None) -> dict[str, Any]:
+    """A job for ``--json``, with its progress as ``status --json`` carries it (null: none)."""
+    return {**as_dict(job), "progress": training.to_dict() if training else None}
+
+
 def _row(job: JobSummary, training: TrainingProgress | None) -> list[str]:
     spent = _spent(job)
     return [
@@ -203,11 +210,12 @@ def _row(job: JobSummary, training: TrainingProgress | None) -> list[str]:
 
 
 def _progress(job: JobSummary) -> TrainingProgress | None:
-    """A running job's progress (``cloudtrain.run_progress``); None for the others, or where it cannot be read."""
+    """A running job's progress (``cloudtrain.run_progress``), priced by the estimate listed with it; None for
+    the others, or where it cannot be read."""
     if job.state != "running":
         return None
     try:
-        return api.training_progress(job.id, job.provider)
+        return run_progress.of_job(api.attach(job.id, job.provider), now=time.time(), summary=job)
     except CloudtrainError:
         return None
 

@@ -66,10 +66,7 @@ def worst_case(planned: Plan, settings: CostSettings | None = None) -> WorstCase
     settings = settings or CostSettings()
     machine = planned.machine
     assert machine is not None  # only billed providers are checked, and they plan a machine
-    price = settings.prices.lookup(
-        planned.provider, planned.region, machine.machine_type, machine.accelerator
-    )
-    rate, basis = host_rate(price, planned.spot, settings)
+    price, rate, basis = _host_rate(planned, settings)
     billed = billed_seconds(planned.max_runtime_s, price.billing_increment_s if price else 1)
     tuning = sweep_cost.of_plan(planned)
     trials = sweep_cost.trials(tuning) if tuning else 1
@@ -157,6 +154,24 @@ def describe(option: CostOption) -> str:
     )
 
 
+def hourly_usd(planned: Plan, settings: CostSettings | None = None) -> float | None:
+    """An hour of the planned shape: every host at its rate (spot on spot); None where unpriced or unbilled."""
+    if planned.machine is None or not planned.target.billed:
+        return None
+    rate = _host_rate(planned, settings or CostSettings())[1]
+    return None if rate is None else rate * planned.hosts
+
+
+def _host_rate(planned: Plan, settings: CostSettings) -> tuple[Price | None, float | None, str]:
+    """The planned machine's catalog row, its hourly rate for the planned capacity and the rate's basis."""
+    machine = planned.machine
+    assert machine is not None  # only billed providers are priced, and they plan a machine
+    price = settings.prices.lookup(
+        planned.provider, planned.region, machine.machine_type, machine.accelerator
+    )
+    return (price, *host_rate(price, planned.spot, settings))
+
+
 def check_budget(
     planned: Plan, throughput: str | Throughput | None, settings: CostSettings | None = None
 ) -> BudgetCheck:
@@ -199,17 +214,19 @@ def expected_cost(
     """The figure stored with a billed job at submit: the estimate from ``throughput``, else the worst case.
 
     None where nothing is billed or the shape's price is unknown. ``status`` and ``list``
-    show it beside what the job really cost.
+    show it beside what the job really cost; its hourly price prices a running job's
+    time to finish (``cloudtrain.run_progress``).
     """
     if planned.machine is None or not planned.target.billed:
         return None
     settings = settings or CostSettings()
+    hourly = hourly_usd(planned, settings)
     if throughput is not None:
         option = check_budget(planned, throughput, settings).option
         if option is not None and option.usd is not None:
-            return ExpectedCost(option.usd, FROM_THROUGHPUT)
+            return ExpectedCost(option.usd, FROM_THROUGHPUT, hourly)
     worst = worst_case(planned, settings).usd
-    return None if worst is None else ExpectedCost(worst, WORST_CASE)
+    return None if worst is None else ExpectedCost(worst, WORST_CASE, hourly)
 
 
 def enforce_budget(check: BudgetCheck, *, force: bool = False, strict: bool = False) -> None:

@@ -44,3 +44,38 @@ def duration(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds / size:.1f}{unit}"
     return f"{seconds:.1f}s" if seconds < 10 else f"{seconds:.0f}s"
+
+
+# Units for a time people wait on (``clock_time``): seconds, name, short name.
+_CLOCK_UNITS = ((86400, "d", "d"), (3600, "h", "h"), (60, "min", "m"), (1, "s", "s"))
+
+
+def clock_time(seconds: float, *, compact: bool = False) -> str:
+    """Seconds as a person says a time left: its two largest units, the smaller one rounded.
+
+    ``duration``'s decimals (``2.2h``) suit a table of estimates; a countdown reads as a
+    clock does. ``compact`` drops the spaces and shortens minutes, for a narrow column.
+
+    >>> clock_time(7790), clock_time(7790, compact=True)
+    ('2 h 10 min', '2h10m')
+    >>> clock_time(245), clock_time(7200), clock_time(93_600), clock_time(42.4), clock_time(0.2)
+    ('4 min 5 s', '2 h', '1 d 2 h', '42 s', '0 s')
+    >>> clock_time(3599.7), clock_time(86_399)  # rounding up into the next unit
+    ('1 h', '1 d')
+    """
+    total = round(max(seconds, 0.0))
+    for index, (size, _, _) in enumerate(_CLOCK_UNITS[:-1]):
+        if total < size:
+            continue
+        smaller = _CLOCK_UNITS[index + 1][0]
+        rounded = round(total / smaller) * smaller
+        if index and rounded >= _CLOCK_UNITS[index - 1][0]:
+            return clock_time(rounded, compact=compact)
+        counts = (rounded // size, rounded % size // smaller)
+        words = [
+            f"{count}{short}" if compact else f"{count} {name}"
+            for count, (_, name, short) in zip(counts, _CLOCK_UNITS[index : index + 2], strict=True)
+            if count
+        ]
+        return ("" if compact else " ").join(words)
+    return f"{total}s" if compact else f"{total} s"

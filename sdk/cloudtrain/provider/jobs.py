@@ -7,10 +7,13 @@ type hint. What a provider is (``Provider``) is ``cloudtrain.provider.base``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from cloudtrain.errors import CredentialsError, MissingDependencyError, ProviderError
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -220,6 +223,23 @@ class ReportsProgress(Protocol):
     def progress_record(self) -> object:
         """The record as the chief last wrote it (decoded JSON, unchecked); None where it wrote none yet."""
         ...
+
+
+def read_progress(read: Callable[[], bytes]) -> object:
+    """``ReportsProgress.progress_record`` from the bytes ``read`` returns: None where there is none yet.
+
+    Nothing there, a store that cannot be read from here (it refuses, this machine has no
+    credentials for it, or not its client library: a Kubernetes job's bucket is not the
+    cluster) or bytes that are not JSON read as no record: a job's progress is shown where
+    it can be, and never stops ``status`` or ``list`` from showing the rest.
+
+    >>> read_progress(lambda: b'{"epoch": 1}'), read_progress(lambda: b"{")
+    ({'epoch': 1}, None)
+    """
+    try:
+        return json.loads(read())
+    except (ProviderError, CredentialsError, MissingDependencyError, ValueError):
+        return None
 
 
 @runtime_checkable

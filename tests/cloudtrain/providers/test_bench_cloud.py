@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from cloudtrain import bench
-from cloudtrain.bench import sibling
 from cloudtrain.cost import budget
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import standard
@@ -26,6 +25,7 @@ from cloudtrain.provider import registry
 from cloudtrain.providers import local, sagemaker, vertex
 from cloudtrain.providers.sagemaker import outputs as sagemaker_outputs
 from cloudtrain.specfile import load_spec
+from cloudtrain.uris import sibling
 from tests.cloudtrain.providers.fakes import sagemaker_model
 from tests.cloudtrain.providers.fakes.sagemaker_aws import BUCKET, REGION
 from tests.cloudtrain.test_bench import runtime_result

@@ -37,14 +37,27 @@ def prepared(provider: str, *overrides: str, throughput: str | None = None) -> a
 def test_a_vertex_request_carries_the_worst_case_in_labels_the_service_accepts() -> None:
     submission = prepared("vertex")
     worst = budget.worst_case(submission.plan).usd
+    hourly = budget.hourly_usd(submission.plan)
+    assert worst is not None and hourly is not None
     labels = submission.request["labels"]
     assert labels["cloudtrain_estimate_cents"] == str(round(worst * 100))
     assert labels["cloudtrain_estimate"] == WORST_CASE
+    assert labels["cloudtrain_hourly_cents"] == str(round(hourly * 100))
     message = aiplatform_v1.CustomJob.pb(aiplatform_v1.CustomJob())
     json_format.ParseDict(submission.request, message, ignore_unknown_fields=False)
     assert vertex_render.estimate_from_labels(dict(message.labels)) == ExpectedCost(
-        round(worst, 2), WORST_CASE
+        round(worst, 2), WORST_CASE, round(hourly, 2)
     )
+
+
+def test_the_hourly_price_is_every_host_at_the_planned_rate() -> None:
+    """The price of an hour of the running job: the worst case is that rate over limits.max_runtime."""
+    planned = prepared("vertex").plan
+    worst = budget.worst_case(planned)
+    hourly = budget.hourly_usd(planned)
+    assert worst.usd is not None and hourly is not None
+    assert hourly == pytest.approx(worst.usd / (worst.billed_s / 3600))
+    assert budget.hourly_usd(prepared("local").plan) is None  # not billed
 
 
 def test_a_sagemaker_request_carries_it_in_tags_botocore_accepts() -> None:
@@ -55,6 +68,7 @@ def test_a_sagemaker_request_carries_it_in_tags_botocore_accepts() -> None:
     expected = budget.check_budget(submission.plan, "1200@t4").option
     assert expected is not None and expected.usd is not None
     assert found.usd == float(f"{expected.usd:.2f}")
+    assert found.usd_per_hour == float(f"{expected.usd_per_hour:.2f}")  # the same rate, whatever the basis
     assert sagemaker_model.problems("CreateTrainingJob", submission.request) == []
 
 
@@ -92,7 +106,7 @@ def test_a_shape_without_a_price_gets_no_estimate() -> None:
 
 def test_validate_counts_the_estimate_labels_against_the_limit() -> None:
     """64 labels at most: a spec that leaves no room for cloudtrain's own is refused before any upload."""
-    room = vertex_render.MAX_LABELS - 5  # job, run, request, estimate cents and basis
+    room = vertex_render.MAX_LABELS - 6  # job, run, request, estimate cents and basis, hourly cents
     labels = [f"vertex.labels.l{i}=v" for i in range(room + 1)]
     with pytest.raises(SpecError, match=r"vertex\.labels"):
         api.validate(load_spec(EXAMPLE, (*SETTINGS, *labels)), "vertex")

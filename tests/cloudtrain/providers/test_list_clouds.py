@@ -74,6 +74,7 @@ def test_vertex_job_shows_its_worst_case_estimate_and_what_it_cost(run_cli: Run,
         True,
     )
     assert job["estimate"]["basis"] == "worst-case" and job["estimate"]["usd"] > 0
+    assert job["progress"] is None  # ended: no progress
     # 601 s on each of 2 replicas, billed in 30-second increments: 630 s each.
     rate = hourly("vertex", "us-central1", "n1-standard-8", "t4")
     assert job["cost"]["billed_s"] == 630 and job["cost"]["hosts"] == 2

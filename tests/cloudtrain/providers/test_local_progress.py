@@ -93,8 +93,13 @@ def test_status_at_half_way_shows_an_eta_within_a_quarter_of_the_time_left(
     as_json = json.loads(run_cli("status", job_id, "--json").out)
     assert "progress: epoch " in shown.out and " examples/s, loss " in shown.out and ", ETA " in shown.out
     eta = as_json["progress"]["eta_s"]
+    # a local run is not billed: it says so, and never shows a price
+    assert shown.out.count(", not billed") == 1 and " to finish" not in shown.out
+    assert (as_json["progress"]["billed"], as_json["progress"]["to_finish_usd"]) == (False, None)
     monkeypatch.setenv("COLUMNS", "200")
-    assert re.search(r" \d+/16 ETA \d", run_cli("list", "--provider", "local").out)
+    assert re.search(r" \d+/16 ETA \d+[ms]", run_cli("list", "--provider", "local").out)
+    (listed,) = json.loads(run_cli("list", "--provider", "local", "--json").out)
+    assert listed["progress"] is not None and listed["progress"].keys() == as_json["progress"].keys()
     assert LocalJob(job_id).wait(poll_s=0.5).state == "succeeded"
     last = LocalJob(job_id).progress_record()
     assert isinstance(last, dict) and (last["epoch"], last["step"]) == (16, last["steps_per_epoch"])

@@ -33,9 +33,9 @@ from typing import Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.outputs import Outputs, standard
-from cloudtrain.planning import ExpectedCost
-from cloudtrain.provider.jobs import JobStatus, JobSummary, Usage, WaitsByPolling
-from cloudtrain.providers.kubernetes import failures, kueue
+from cloudtrain.planning import ExpectedCost, stored_dollars
+from cloudtrain.provider.jobs import JobStatus, JobSummary, Usage, WaitsByPolling, read_progress
+from cloudtrain.providers.kubernetes import download, failures, kueue
 from cloudtrain.providers.kubernetes.clients import (
     TIMEOUT_S,
     ApiCall,
@@ -50,6 +50,7 @@ from cloudtrain.providers.kubernetes.render import (
     ESTIMATE_ANNOTATION,
     ESTIMATE_BASIS_ANNOTATION,
     GROUP,
+    HOURLY_ANNOTATION,
     JOB_LABEL,
     JOBSET_NAME_KEY,
     NODE_TYPE_ANNOTATION,
@@ -62,6 +63,8 @@ from cloudtrain.providers.kubernetes.render import (
     VERSION,
     ensure_namespace,
 )
+from cloudtrain.uris import sibling
+from cloudtrain_runtime.replica import PROGRESS_FILE
 
 PREFIX = "kubernetes:"
 RESOURCE = f"{PLURAL}.{GROUP}"
@@ -159,13 +162,29 @@ class KubernetesJob(WaitsByPolling):
     @property
     def outputs(self) -> Outputs:
         """Under the run's prefix the JobSet names (``cloudtrain/run-prefix``); its pods' logs with ``kubectl``."""
-        metadata = (self.request or self._get())["metadata"]
-        logs = logs_command(self._clients.context, self.namespace, self.name)
-        return standard(metadata.get("annotations", {}).get(RUN_PREFIX_ANNOTATION, ""), logs=logs)
+        return self._outputs(self._annotations())
 
     def summary(self) -> JobSummary:
         """The JobSet as ``list`` shows it: its times, shape, estimate and what its nodes cost."""
         return summary(self._get(), self._clients.context)
+
+    def progress_record(self) -> object:
+        """The chief's progress record beside the run's result in the storage root; None before its first write.
+
+        Read with the store's own client (``download``): on ``s3://`` as the sidecar last
+        copied it out, up to ``storage.SYNC_INTERVAL_S`` seconds old.
+        """
+        notes = self._annotations()
+        uri = sibling(self._outputs(notes).result, PROGRESS_FILE)
+        return read_progress(lambda: download.read_object(uri, notes.get(REGION_ANNOTATION)))
+
+    def _annotations(self) -> dict[str, str]:
+        annotations: dict[str, str] = (self.request or self._get())["metadata"].get("annotations", {})
+        return annotations
+
+    def _outputs(self, notes: dict[str, str]) -> Outputs:
+        logs = logs_command(self._clients.context, self.namespace, self.name)
+        return standard(notes.get(RUN_PREFIX_ANNOTATION, ""), logs=logs)
 
     @property
     def console_url(self) -> str:
@@ -419,10 +438,10 @@ def summary(jobset: dict[str, Any], context: str | None) -> JobSummary:
 
 
 def _estimate(notes: dict[str, str]) -> ExpectedCost | None:
-    try:
-        return ExpectedCost(float(notes[ESTIMATE_ANNOTATION]), notes[ESTIMATE_BASIS_ANNOTATION])
-    except (KeyError, ValueError):
+    usd, basis = stored_dollars(notes.get(ESTIMATE_ANNOTATION)), notes.get(ESTIMATE_BASIS_ANNOTATION)
+    if usd is None or not basis:
         return None
+    return ExpectedCost(usd, basis, stored_dollars(notes.get(HOURLY_ANNOTATION)))
 
 
 def _usage(notes: dict[str, str], hosts: int, seconds: float) -> Usage | None:

@@ -103,6 +103,7 @@ RUN_ANNOTATION = "cloudtrain/run"
 RUN_PREFIX_ANNOTATION = "cloudtrain/run-prefix"
 ESTIMATE_ANNOTATION = "cloudtrain/estimate-usd"
 ESTIMATE_BASIS_ANNOTATION = "cloudtrain/estimate"
+HOURLY_ANNOTATION = "cloudtrain/hourly-usd"
 NODE_TYPE_ANNOTATION = "cloudtrain/node-type"
 ACCELERATOR_ANNOTATION = "cloudtrain/accelerator"
 REGION_ANNOTATION = "cloudtrain/region"
@@ -158,7 +159,7 @@ def request_hash(body: dict[str, Any]) -> str:
     annotations = {
         key: value
         for key, value in metadata.get("annotations", {}).items()
-        if key not in (ESTIMATE_ANNOTATION, ESTIMATE_BASIS_ANNOTATION)
+        if key not in (ESTIMATE_ANNOTATION, ESTIMATE_BASIS_ANNOTATION, HOURLY_ANNOTATION)
     }
     labels = {key: value for key, value in metadata.get("labels", {}).items() if key != REQUEST_LABEL}
     identity = {**body, "metadata": {"labels": labels, "annotations": annotations}}
@@ -222,6 +223,8 @@ def _metadata(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
     if plan.estimate is not None:
         notes[ESTIMATE_ANNOTATION] = f"{plan.estimate.usd:.2f}"
         notes[ESTIMATE_BASIS_ANNOTATION] = plan.estimate.basis
+    if plan.estimate is not None and plan.estimate.usd_per_hour is not None:
+        notes[HOURLY_ANNOTATION] = f"{plan.estimate.usd_per_hour:.2f}"
     metadata: dict[str, Any] = {"labels": labels, "annotations": notes}
     if settings.namespace:
         metadata["namespace"] = settings.namespace

@@ -143,10 +143,13 @@ class LocalJob(WaitsByPolling):
     def progress_record(self) -> object:
         """The chief's progress record beside the run's result; None before its first write.
 
-        An emulated SageMaker run has none to read: its results reach the bucket packed in
-        ``output.tar.gz`` once the job ends (``outputs.result`` names a member of it). Nor
-        has a run whose request, which says where the record lands, is damaged: ``status``
-        still shows its state, as it does without the request.
+        An emulated SageMaker run has none to read: its chief writes the record into its
+        checkpoint folder, as on SageMaker, and the emulation copies that folder to the
+        stand-in bucket when the attempt ends, where SageMaker syncs it while the job runs
+        (``local.hosts``); its results reach the bucket packed in ``output.tar.gz``
+        (``outputs.result`` names a member of it). Nor has a run whose request, which says
+        where the record lands, is damaged: ``status`` still shows its state, as it does
+        without the request.
         """
         try:
             result = self.outputs.result

@@ -29,9 +29,17 @@ def read_output(plan: Plan, uri: str, clients: AwsClients | None = None) -> byte
     Raises:
         ProviderError: the object or member is missing, not a regular file, or too large.
     """
+    return read_object(uri, clients or AwsClients(region=plan.region))
+
+
+def read_object(uri: str, aws: AwsClients) -> bytes:
+    """``read_output`` with the clients given: the bytes of ``s3://bucket/key`` or of one archive member.
+
+    Raises:
+        ProviderError: the object or member is missing, not a regular file, or too large.
+    """
     archive, _, member = uri.partition("#")
     bucket, _, key = archive.removeprefix("s3://").partition("/")
-    aws = clients or AwsClients(region=plan.region)
     body = aws.call("s3", "get_object", Bucket=bucket, Key=key)["Body"]
     if not member:
         return _bounded(body, uri)

@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.errors import ProviderError
 from cloudtrain.provider.base import JobStatus, JobSummary, Stored
 from cloudtrain.provider.follow import read_until_done
-from cloudtrain.provider.jobs import WaitsByPolling
+from cloudtrain.provider.jobs import WaitsByPolling, read_progress
 from cloudtrain.provider.transfer import bundle_uri
-from cloudtrain.providers.sagemaker import listing, outputs, upload
+from cloudtrain.providers.sagemaker import download, listing, outputs, upload
 from cloudtrain.providers.sagemaker.clients import AwsCallError, AwsClients
 from cloudtrain.providers.sagemaker.logs import LogReader
 from cloudtrain.providers.sagemaker.settings import SageMakerSettings
 from cloudtrain.providers.sagemaker.states import ARN, STOP_TAG, job_status
+from cloudtrain_runtime.replica import PROGRESS_FILE
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -197,6 +198,18 @@ class SageMakerJob(WaitsByPolling):
 
     def status(self) -> JobStatus:
         return job_status(self.describe(), self._stop_requested)
+
+    def progress_record(self) -> object:
+        """The chief's progress record, read from the checkpoint folder in S3; None before its first write.
+
+        The runtime writes it into the checkpoint folder, which SageMaker syncs to
+        ``CheckpointConfig.S3Uri`` while the job runs (``cloudtrain_runtime.providers.sagemaker``);
+        the results folder reaches S3 only when the job ends.
+        """
+        backup = self.outputs.backup
+        if not backup:
+            return None
+        return read_progress(lambda: download.read_object(f"{backup}/{PROGRESS_FILE}", self._aws))
 
     def cancel(self) -> None:
         """Stop the job (SIGTERM, then 120 s to save a checkpoint), marking the stop as ours.

@@ -39,14 +39,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import catalog, container, runs
 from cloudtrain.errors import SpecError
-from cloudtrain.planning import ExpectedCost, mixed_precision
+from cloudtrain.planning import ExpectedCost, mixed_precision, stored_dollars
 from cloudtrain.provider.transfer import bundle_uri
 from cloudtrain.providers.sagemaker import schema
 from cloudtrain.providers.sagemaker.checks import queue_of
@@ -68,7 +67,8 @@ RUN_TAG = "cloudtrain:run"
 # The cost expected at submit time, in dollars, and its basis: not part of the job name's hash.
 ESTIMATE_TAG = "cloudtrain:estimate-usd"
 ESTIMATE_BASIS_TAG = "cloudtrain:estimate"
-NOT_HASHED = (ESTIMATE_TAG, ESTIMATE_BASIS_TAG)
+HOURLY_TAG = "cloudtrain:hourly-usd"
+NOT_HASHED = (ESTIMATE_TAG, ESTIMATE_BASIS_TAG, HOURLY_TAG)
 # A spot job may wait for capacity as long as it may run, but never past 28 days, the
 # documented maximum run time (StoppingCondition.MaxRuntimeInSeconds in botocore 1.44.8 sagemaker
 # 2017-07-24 service-2.json: "The maximum value is 28 days"; the model's own range sets no maximum).
@@ -257,12 +257,13 @@ def _identity(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def estimate_tags(estimate: ExpectedCost) -> dict[str, str]:
-    """The estimate as two tags: dollars to the cent, and its basis.
+    """The estimate as tags: dollars to the cent, its basis and, where known, the hourly price.
 
-    >>> estimate_tags(ExpectedCost(1.264, "worst-case"))
-    {'cloudtrain:estimate-usd': '1.26', 'cloudtrain:estimate': 'worst-case'}
+    >>> estimate_tags(ExpectedCost(1.264, "worst-case", 0.632))
+    {'cloudtrain:estimate-usd': '1.26', 'cloudtrain:estimate': 'worst-case', 'cloudtrain:hourly-usd': '0.63'}
     """
-    return {ESTIMATE_TAG: f"{estimate.usd:.2f}", ESTIMATE_BASIS_TAG: estimate.basis}
+    hourly = {} if estimate.usd_per_hour is None else {HOURLY_TAG: f"{estimate.usd_per_hour:.2f}"}
+    return {ESTIMATE_TAG: f"{estimate.usd:.2f}", ESTIMATE_BASIS_TAG: estimate.basis, **hourly}
 
 
 def estimate_from_tags(tags: Iterable[dict[str, str]]) -> ExpectedCost | None:
@@ -270,15 +271,15 @@ def estimate_from_tags(tags: Iterable[dict[str, str]]) -> ExpectedCost | None:
 
     >>> estimate_from_tags([{"Key": "cloudtrain:estimate-usd", "Value": "1.26"},
     ...                     {"Key": "cloudtrain:estimate", "Value": "worst-case"}])
-    ExpectedCost(usd=1.26, basis='worst-case')
+    ExpectedCost(usd=1.26, basis='worst-case', usd_per_hour=None)
     """
     values = {tag.get("Key"): tag.get("Value", "") for tag in tags}
-    basis = values.get(ESTIMATE_BASIS_TAG, "")
-    try:
-        usd = float(values.get(ESTIMATE_TAG, ""))
-    except ValueError:
-        return None
-    return ExpectedCost(usd, basis) if basis and math.isfinite(usd) and usd >= 0 else None
+    basis, usd = values.get(ESTIMATE_BASIS_TAG, ""), stored_dollars(values.get(ESTIMATE_TAG))
+    return (
+        ExpectedCost(usd, basis, stored_dollars(values.get(HOURLY_TAG)))
+        if basis and usd is not None
+        else None
+    )
 
 
 def stopping_condition(max_runtime_s: int, *, spot: bool) -> dict[str, int]:

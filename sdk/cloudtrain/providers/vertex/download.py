@@ -30,14 +30,23 @@ MAX_BYTES = 16 * 1024 * 1024
 
 
 def read_output(plan: Plan, uri: str, clients: VertexClients | None = None) -> bytes:
-    """The bytes of ``gs://bucket/name``, refusing more than ``MAX_BYTES``.
+    """The bytes of ``gs://bucket/name``, refusing more than ``MAX_BYTES``, with the plan's project.
+
+    Raises:
+        ProviderError: nothing is there, or it is larger than ``MAX_BYTES``.
+        GoogleCallError: the read failed otherwise (permissions, a missing bucket).
+    """
+    return read_object(uri, VertexSettings.of(plan.spec).project, clients)
+
+
+def read_object(uri: str, project: str | None, clients: VertexClients | None = None) -> bytes:
+    """The bytes of ``gs://bucket/name``, refusing more than ``MAX_BYTES``; ``project`` bills the request.
 
     Raises:
         ProviderError: nothing is there, or it is larger than ``MAX_BYTES``.
         GoogleCallError: the read failed otherwise (permissions, a missing bucket).
     """
     google = clients or VertexClients()
-    project = VertexSettings.of(plan.spec).project
     bucket, name = split_uri(uri)
     blob = google.storage_client(project).bucket(bucket).blob(name)
     call = ApiCall(

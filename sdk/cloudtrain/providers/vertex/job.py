@@ -22,14 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import ProviderError
 from cloudtrain.provider.base import JobStatus, JobSummary
-from cloudtrain.provider.jobs import WAITING_STATES, WaitsByPolling
+from cloudtrain.provider.jobs import WAITING_STATES, WaitsByPolling, read_progress
 from cloudtrain.provider.transfer import bundle_uri
-from cloudtrain.providers.vertex import failures, listing, once, outputs, upload
+from cloudtrain.providers.vertex import download, failures, listing, once, outputs, upload
 from cloudtrain.providers.vertex.clients import GoogleCallError, VertexClients, require_google, with_retries
 from cloudtrain.providers.vertex.logs import LogReader
 from cloudtrain.providers.vertex.names import JOB_ID, STATES, api_call, waiting_reason
 from cloudtrain.providers.vertex.render import REQUEST_LABEL
 from cloudtrain.providers.vertex.settings import VertexSettings
+from cloudtrain.uris import sibling
+from cloudtrain_runtime.replica import PROGRESS_FILE
 
 if TYPE_CHECKING:
     from cloudtrain.bundle import Bundle
@@ -236,6 +238,15 @@ class VertexJob(WaitsByPolling):
     def summary(self) -> JobSummary:
         """This job as ``list`` shows it: shape, times, the estimate it carries, its usage once ended."""
         return listing.summary(self._get())
+
+    def progress_record(self) -> object:
+        """The chief's progress record, read from Cloud Storage beside the run's result; None before its first write.
+
+        The runtime writes it through the ``/gcs/`` mount (Cloud Storage FUSE), so the
+        object is the one the chief last closed (``cloudtrain_runtime.progress``).
+        """
+        uri = sibling(self.outputs.result, PROGRESS_FILE)
+        return read_progress(lambda: download.read_object(uri, self.project, self._clients))
 
     def _get(self) -> Any:
         return self._call(lambda service: service.get_custom_job(name=self.id), "GetCustomJob", "get")

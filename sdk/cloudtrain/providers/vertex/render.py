@@ -60,8 +60,9 @@ RUN_LABEL = "cloudtrain_run"
 # The cost expected at submit time: whole cents (label values take no '.'), and its basis.
 ESTIMATE_LABEL = "cloudtrain_estimate_cents"
 ESTIMATE_BASIS_LABEL = "cloudtrain_estimate"
+HOURLY_LABEL = "cloudtrain_hourly_cents"
 # Labels that describe the job without being part of what it is: left out of the request hash.
-NOT_HASHED = (REQUEST_LABEL, ESTIMATE_LABEL, ESTIMATE_BASIS_LABEL)
+NOT_HASHED = (REQUEST_LABEL, ESTIMATE_LABEL, ESTIMATE_BASIS_LABEL, HOURLY_LABEL)
 
 # ContainerSpec.env: "Maximum limit is 100" (aiplatform_v1 custom_job.proto; google-cloud-aiplatform 2.7.0, google/cloud/aiplatform_v1/types/custom_job.py).
 MAX_ENV_VARS = 100
@@ -315,25 +316,27 @@ def _user_labels(plan: Plan) -> dict[str, str]:
 
 
 def estimate_labels(estimate: ExpectedCost) -> dict[str, str]:
-    """The estimate as two labels: whole cents, and its basis.
+    """The estimate as labels: whole cents, its basis and, where known, the hourly price in cents.
 
-    >>> estimate_labels(ExpectedCost(1.264, "worst-case"))
-    {'cloudtrain_estimate_cents': '126', 'cloudtrain_estimate': 'worst-case'}
+    >>> estimate_labels(ExpectedCost(1.264, "worst-case", 0.632))
+    {'cloudtrain_estimate_cents': '126', 'cloudtrain_estimate': 'worst-case', 'cloudtrain_hourly_cents': '63'}
     """
-    return {ESTIMATE_LABEL: str(round(estimate.usd * 100)), ESTIMATE_BASIS_LABEL: estimate.basis}
+    hourly = {} if estimate.usd_per_hour is None else {HOURLY_LABEL: str(round(estimate.usd_per_hour * 100))}
+    return {ESTIMATE_LABEL: str(round(estimate.usd * 100)), ESTIMATE_BASIS_LABEL: estimate.basis, **hourly}
 
 
 def estimate_from_labels(labels: Mapping[str, str]) -> ExpectedCost | None:
     """The estimate a job's labels carry; None when it has none, or they were edited into nonsense.
 
     >>> estimate_from_labels({"cloudtrain_estimate_cents": "126", "cloudtrain_estimate": "worst-case"})
-    ExpectedCost(usd=1.26, basis='worst-case')
+    ExpectedCost(usd=1.26, basis='worst-case', usd_per_hour=None)
     """
     cents, basis = labels.get(ESTIMATE_LABEL, ""), labels.get(ESTIMATE_BASIS_LABEL, "")
     # ASCII digits only: label values may hold any Unicode letter or digit, and int("²") raises.
     if not (_CENTS.fullmatch(cents) and basis):
         return None
-    return ExpectedCost(int(cents) / 100, basis)
+    hourly = labels.get(HOURLY_LABEL, "")
+    return ExpectedCost(int(cents) / 100, basis, int(hourly) / 100 if _CENTS.fullmatch(hourly) else None)
 
 
 def sanitise_label_key(key: str) -> str:
