@@ -209,10 +209,12 @@ def test_a_reclaimed_attempt_leaves_its_mlflow_run_running_for_the_next(tmp_path
         tracking_uri=uri,
         tracking_experiment="exp",
     )
+    client = MlflowClient(uri)
+    # A SQLite store's artifacts go where its experiment says: made here, not in ./mlruns of the trainers.
+    client.create_experiment("exp", artifact_location=str(tmp_path / "artifacts"))
     notice = {"CLOUDTRAIN_FAULT": "preempt@step:7", "CLOUDTRAIN_GRACE_S": "60"}  # SIGTERM mid-epoch 1
     reclaimed = launch(1, config, tmp_path, env=notice)
     assert reclaimed.returncodes == [RECLAIMED], reclaimed.explain()
-    client = MlflowClient(uri)
     [run] = client.search_runs([client.get_experiment_by_name("exp").experiment_id])
     assert run.info.status == "RUNNING"  # not FAILED: the run goes on
 

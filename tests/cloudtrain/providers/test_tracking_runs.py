@@ -91,6 +91,8 @@ def test_the_blocking_local_submit_closes_its_mlflow_run(
     project: Path, tmp_path: Path, run_cli: Callable[..., Result]
 ) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    # A SQLite store's artifacts go where its experiment says: made here, not in ./mlruns of the suite.
+    MlflowClient(uri).create_experiment("binary-classifier", artifact_location=str(tmp_path / "artifacts"))
     job = "--provider", "local", "--tracking", uri, "--run-id", "blocking", "--set", "resources.hosts=1"
     submitted = run_cli("submit", str(project / "job.yaml"), *job)
     assert submitted.code == 0, submitted.err
