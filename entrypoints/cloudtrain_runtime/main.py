@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from cloudtrain_runtime import bench, devices, environments, hparams, locations, requirements, usercode
 from cloudtrain_runtime import cluster as cluster_lib
 from cloudtrain_runtime import config as config_lib
-from cloudtrain_runtime.errors import RuntimeFailure, UserCodeError
+from cloudtrain_runtime.errors import Reclaimed, RuntimeFailure, UserCodeError
 from cloudtrain_runtime.paths import root_from
 
 if TYPE_CHECKING:  # the session imports numpy: ``doctor`` must run, and say so, where it is missing
@@ -132,13 +132,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         elif os.environ.get("CLOUDTRAIN_DEBUG"):
             traceback.print_exc()
         print(f"cloudtrain-runtime: {err.label}{err}", file=sys.stderr, flush=True)
-        _tracked_failure()
+        _tracked_failure(err)
         sys.exit(err.exit_code)
     sys.exit(0)
 
 
-def _tracked_failure() -> None:
-    """The chief's MLflow run, where the run is tracked, says this attempt failed (``cloudtrain_runtime.tracking``)."""
+def _tracked_failure(err: RuntimeFailure) -> None:
+    """The chief's MLflow run, where the run is tracked, says this attempt failed (``cloudtrain_runtime.tracking``).
+
+    A reclaimed attempt did not fail: the run goes on in the next attempt, from the backup
+    just written, so its MLflow run stays ``RUNNING`` (the next attempt logs the epochs this
+    one had not sent, and the SDK sets the final status when it sees the run's job end).
+    Nothing is sent either: the provider's grace is the backup's, not MLflow's.
+    """
+    if isinstance(err, Reclaimed):
+        return
     session = active()
     tracker = session.tracker if session is not None else None
     if tracker is not None and session is not None:

@@ -139,9 +139,18 @@ class Submission:
         return self.provider.outputs(self.plan, self.request)
 
     def submit(self, clients: Any = None, progress: OnProgress | None = None) -> Job:
-        """Create the job (the only network call, with MLflow's when tracked); see ``Provider.submit``."""
+        """Create the job (the only network call, with MLflow's when tracked); see ``Provider.submit``.
+
+        A tracked job is recorded on this machine, so the command that sees it end closes its
+        MLflow run (``cloudtrain.tracking.closing``).
+        """
         plan, request = self.tracked()
-        return self.provider.submit(plan, request, self.bundle, clients=clients, progress=progress)
+        job = self.provider.submit(plan, request, self.bundle, clients=clients, progress=progress)
+        if plan.spec.tracking is not None:
+            from cloudtrain.tracking import record
+
+            record.remember(plan, job.id)
+        return job
 
     def tracked(self) -> tuple[Plan, dict[str, Any]]:
         """The plan and request that hand the replicas this run's MLflow run (``tracking:``).

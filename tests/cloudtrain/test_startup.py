@@ -39,6 +39,7 @@ HEAVY = re.compile(
         ["list"],
         ["list", "--provider", "local", "--json"],
         ["bench", "--help"],
+        ["history", "--help"],
     ],
     ids=lambda args: " ".join(a for a in args if a != "{job}"),
 )

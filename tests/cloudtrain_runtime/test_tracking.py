@@ -15,12 +15,15 @@ from typing import Any
 import pytest
 
 from cloudtrain_runtime import history as history_lib
+from cloudtrain_runtime.errors import Reclaimed
 from cloudtrain_runtime.tracking import EPOCH_METRIC, MAX_FAILURES, RUN_ID_ENV, RUN_TAG, Tracker
 from tests.cloudtrain_runtime.harness import free_ports, launch, runtime_config
 
 # MLflow 3.18's SQL store declares a relationship with ``noload``, which SQLAlchemy 2.1
 # deprecates (a warning, an error under this suite's filterwarnings): the store's, not ours.
 pytestmark = pytest.mark.filterwarnings("ignore:The ``noload`` loader strategy is deprecated")
+
+RECLAIMED = Reclaimed.exit_code
 
 mlflow = pytest.importorskip("mlflow", reason="the tracking extra: pip install 'cloudtrain[tracking]'")
 from mlflow.tracking import MlflowClient  # noqa: E402
@@ -192,3 +195,33 @@ def test_two_hosts_with_a_killed_chief_make_one_mlflow_run(tmp_path: Path, mlflo
         )  # once each, to the last digit
     assert runs[0].info.status == "FINISHED"
     assert runs[0].data.tags["cloudtrain.model_uri"] == resumed.result["export"]
+
+
+@pytest.mark.multiprocess
+def test_a_reclaimed_attempt_leaves_its_mlflow_run_running_for_the_next(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    config = runtime_config(
+        tmp_path,
+        module="noticed",
+        replicas=1,
+        hosts=1,
+        run_id="reclaimed",
+        tracking_uri=uri,
+        tracking_experiment="exp",
+    )
+    client = MlflowClient(uri)
+    # A SQLite store's artifacts go where its experiment says: made here, not in ./mlruns of the trainers.
+    client.create_experiment("exp", artifact_location=str(tmp_path / "artifacts"))
+    notice = {"CLOUDTRAIN_FAULT": "preempt@step:7", "CLOUDTRAIN_GRACE_S": "60"}  # SIGTERM mid-epoch 1
+    reclaimed = launch(1, config, tmp_path, env=notice)
+    assert reclaimed.returncodes == [RECLAIMED], reclaimed.explain()
+    [run] = client.search_runs([client.get_experiment_by_name("exp").experiment_id])
+    assert run.info.status == "RUNNING"  # not FAILED: the run goes on
+
+    resumed = launch(1, config, tmp_path)
+    assert resumed.ok, resumed.explain()
+    history = json.loads((tmp_path / "out" / "cloudtrain-history.json").read_text())
+    assert [record["attempt"] for record in history["epochs"]] == [1, 2, 2]
+    assert client.get_run(run.info.run_id).info.status == "FINISHED"
+    for name, values in history_lib.curves(history).items():
+        assert steps(client, run.info.run_id, name) == list(enumerate(values, start=1)), name

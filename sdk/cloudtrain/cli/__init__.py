@@ -40,6 +40,7 @@ COMMANDS = {
     "doctor": "cloudtrain.cli.doctor_command:doctor_command",
     "bench": "cloudtrain.cli.bench_command:bench_command",
     "compare": "cloudtrain.cli.compare_command:compare_command",
+    "history": "cloudtrain.cli.history_command:history_command",
     "cache": "cloudtrain.cli.cache_command:cache_group",
 }
 

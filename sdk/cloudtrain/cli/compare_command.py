@@ -12,13 +12,12 @@ from typing import TYPE_CHECKING
 import click
 
 from cloudtrain.cli import tables
-from cloudtrain.cli.options import PROVIDER_CHOICE, json_option, plot_option, profile_option
+from cloudtrain.cli.options import json_option, plot_option, profile_option
+from cloudtrain.cli.run_sources import named, source_options
 from cloudtrain.cost.units import dollars, duration
-from cloudtrain.errors import SpecError
 
 if TYPE_CHECKING:
     from cloudtrain.scaling import Comparison, RunRecord
-    from cloudtrain.spec import JobSpec
 
 RUN_COLUMNS = (
     tables.Column("run"),
@@ -44,28 +43,7 @@ RUN_COLUMNS = (
     "--metric", help="The metric to compare without --target. Default: a validation metric every run logged."
 )
 @plot_option("the runs", "plot_path")
-@click.option(
-    "--spec",
-    "spec_path",
-    type=click.Path(dir_okay=False),
-    help="A job spec whose run IDs (submit --run-id) RUNS may name: each is read under ROOT/runs/<run_id>.",
-)
-@click.option("--provider", "-p", type=PROVIDER_CHOICE, default=None, help="Where the --spec runs ran.")
-@click.option(
-    "--from",
-    "source",
-    type=click.Choice(["outputs", "mlflow"]),
-    default="outputs",
-    show_default=True,
-    help="Read RUNS from their outputs, or from MLflow (runs logged with tracking:; see docs/tracking.md).",
-)
-@click.option(
-    "--tracking",
-    metavar="URI",
-    envvar="MLFLOW_TRACKING_URI",
-    default=None,
-    help="With --from mlflow: the MLflow tracking URI. Default: MLFLOW_TRACKING_URI.",
-)
+@source_options
 @profile_option
 @json_option
 def compare_command(
@@ -101,28 +79,14 @@ def compare_command(
     """
     from cloudtrain.scaling import compare
     from cloudtrain.scaling.plot import plot
-    from cloudtrain.specfile import load_settings, load_spec
 
-    settings = load_settings(None, profile=profile, provider=provider)[0]
-    spec = load_spec(spec_path, (), profile=profile, provider=provider) if spec_path else None
-    read: tuple[str | RunRecord, ...] = runs
-    if source == "mlflow":
-        read = tuple(_from_mlflow(runs, tracking, settings))
+    read, settings, spec = named(
+        runs, source=source, tracking=tracking, spec_path=spec_path, provider=provider, profile=profile
+    )
     found = compare(*read, target=target, metric=metric, settings=settings, spec=spec, provider=provider)
     if plot_path:
         click.echo(f"Plot written to {plot(found, plot_path)}", err=True)
     click.echo(json.dumps(found.to_json(), indent=2) if as_json else report(found))
-
-
-def _from_mlflow(runs: tuple[str, ...], uri: str | None, settings: JobSpec) -> list[RunRecord]:
-    """RUNS read from the MLflow store at ``uri`` (``cloudtrain.tracking.reading``)."""
-    if not uri:
-        raise SpecError(
-            "--from mlflow needs the MLflow tracking URI: pass --tracking URI or export MLFLOW_TRACKING_URI."
-        )
-    from cloudtrain.tracking.reading import read_runs
-
-    return read_runs(runs, uri=uri, settings=settings)
 
 
 def report(found: Comparison) -> str:

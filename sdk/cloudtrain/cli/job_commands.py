@@ -348,6 +348,7 @@ def _until_started(job: Job, limit_s: int) -> JobStatus:
             started = wait_to_start(job, limit_s=limit_s, poll_s=START_POLL_S, on_status=line)
     except KeyboardInterrupt as interrupt:
         _interrupted(job, interrupt)
+    _close_tracked(job, started)
     if started.failure is not None and started.failure.code == PENDING_LIMIT:
         _exit_for(started)
     return started
@@ -443,7 +444,8 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
     start to end × replicas, in 30-second increments; both at the catalog's prices).
     A failed job's failing replica's last lines follow: its traceback and error. A run
     submitted with --run-id shows its lineage: every attempt's provider, region and shape,
-    and the backup each started from (docs: resume.md).
+    and the backup each started from (docs: resume.md). A job submitted here with tracking:
+    that has ended closes its MLflow run: its cost and final status, once (docs: tracking.md).
     """
     from cloudtrain import run_progress
     from cloudtrain.cli import trials_table
@@ -452,6 +454,7 @@ def status(job_id: str, provider: str | None, as_json: bool) -> None:
 
     job = _attach(job_id, provider)
     current = job.status()
+    _close_tracked(job, current)
     described = job.summary() if isinstance(job, HasSummary) else None
     running = current.state == "running"
     training = run_progress.of_job(job, now=time.time(), summary=described) if running else None
@@ -633,7 +636,9 @@ def wait(job_id: str, provider: str | None, poll: float) -> None:
 
     Each change of state is one line on stderr; on a terminal a live line below it
     shows the provider's state and how long the job has been in it. A failed job's
-    failing replica's last lines (its traceback and error) follow on stderr.
+    failing replica's last lines (its traceback and error) follow on stderr. A job
+    submitted here with tracking: closes its MLflow run as it ends: its cost and final
+    status (docs: tracking.md).
     """
     from cloudtrain.cli.live import StatusLine
 
@@ -643,9 +648,18 @@ def wait(job_id: str, provider: str | None, poll: float) -> None:
             final = job.wait(poll_s=poll, on_status=line)
     except KeyboardInterrupt:
         _stopped_following(job)
+    _close_tracked(job, final)
     if final.state == "failed":
         click.echo("\n".join(failure.describe(failure.failure_lines(job), job.id)), err=True)
     _exit_for(final)
+
+
+def _close_tracked(job: Job, seen: JobStatus) -> None:
+    """A job seen ended closes its run's MLflow run, where the run is tracked (``cloudtrain.tracking.closing``)."""
+    if seen.done:
+        from cloudtrain.tracking import closing
+
+        closing.close(job, seen, say=_say)
 
 
 def describe_bundle(packed: Bundle) -> str:
@@ -697,6 +711,7 @@ def _follow(job: Job, *, limit_s: int, logs_to_stderr: bool) -> None:
             final = job.wait(poll_s=1.0)
     except KeyboardInterrupt as interrupt:
         _interrupted(job, interrupt)
+    _close_tracked(job, final)
     if isinstance(job, HasTrials):
         trials_table.echo(job, err=logs_to_stderr)
     _exit_for(final)

@@ -22,9 +22,10 @@ from cloudtrain.scaling.analysis import Comparison, Target, Verdict, compare_run
 from cloudtrain.scaling.runs import EpochPoint, RunRecord, read_run
 
 if TYPE_CHECKING:
+    from cloudtrain.planning import Plan
     from cloudtrain.spec import JobSpec
 
-__all__ = ["Comparison", "EpochPoint", "RunRecord", "Target", "Verdict", "compare", "read_run"]
+__all__ = ["Comparison", "EpochPoint", "RunRecord", "Target", "Verdict", "compare", "read", "read_run"]
 
 
 def compare(
@@ -55,16 +56,7 @@ def compare(
         CloudtrainError: a run cannot be found or read.
     """
     _expect_arguments(runs, target, metric, settings, spec, provider)
-    if settings is None:
-        from cloudtrain.specfile import load_settings
-
-        settings = load_settings(None, provider=provider)[0]
-    planned = None
-    if spec is not None:
-        from cloudtrain import submission
-
-        spec = submission.as_spec(spec)
-        planned = submission.provider_for(provider, spec).plan(spec)
+    settings, planned = _where(settings, spec, provider)
     read = [
         run
         if isinstance(run, RunRecord)
@@ -72,6 +64,42 @@ def compare(
         for run in runs
     ]
     return compare_runs(read, target=target, metric=metric)
+
+
+def read(
+    run: str,
+    *,
+    settings: JobSpec | None = None,
+    clients: Any = None,
+    spec: JobSpec | str | os.PathLike[str] | None = None,
+    provider: str | None = None,
+) -> RunRecord:
+    """The run ``run`` names, read as ``compare`` reads each of its runs (``cloudtrain history``).
+
+    The arguments are ``compare``'s.
+
+    Raises:
+        CloudtrainError: the run cannot be found or read.
+    """
+    _expect_arguments((run,), None, None, settings, spec, provider)
+    settings, planned = _where(settings, spec, provider)
+    return read_run(run, settings=settings, clients=clients, planned=planned)
+
+
+def _where(
+    settings: JobSpec | None, spec: JobSpec | str | os.PathLike[str] | None, provider: str | None
+) -> tuple[JobSpec, Plan | None]:
+    """The settings runs are read with (the profile and environment when None), and the plan of ``spec`` if given."""
+    if settings is None:
+        from cloudtrain.specfile import load_settings
+
+        settings = load_settings(None, provider=provider)[0]
+    if spec is None:
+        return settings, None
+    from cloudtrain import submission
+
+    spec = submission.as_spec(spec)
+    return settings, submission.provider_for(provider, spec).plan(spec)
 
 
 def _expect_arguments(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain import files
 from cloudtrain.errors import CloudtrainError, ProviderError
 from cloudtrain.scaling.runs import MAX_FILE_BYTES, read_stored
+from cloudtrain.tracking import store
 from cloudtrain_runtime.tracking import RUN_TAG
 
 if TYPE_CHECKING:
@@ -30,9 +31,7 @@ def read_runs(refs: Sequence[str], *, uri: str, settings: JobSpec) -> list[RunRe
     Raises:
         CloudtrainError: a ref names no run there, or a run cloudtrain did not log (no history artifact).
     """
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(tracking_uri=uri)
+    client = store.client(uri)
     with tempfile.TemporaryDirectory(prefix="cloudtrain-mlflow-") as folder:
         return [
             read_stored(ref, _artifacts(client, _run_id(client, ref, uri), Path(folder)), settings=settings)
@@ -43,9 +42,7 @@ def read_runs(refs: Sequence[str], *, uri: str, settings: JobSpec) -> list[RunRe
 def _run_id(client: Any, ref: str, uri: str) -> str:
     """The MLflow run ``ref`` names: a cloudtrain run id (its tag), else an MLflow run id."""
     experiments = [experiment.experiment_id for experiment in client.search_experiments()]
-    tagged = client.search_runs(
-        experiments, filter_string=f"tags.`{RUN_TAG}` = '{_quoted(ref)}'", max_results=2
-    )
+    tagged = store.tagged(client, experiments, ref, limit=2)
     if len(tagged) == 1:
         return str(tagged[0].info.run_id)
     if tagged:
@@ -73,8 +70,3 @@ def _artifacts(client: Any, run_id: str, folder: Path) -> Callable[[str], bytes]
         return files.read_bytes(local, limit=MAX_FILE_BYTES)
 
     return read
-
-
-def _quoted(text: str) -> str:
-    """``text`` inside a single-quoted MLflow search string."""
-    return text.replace("\\", "\\\\").replace("'", "\\'")

@@ -4,7 +4,7 @@ The run is found by the tag ``cloudtrain.run_id`` (the runtime's ``RUN_TAG``), s
 a resubmit on another provider or a resume continues it. A run made here gets the spec
 and the first attempt's plan as flattened parameters (MLflow parameters cannot change
 once logged); every attempt adds the tag ``cloudtrain.attempt.<n>`` with its provider,
-region, machine and expected cost, and the metric ``estimated_cost_usd`` at step ``n``.
+region, machine and expected cost, and the metric ``cost.estimated_usd`` at step ``n``.
 
 No credential reaches MLflow: the spec refuses them where they enter
 (``cloudtrain.sections``, ``cloudtrain.tracker``), and ``env`` values are logged as
@@ -22,12 +22,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.secrets import value_kind
+from cloudtrain.tracking import store
 from cloudtrain_runtime.tracking import RUN_ID_ENV, RUN_TAG
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
 
 ATTEMPT_TAG = "cloudtrain.attempt."
+ESTIMATE_METRIC = "cost.estimated_usd"
 # MLflow's limits (mlflow/utils/validation.py): a parameter value of at most 6000 characters.
 MAX_PARAM_CHARS = 6000
 HIDDEN = "<set>"
@@ -42,14 +44,12 @@ def run_env(plan: Plan) -> dict[str, str]:
         Exception: whatever MLflow raises for a store it cannot reach; the caller decides.
     """
     assert plan.spec.tracking is not None and plan.spec.tracking.uri, "tracking is on, with a URI"
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(tracking_uri=plan.spec.tracking.uri)
+    client = store.client(plan.spec.tracking.uri)
     experiment = plan.spec.tracking.experiment_for(plan.name)
     found = client.get_experiment_by_name(experiment)
     experiment_id = found.experiment_id if found else client.create_experiment(experiment)
     run_id = str(plan.run_id)
-    runs = client.search_runs([experiment_id], filter_string=f"tags.`{RUN_TAG}` = '{run_id}'", max_results=1)
+    runs = store.tagged(client, [experiment_id], run_id)
     run = runs[0] if runs else _create(client, experiment_id, plan)
     _record_attempt(client, run, plan)
     return {RUN_ID_ENV: run.info.run_id}
@@ -83,7 +83,7 @@ def _record_attempt(client: Any, run: Any, plan: Plan) -> None:
     }
     client.set_tag(run.info.run_id, f"{ATTEMPT_TAG}{attempt}", json.dumps(where, sort_keys=True))
     if plan.estimate is not None:
-        client.log_metric(run.info.run_id, "estimated_cost_usd", plan.estimate.usd, step=attempt)
+        client.log_metric(run.info.run_id, ESTIMATE_METRIC, plan.estimate.usd, step=attempt)
 
 
 def flattened(data: Mapping[str, Any], prefix: str) -> dict[str, str]:

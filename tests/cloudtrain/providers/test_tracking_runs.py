@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,11 @@ import pytest
 
 from cloudtrain import api
 from cloudtrain.providers import local
+from cloudtrain.tracking.closing import ACTUAL_METRIC, JOB_TAG
 from cloudtrain.tracking.submitting import ATTEMPT_TAG
 from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime.tracking import EPOCH_METRIC, RUN_TAG
+from tests.conftest import Result
 
 pytest.importorskip("mlflow", reason="the tracking extra: pip install 'cloudtrain[tracking]'")
 from mlflow.tracking import MlflowClient
@@ -80,3 +83,22 @@ def test_a_killed_replica_and_a_retry_are_one_mlflow_run(
     assert [m.step for m in client.get_metric_history(run.info.run_id, EPOCH_METRIC)] == [1, 2, 3]
     assert run.info.status == "FINISHED" and run.data.params["spec.name"] == "binary-classifier"
     assert run.data.params["plan.global_batch"] == "32"
+
+
+# MLflow 3.18's SQL store declares a relationship with ``noload``, which SQLAlchemy 2.1 deprecates: the store's.
+@pytest.mark.filterwarnings("ignore:The ``noload`` loader strategy is deprecated")
+def test_the_blocking_local_submit_closes_its_mlflow_run(
+    project: Path, tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    # A SQLite store's artifacts go where its experiment says: made here, not in ./mlruns of the suite.
+    MlflowClient(uri).create_experiment("binary-classifier", artifact_location=str(tmp_path / "artifacts"))
+    job = "--provider", "local", "--tracking", uri, "--run-id", "blocking", "--set", "resources.hosts=1"
+    submitted = run_cli("submit", str(project / "job.yaml"), *job)
+    assert submitted.code == 0, submitted.err
+
+    client = MlflowClient(uri)
+    [run] = client.search_runs([client.get_experiment_by_name("binary-classifier").experiment_id])
+    [closed] = [json.loads(v) for k, v in run.data.tags.items() if k.startswith(JOB_TAG)]
+    assert (closed["id"], closed["state"], closed["actual_usd"]) == (submitted.out.strip(), "succeeded", None)
+    assert run.info.status == "FINISHED" and ACTUAL_METRIC not in run.data.metrics  # nothing billed here

@@ -1,0 +1,43 @@
+"""The MLflow client the SDK's commands use, and finding a cloudtrain run's MLflow run by its tag.
+
+A command waits for MLflow no longer than the chief does: MLflow's HTTP client would
+retry a call to a server out of reach 7 times with exponential backoff, minutes of a
+command that hangs (``cloudtrain_runtime.tracking.HTTP_DEFAULTS``); the user's own
+``MLFLOW_HTTP_REQUEST_*`` variables still win.
+
+Example:
+>>> run_filter("nightly-42")
+"tags.`cloudtrain.run_id` = 'nightly-42'"
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from cloudtrain_runtime.tracking import HTTP_DEFAULTS, RUN_TAG
+
+
+def client(uri: str) -> Any:
+    """MLflow's client for the store at ``uri``, with the chief's HTTP limits where the environment sets none."""
+    for name, value in HTTP_DEFAULTS.items():
+        os.environ.setdefault(name, value)
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
+
+
+def tagged(client: Any, experiment_ids: Sequence[str], run: str, *, limit: int = 1) -> list[Any]:
+    """The MLflow runs of ``experiment_ids`` whose tag ``cloudtrain.run_id`` is ``run``, at most ``limit``."""
+    return list(client.search_runs(list(experiment_ids), filter_string=run_filter(run), max_results=limit))
+
+
+def run_filter(run: str) -> str:
+    """The MLflow search that finds the runs tagged with cloudtrain run ``run``."""
+    return f"tags.`{RUN_TAG}` = '{_quoted(run)}'"
+
+
+def _quoted(text: str) -> str:
+    """``text`` inside a single-quoted MLflow search string."""
+    return text.replace("\\", "\\\\").replace("'", "\\'")
