@@ -65,10 +65,11 @@ def recall(job_id: str, folder: Path | None = None) -> TrackedJob | None:
     A record that cannot be read is no record: closing a run is never worth failing a command.
     """
     document = _read((folder or records_folder()) / "jobs" / f"{job_digest(job_id)}.json")
-    try:
-        return TrackedJob(**document) if isinstance(document, dict) else None
-    except TypeError:
+    fields = ("uri", "experiment", "run")
+    if not isinstance(document, dict) or sorted(document) != sorted(fields):
         return None
+    values = [document[name] for name in fields]
+    return TrackedJob(*values) if all(isinstance(value, str) and value for value in values) else None
 
 
 def newest_job(run: str, folder: Path | None = None) -> str | None:
