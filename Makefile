@@ -30,7 +30,7 @@ test: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy sdk/cloudtrain entrypoints/cloudtrain_runtime
 	$(VENV)/bin/pytest
-	$(MAKE) test-lanes
+	$(MAKE) -j2 -Otarget test-lanes
 
 test-fast: $(STAMP)
 	$(VENV)/bin/pytest -m "not multiprocess"
@@ -49,12 +49,18 @@ $(VENV)/lanes/%/.installed: tests/lanes/%.txt pyproject.toml
 	$(VENV)/lanes/$*/bin/python -m pip install --quiet -r $<
 	touch $@
 
-test-lanes: $(foreach lane,$(LANES),$(VENV)/lanes/$(lane)/.installed)
-	set -e; for lane in $(LANES); do \
-		sed -n 's/^# run: //p' tests/lanes/$$lane.txt | while read -r args; do \
-			echo "== lane $$lane: pytest $$args"; \
-			eval "$(VENV)/lanes/$$lane/bin/pytest -p no:cacheprovider -n 0 $$args" || exit 1; \
-		done; \
+# Two lanes at a time (`make test` runs `make -j2 -Otarget test-lanes`): a lane is one
+# process, mostly importing, so a second one keeps the other core busy; -Otarget prints
+# each lane's output together once it ends.
+LANE_RUNS := $(LANES:%=lane-%)
+.PHONY: $(LANE_RUNS)
+
+test-lanes: $(LANE_RUNS)
+
+$(LANE_RUNS): lane-%: $(VENV)/lanes/%/.installed
+	sed -n 's/^# run: //p' tests/lanes/$*.txt | while read -r args; do \
+		echo "== lane $*: pytest $$args"; \
+		eval "$(VENV)/lanes/$*/bin/pytest -p no:cacheprovider -n 0 $$args" || exit 1; \
 	done
 
 # Warnings are errors (-W), as in the suite's tests/test_docs_site.py.

@@ -24,6 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER_BIN = ROOT / ".venv" / "mlflow-server" / "bin" / "mlflow"
 START_TIMEOUT_S = 120
 STOP_GRACE_S = 1
+# Since MLflow 3.5 a server with a database store also starts a job runner (Huey) process
+# for its background jobs (mlflow/environment_variables.py: MLFLOW_SERVER_ENABLE_JOB_EXECUTION,
+# default true; mlflow/server/jobs/utils.py: _launch_job_runner). Tracking needs none of it.
+SERVER_ENV = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
 
 def start_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -50,7 +54,9 @@ def start_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
         "1",
     ]
     with (folder / "server.log").open("wb") as log:  # the server keeps its own copy of the descriptor
-        server = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **SERVER_ENV}, start_new_session=True
+        )
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _healthy(url):
         if server.poll() is not None or time.monotonic() > deadline:
