@@ -102,10 +102,10 @@ def trial_of(run: str, env: Mapping[str, str], provider: str) -> TrialRun | None
     (``Environment.trial``): the trial's run is ``<run>-t<trial>``, as the local sweep names its trials.
 
     Example:
-    >>> trial_of("sweep-1", {"CLOUD_ML_TRIAL_ID": "3"}, "vertex")
-    TrialRun(run='sweep-1-t3', trial='3')
     >>> trial_of("sweep-1-t2", {"CLOUDTRAIN_TRIAL": "sweep-1-t2"}, "tf_config")
     TrialRun(run='sweep-1-t2', trial='sweep-1-t2')
+    >>> trial_of("sweep-1", {}, "bare") is None
+    True
     """
     if env.get(TRIAL_ENV):
         return TrialRun(run, env[TRIAL_ENV])
