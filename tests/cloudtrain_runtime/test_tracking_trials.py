@@ -18,6 +18,7 @@ from cloudtrain_runtime import environments
 from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime.environments import TRIAL_ENV, TrialRun, trial_of
 from cloudtrain_runtime.tracking import PARENT_ENV, PARENT_TAG, RUN_TAG, TRIAL_TAG, Tracker
+from tests.cloudtrain_runtime.harness import Run, launch, launch_sagemaker, runtime_config
 
 pytestmark = pytest.mark.filterwarnings("ignore:The ``noload`` loader strategy is deprecated")
 
@@ -129,3 +130,75 @@ def test_a_trial_without_the_sweeps_run_is_its_own_run_unnested(tmp_path: Path) 
     tracker.drain()
     run = MlflowClient(uri).get_run(tracker.run_id)
     assert run.data.tags[TRIAL_TAG] == "4" and PARENT_TAG not in run.data.tags
+
+
+def trial_config(root: Path, uri: str, units: int) -> dict[str, Any]:
+    """One trial's runtime config as a cloud's tuning job gives it: the sweep's run id, the trial's values."""
+    return runtime_config(
+        root,
+        replicas=1,
+        hosts=1,
+        epochs=2,
+        run_id="sweep-1",
+        tuned={"units": "int"},
+        hparams={"units": units},
+        tracking_uri=uri,
+        tracking_experiment="exp",
+    )
+
+
+def children_match_their_histories(client: MlflowClient, parent: str, runs: dict[str, Run]) -> None:
+    """One run per trial under ``parent``, each with the trial's values and its history's every epoch."""
+    experiment = client.get_experiment_by_name("exp").experiment_id
+    found = {
+        run.data.tags[TRIAL_TAG]: run for run in client.search_runs([experiment]) if run.info.run_id != parent
+    }
+    assert sorted(found) == sorted(runs)  # one run per trial, none shared
+    for trial, done in runs.items():
+        assert done.ok, done.explain()
+        child = found[trial]
+        assert child.data.tags[PARENT_TAG] == parent and child.data.tags[RUN_TAG] == f"sweep-1-t{trial}"
+        assert child.info.status == "FINISHED" and "units" in child.data.params
+        history = json.loads((done.results_dir / "cloudtrain-history.json").read_text())
+        for name, values in history_lib.curves(history).items():
+            logged = sorted((m.step, m.value) for m in client.get_metric_history(child.info.run_id, name))
+            assert logged == list(enumerate(values, start=1)), name
+
+
+def sweeps_run(uri: str, tmp_path: Path) -> str:
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("exp", artifact_location=str(tmp_path / "artifacts"))
+    return str(client.create_run(experiment, tags={RUN_TAG: "sweep-1"}).info.run_id)
+
+
+@pytest.mark.multiprocess
+def test_each_vertex_trials_chief_logs_its_own_run_under_the_sweeps(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    parent = sweeps_run(uri, tmp_path)
+    runs = {
+        trial: launch(
+            1,
+            trial_config(tmp_path / trial, uri, units),
+            tmp_path / trial,
+            env={**VERTEX_TRIAL, "CLOUD_ML_TRIAL_ID": trial, PARENT_ENV: parent},
+        )
+        for trial, units in (("1", 4), ("2", 8))
+    }
+    children_match_their_histories(MlflowClient(uri), parent, runs)
+
+
+@pytest.mark.multiprocess
+def test_each_sagemaker_trials_chief_logs_its_own_run_under_the_sweeps(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    parent = sweeps_run(uri, tmp_path)
+    jobs = {"churn-sweep-001-7d1e0b4a": 4, "churn-sweep-002-3c9f0e21": 8}
+    runs = {
+        job: launch_sagemaker(
+            1,
+            trial_config(tmp_path / job, uri, units),
+            tmp_path / job,
+            env={**SAGEMAKER_TRIAL, "TRAINING_JOB_NAME": job, PARENT_ENV: parent},
+        )
+        for job, units in jobs.items()
+    }
+    children_match_their_histories(MlflowClient(uri), parent, runs)
