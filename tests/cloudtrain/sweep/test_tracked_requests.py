@@ -88,6 +88,7 @@ def test_a_second_submit_of_the_sweep_finds_its_run_and_renders_the_same_request
     assert sweeps_run(uri).data.params["spec.name"] == "tuning-example"
 
 
-def test_a_store_out_of_reach_leaves_the_request_as_rendered() -> None:
+def test_a_store_out_of_reach_leaves_the_request_as_rendered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     submission = sweep("sagemaker", "http://127.0.0.1:9", IMAGE)  # the discard port: nothing answers
     assert submission.tracked() == (submission.plan, submission.request)
