@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from cloudtrain_runtime import entry_points, tfconfig
 from cloudtrain_runtime.errors import ConfigError
@@ -38,6 +39,9 @@ from cloudtrain_runtime.providers import BUILTIN
 from cloudtrain_runtime.replica import ClusterInfo, Environment, single_replica
 
 ENTRY_POINT_GROUP = "cloudtrain.runtime_environments"
+# Set by a launcher that gives each trial a run id of its own (the local sweep's driver:
+# ``<sweep run id>-t<N>``): the trial's id, and a sign that the run id names the trial already.
+TRIAL_ENV = "CLOUDTRAIN_TRIAL"
 _registered: dict[str, Environment] = {}
 
 
@@ -79,6 +83,34 @@ def named(provider: str) -> Environment:
     if provider not in found:
         raise ValueError(f"No environment adapter reports provider {provider!r}; known: {sorted(found)}")
     return found[provider]
+
+
+@dataclass(frozen=True)
+class TrialRun:
+    """A sweep trial as its MLflow run knows it: the trial's run id, and the provider's id of the trial."""
+
+    run: str
+    trial: str
+
+
+def trial_of(run: str, env: Mapping[str, str], provider: str) -> TrialRun | None:
+    """Which trial of a sweep this replica of ``run`` trains; None where nothing names one.
+
+    Ask only in a sweep's trial (a config with ``hparams``). Where the launcher named the
+    trial's run (``TRIAL_ENV``), ``run`` is the trial's already. Elsewhere every trial runs
+    under the sweep's run id, and the environment of ``provider`` tells the trials apart
+    (``Environment.trial``): the trial's run is ``<run>-t<trial>``, as the local sweep names its trials.
+
+    Example:
+    >>> trial_of("sweep-1-t2", {"CLOUDTRAIN_TRIAL": "sweep-1-t2"}, "tf_config")
+    TrialRun(run='sweep-1-t2', trial='sweep-1-t2')
+    >>> trial_of("sweep-1", {}, "bare") is None
+    True
+    """
+    if env.get(TRIAL_ENV):
+        return TrialRun(run, env[TRIAL_ENV])
+    trial = named(provider).trial(env)
+    return TrialRun(f"{run}-t{trial}", trial) if trial else None
 
 
 def mounts() -> dict[str, str]:

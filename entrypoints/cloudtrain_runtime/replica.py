@@ -227,5 +227,15 @@ class Environment(ABC):
         """
         return None
 
+    def trial(self, env: Mapping[str, str]) -> str | None:
+        """The provider's id of the sweep trial this replica trains, from what the provider sets; None
+        where it sets none.
+
+        Asked only in a sweep's trial whose run id is the sweep's (``environments.trial_of``):
+        the provider's trials share their tuning job's configuration, so only the
+        environment tells them apart.
+        """
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(provider={self.provider!r})"

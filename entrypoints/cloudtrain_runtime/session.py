@@ -216,16 +216,23 @@ class Session:
 
     @functools.cached_property
     def tracker(self) -> tracking.Tracker | None:
-        """The chief's MLflow run of this cloudtrain run (``tracking:``); None elsewhere or untracked."""
+        """The chief's MLflow run of this cloudtrain run (``tracking:``); None elsewhere or untracked.
+
+        A sweep's trial logs to a run of its own (``environments.trial_of``), not to the sweep's.
+        """
         config = self.config
         if not (self.is_chief and config.tracking_uri and config.tracking_experiment):
             return None
+        run = self._run()
+        trial = environments.trial_of(run, os.environ, self.cluster.provider) if config.hparams else None
         return tracking.Tracker(
             uri=config.tracking_uri,
             experiment=config.tracking_experiment,
-            run=self._run(),
+            run=trial.run if trial else run,
             tags=config.tracking_tags,
             log_model=config.log_model,
+            trial=trial.trial if trial else None,
+            values=config.hparams if trial else None,
             env=os.environ,
             say=self.say,
         )

@@ -18,6 +18,12 @@ by the attempt that trains it again. At the end: the throughput, the export's UR
 history and result files as artifacts (``cloudtrain compare --from mlflow`` reads them), and
 the run's status.
 
+A sweep's trial is a run of its own (``environments.trial_of``: the provider tells the trials
+apart), so each trial has its own MLflow run, made with the tag ``cloudtrain.trial`` (the
+provider's trial id), its values as parameters and, where the submitting side made the
+sweep's run (``PARENT_ENV``), MLflow's own ``mlflow.parentRunId``, which nests it under
+the sweep's run in MLflow's UI.
+
 An unreachable tracking server never fails the training: the first failure prints one
 warning, the epochs wait in the history and go with the next epoch's call, and after
 ``MAX_FAILURES`` calls in a row the attempt stops logging.
@@ -39,6 +45,11 @@ from cloudtrain_runtime.replica import HISTORY_FILE, RESULT_FILE
 
 RUN_ID_ENV = "MLFLOW_RUN_ID"
 RUN_TAG = "cloudtrain.run_id"
+# The sweep's MLflow run, handed to every trial by the submitting side (``cloudtrain.tracking``).
+PARENT_ENV = "CLOUDTRAIN_MLFLOW_PARENT_RUN_ID"
+TRIAL_TAG = "cloudtrain.trial"
+# MLflow's tag of a nested run's parent (mlflow/utils/mlflow_tags.py: MLFLOW_PARENT_RUN_ID).
+PARENT_TAG = "mlflow.parentRunId"
 EPOCH_METRIC = "cloudtrain.epoch"
 SPEED_METRIC = "examples_per_sec"
 MODEL_TAG = "cloudtrain.model_uri"
@@ -76,7 +87,9 @@ class Tracker:
         run: the cloudtrain run id, kept in the MLflow run's tag ``cloudtrain.run_id``.
         tags: the spec's tags, set on a run made here.
         log_model: also copy the export into the run's artifacts (``tracking.log_model``).
-        env: the environment: ``MLFLOW_RUN_ID`` and the HTTP client's settings.
+        trial: the provider's id of the sweep trial ``run`` is (``environments.trial_of``); None outside a sweep.
+        values: the trial's values, the parameters of a run made here.
+        env: the environment: ``MLFLOW_RUN_ID``, the sweep's run (``PARENT_ENV``), the HTTP client's settings.
         say: where the one warning goes.
         clock, interval_s: the least time between two sends of epochs (``sync``).
     """
@@ -89,6 +102,8 @@ class Tracker:
         run: str,
         tags: Mapping[str, str],
         log_model: bool = False,
+        trial: str | None = None,
+        values: Mapping[str, object] | None = None,
         env: MutableMapping[str, str],
         say: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
@@ -96,6 +111,7 @@ class Tracker:
     ) -> None:
         self.uri, self.experiment, self.run, self.tags = uri, experiment, run, tags
         self.env, self.say, self.log_model = env, say, log_model
+        self.trial, self.values = trial, dict(values or {})
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloudtrain-mlflow")
         self._mlflow: Any = None
         self._sent_at: float | None = None
@@ -228,8 +244,21 @@ class Tracker:
         return runs[0] if runs else None
 
     def _create(self, client: Any) -> Any:
-        tags = {**self.tags, RUN_TAG: self.run, "mlflow.runName": self.run}
-        return client.create_run(self._experiment_id(client), tags=tags, run_name=self.run)
+        tags = {**self.tags, RUN_TAG: self.run, "mlflow.runName": self.run, **self._trial_tags()}
+        run = client.create_run(self._experiment_id(client), tags=tags, run_name=self.run)
+        if self.values:
+            from mlflow.entities import Param
+
+            params = [Param(name, str(value)) for name, value in sorted(self.values.items())]
+            client.log_batch(run.info.run_id, params=params)
+        return run
+
+    def _trial_tags(self) -> dict[str, str]:
+        """A trial's tags: its id, and its sweep's run where the submitting side made one."""
+        if self.trial is None:
+            return {}
+        parent = self.env.get(PARENT_ENV)
+        return {TRIAL_TAG: self.trial, **({PARENT_TAG: parent} if parent else {})}
 
     def _log_epochs(self, history: Mapping[str, Any]) -> None:
         client, run_id = self._open()

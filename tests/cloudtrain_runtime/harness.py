@@ -104,14 +104,20 @@ def launch(
 
 
 def launch_sagemaker(
-    hosts: int, config: Mapping[str, Any], root: Path, *, code_dir: Path = TRAINERS, timeout: float = 240
+    hosts: int,
+    config: Mapping[str, Any],
+    root: Path,
+    *,
+    code_dir: Path = TRAINERS,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 240,
 ) -> Run:
     """Emulate SageMaker hosts algo-1..N, each with its own /opt/ml tree under ``root/algo-i``.
 
     As on SageMaker: no TF_CONFIG, ``resourceconfig.json`` and ``hyperparameters.json``
     (the config as the ``cloudtrain_config`` string) in each tree, and the container
     started with the argument ``train``. CLOUDTRAIN_HOSTS maps the host names to
-    loopback ports, since algo-N do not resolve here.
+    loopback ports, since algo-N do not resolve here. ``env`` is added to every host's environment.
     """
     names = [f"algo-{i + 1}" for i in range(hosts)]
     overrides = ",".join(
@@ -122,8 +128,8 @@ def launch_sagemaker(
         host_root = root / name
         _write_sagemaker_config(host_root, name, names, config)
         logs.append(host_root / "process.log")
-        env = _env(host_root, {"CLOUDTRAIN_HOSTS": overrides}, [], 0)
-        procs.append(_start(["train"], env, code_dir, logs[-1]))
+        host_env = _env(host_root, {**(env or {}), "CLOUDTRAIN_HOSTS": overrides}, [], 0)
+        procs.append(_start(["train"], host_env, code_dir, logs[-1]))
     return _finish(procs, logs, root, root / names[0] / "opt/ml/output/data", timeout)
 
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 RESOURCE_CONFIG = "/opt/ml/input/config/resourceconfig.json"
 HYPERPARAMETERS = "/opt/ml/input/config/hyperparameters.json"
+JOB_NAME_ENV = "TRAINING_JOB_NAME"
 PORT = 8890  # the port the SageMaker TF toolkit uses for MWMS (sagemaker-tensorflow-training 20.5.0, sagemaker_tensorflow_container/training.py)
 _EXAMPLE = '{"current_host": "algo-1", "hosts": ["algo-1", "algo-2"]}'
 KEEP_BACKUPS = (
@@ -86,6 +87,16 @@ class SageMaker(Environment):
 
     def mount(self, root: str) -> Path:
         return under_root(root, "/opt/ml")
+
+    def trial(self, env: Mapping[str, str]) -> str | None:
+        # A tuning job's trial is a training job of its own, whose container gets its name as
+        # TRAINING_JOB_NAME (the name DescribeTrainingJob and ListTrainingJobsForHyperParameterTuningJob
+        # give: "TRAINING_JOB_NAME" in https://docs.aws.amazon.com/sagemaker/latest/dg/
+        # your-algorithms-training-algo-running-container.html; the tuning job's name "is the
+        # prefix for the names of all training jobs that this tuning job launches",
+        # CreateHyperParameterTuningJob.HyperParameterTuningJobName). Unique per trial, stable
+        # over the trial's own retries.
+        return env.get(JOB_NAME_ENV) or None
 
     def locations(
         self, config: RuntimeConfig, env: Mapping[str, str], root: str, mounts: Mapping[str, str]

@@ -74,6 +74,11 @@ class Vertex(PlainTfConfig):
         overrides = {role: env[name] for role, name in AIP_DIRS.items() if env.get(name)}
         return Locations.from_uris(config, root, mounts, overrides)
 
+    def trial(self, env: Mapping[str, str]) -> str | None:
+        # Every trial's replicas get CLOUD_ML_TRIAL_ID (cloudml-hypertune reads it, see
+        # TRIAL_ENV below); the tuning job's own trial id (aiplatform_v1 Trial.id).
+        return env.get(TRIAL_ENV) or None
+
     def objective_reporter(self, env: Mapping[str, str], root: str) -> Callable[[str, int, float], None]:
         path = under_root(root, env.get(METRIC_FILE_ENV) or DEFAULT_METRIC_FILE)
         return HypertuneFile(path, trial=env.get(TRIAL_ENV, "0")).report

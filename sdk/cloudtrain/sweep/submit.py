@@ -2,6 +2,11 @@
 
 What such a provider does is ``cloudtrain.provider.sweeps.TunesJobs``. The plan is the
 trials' template: its values come later, from the search, one set per trial.
+
+With ``tracking:`` on, the sweep is one MLflow run and each trial a run nested under it:
+the submit finds or makes the sweep's run (``cloudtrain.tracking.submitting.parent_env``)
+and renders the request again with its id in the trials' environment, where each trial's
+chief reads it (``cloudtrain_runtime.tracking``).
 """
 
 from __future__ import annotations
@@ -54,6 +59,30 @@ class SweepSubmission:
         return tuner(self.provider).sweep_outputs(self.plan, self.request)
 
     def submit(self, clients: Any = None, progress: OnProgress | None = None) -> Job:
-        return tuner(self.provider).submit_sweep(
-            self.plan, self.request, self.bundle, clients=clients, progress=progress
+        """Create the sweep; a tracked one is recorded here, so the command that sees it end closes
+        its MLflow run (``cloudtrain.tracking.closing``)."""
+        plan, request = self.tracked()
+        job = tuner(self.provider).submit_sweep(
+            plan, request, self.bundle, clients=clients, progress=progress
         )
+        if plan.spec.tracking is not None:
+            from cloudtrain.tracking import record
+
+            record.remember(plan, job.id)
+        return job
+
+    def tracked(self) -> tuple[Plan, dict[str, Any]]:
+        """The plan and request that hand every trial the sweep's MLflow run (``tracking:``).
+
+        A store that cannot be reached leaves the request as it is, as a job's submit does
+        (``api.Submission.tracked``): each trial's chief then logs a run of its own, not nested.
+        """
+        if self.plan.spec.tracking is None:
+            return self.plan, self.request
+        from cloudtrain.tracking import submitting
+
+        try:
+            plan = self.plan.with_env(submitting.parent_env(self.plan))
+        except Exception:  # tracking never stops a sweep: its trials are still logged, unnested
+            return self.plan, self.request
+        return plan, tuner(self.provider).render_sweep(plan)

@@ -13,7 +13,11 @@ submitted with ``tracking:`` on (``cloudtrain.tracking.record``):
   of reach, say): the estimate the job carries (``cloudtrain.provider.jobs.JobSummary``);
 - the tag ``cloudtrain.job.<digest of the job id>``: the job's id, final state and cost;
 - the MLflow status from the job's state (``STATUSES``), only for the run's newest job:
-  an older attempt's end is not the run's.
+  an older attempt's end is not the run's;
+- for a sweep (a job that ``HasTrials``), its best trial: the tag ``cloudtrain.best_trial``
+  on the sweep's run (the trial's number, id, objective and values) and on the best
+  trial's own run, the child whose ``cloudtrain.trial`` is its id
+  (``cloudtrain_runtime.tracking``).
 
 Each job is closed once: its tag says it was, and the cost and tag go in one
 ``log_batch``, so a second ``status`` of the same job logs nothing. A store out of reach
@@ -32,6 +36,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.provider.jobs import HasSummary
+from cloudtrain.provider.sweeps import HasTrials
 from cloudtrain.tracking import record, store
 from cloudtrain.tracking.submitting import ESTIMATE_METRIC
 
@@ -41,6 +46,7 @@ if TYPE_CHECKING:
 
 ACTUAL_METRIC = "cost.actual_usd"
 JOB_TAG = "cloudtrain.job."
+BEST_TAG = "cloudtrain.best_trial"
 # A cloudtrain state as MLflow's RunStatus (mlflow/entities/run_status.py, mlflow-skinny 3.18).
 STATUSES = {"succeeded": "FINISHED", "failed": "FAILED", "cancelled": "KILLED"}
 
@@ -76,6 +82,8 @@ def _close(tracked: TrackedJob, job: Job, summary: JobSummary, final: JobStatus)
     if tag in run.data.tags:
         return
     if record.newest_job(tracked.run) == job.id:
+        if isinstance(job, HasTrials):
+            _mark_best(client, run, job)
         client.set_terminated(run.info.run_id, status=STATUSES[final.state])
     step = 1 + sum(1 for name in run.data.tags if name.startswith(JOB_TAG))
     metrics, ended = _costs(job, summary, run.data.metrics, step)
@@ -83,6 +91,18 @@ def _close(tracked: TrackedJob, job: Job, summary: JobSummary, final: JobStatus)
 
     ended.update(id=job.id, state=final.state, provider_state=final.provider_state)
     client.log_batch(run.info.run_id, metrics=metrics, tags=[RunTag(tag, json.dumps(ended, sort_keys=True))])
+
+
+def _mark_best(client: Any, run: Any, sweep: HasTrials) -> None:
+    """Tag the sweep's best trial on the sweep's run and on the trial's own; nothing where none succeeded."""
+    best = sweep.best()
+    if best is None:
+        return
+    said = {"number": best.number, "id": best.id, "objective": best.objective, "values": dict(best.values)}
+    client.set_tag(run.info.run_id, BEST_TAG, json.dumps(said, sort_keys=True))
+    child = store.trial_run(client, run, best.id)
+    if child is not None:
+        client.set_tag(child.info.run_id, BEST_TAG, json.dumps({"objective": best.objective}))
 
 
 def _costs(

@@ -3,7 +3,8 @@
 A command waits for MLflow no longer than the chief does: MLflow's HTTP client would
 retry a call to a server out of reach 7 times with exponential backoff, minutes of a
 command that hangs (``cloudtrain_runtime.tracking.HTTP_DEFAULTS``); the user's own
-``MLFLOW_HTTP_REQUEST_*`` variables still win.
+``MLFLOW_HTTP_REQUEST_*`` variables still win. Nor does MLflow print to a command's
+stdout, which holds the command's result alone (``QUIET``).
 
 Example:
 >>> run_filter("nightly-42")
@@ -16,12 +17,17 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from cloudtrain_runtime.tracking import HTTP_DEFAULTS, RUN_TAG
+from cloudtrain_runtime.tracking import HTTP_DEFAULTS, PARENT_TAG, RUN_TAG, TRIAL_TAG
+
+# MLflow's client writes "View run ... at: URL" to sys.stdout when it ends a run on a
+# tracking server, unless this is set (mlflow/tracking/_tracking_service/client.py
+# ``_log_url``, mlflow/environment_variables.py, mlflow-skinny 3.18).
+QUIET = {"MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}
 
 
 def client(uri: str) -> Any:
     """MLflow's client for the store at ``uri``, with the chief's HTTP limits where the environment sets none."""
-    for name, value in HTTP_DEFAULTS.items():
+    for name, value in {**HTTP_DEFAULTS, **QUIET}.items():
         os.environ.setdefault(name, value)
     from mlflow.tracking import MlflowClient
 
@@ -31,6 +37,16 @@ def client(uri: str) -> Any:
 def tagged(client: Any, experiment_ids: Sequence[str], run: str, *, limit: int = 1) -> list[Any]:
     """The MLflow runs of ``experiment_ids`` whose tag ``cloudtrain.run_id`` is ``run``, at most ``limit``."""
     return list(client.search_runs(list(experiment_ids), filter_string=run_filter(run), max_results=limit))
+
+
+def trial_run(client: Any, sweep: Any, trial: str) -> Any:
+    """The MLflow run of the sweep's trial ``trial`` (its tag ``cloudtrain.trial``), nested under the
+    sweep's MLflow run ``sweep``; None where its chief made none."""
+    nested = (
+        f"tags.`{PARENT_TAG}` = '{_quoted(sweep.info.run_id)}' AND tags.`{TRIAL_TAG}` = '{_quoted(trial)}'"
+    )
+    found = client.search_runs([sweep.info.experiment_id], filter_string=nested, max_results=1)
+    return found[0] if found else None
 
 
 def run_filter(run: str) -> str:

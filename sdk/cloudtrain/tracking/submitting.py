@@ -6,6 +6,11 @@ and the first attempt's plan as flattened parameters (MLflow parameters cannot c
 once logged); every attempt adds the tag ``cloudtrain.attempt.<n>`` with its provider,
 region, machine and expected cost, and the metric ``cost.estimated_usd`` at step ``n``.
 
+A sweep's run is found or made the same way, once per submit of the sweep, with the tag
+``cloudtrain.sweep`` (its objective and trial count); its id goes to every trial as the
+parent of the trial's own run (``cloudtrain_runtime.tracking.PARENT_ENV``), and the
+trials' attempts are recorded in their own runs, by their chiefs.
+
 No credential reaches MLflow: the spec refuses them where they enter
 (``cloudtrain.sections``, ``cloudtrain.tracker``), and ``env`` values are logged as
 ``<set>`` all the same, as every value ``cloudtrain.secrets`` recognises is.
@@ -23,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.secrets import value_kind
 from cloudtrain.tracking import store
-from cloudtrain_runtime.tracking import RUN_ID_ENV, RUN_TAG
+from cloudtrain_runtime.tracking import PARENT_ENV, RUN_ID_ENV, RUN_TAG
 
 if TYPE_CHECKING:
     from cloudtrain.planning import Plan
 
 ATTEMPT_TAG = "cloudtrain.attempt."
+SWEEP_TAG = "cloudtrain.sweep"
 ESTIMATE_METRIC = "cost.estimated_usd"
 # MLflow's limits (mlflow/utils/validation.py): a parameter value of at most 6000 characters.
 MAX_PARAM_CHARS = 6000
@@ -43,22 +49,45 @@ def run_env(plan: Plan) -> dict[str, str]:
     Raises:
         Exception: whatever MLflow raises for a store it cannot reach; the caller decides.
     """
+    client, run = _open(plan, {})
+    _record_attempt(client, run, plan)
+    return {RUN_ID_ENV: run.info.run_id}
+
+
+def parent_env(plan: Plan) -> dict[str, str]:
+    """The environment that hands a sweep's trials the sweep's MLflow run, their parent: ``PARENT_ENV``.
+
+    Finds the sweep's MLflow run by its tag, or makes it with the tag ``cloudtrain.sweep``.
+
+    Raises:
+        Exception: whatever MLflow raises for a store it cannot reach; the caller decides.
+    """
+    tuning = plan.spec.tuning
+    assert tuning is not None, "only a spec with tuning: is a sweep"
+    sweep = {
+        "metric": tuning.objective.metric,
+        "goal": tuning.objective.goal,
+        "max_trials": tuning.max_trials,
+    }
+    _, run = _open(plan, {SWEEP_TAG: json.dumps(sweep, sort_keys=True)})
+    return {PARENT_ENV: run.info.run_id}
+
+
+def _open(plan: Plan, tags: Mapping[str, str]) -> tuple[Any, Any]:
+    """MLflow's client, and the MLflow run of ``plan``'s run: found by its tag, or made with ``tags`` too."""
     assert plan.spec.tracking is not None and plan.spec.tracking.uri, "tracking is on, with a URI"
     client = store.client(plan.spec.tracking.uri)
     experiment = plan.spec.tracking.experiment_for(plan.name)
     found = client.get_experiment_by_name(experiment)
     experiment_id = found.experiment_id if found else client.create_experiment(experiment)
-    run_id = str(plan.run_id)
-    runs = store.tagged(client, [experiment_id], run_id)
-    run = runs[0] if runs else _create(client, experiment_id, plan)
-    _record_attempt(client, run, plan)
-    return {RUN_ID_ENV: run.info.run_id}
+    runs = store.tagged(client, [experiment_id], str(plan.run_id))
+    return client, runs[0] if runs else _create(client, experiment_id, plan, tags)
 
 
-def _create(client: Any, experiment_id: str, plan: Plan) -> Any:
+def _create(client: Any, experiment_id: str, plan: Plan, tags: Mapping[str, str]) -> Any:
     tracking = plan.spec.tracking
     assert tracking is not None
-    tags = {**tracking.tags, RUN_TAG: str(plan.run_id), "mlflow.runName": str(plan.run_id)}
+    tags = {**tracking.tags, **tags, RUN_TAG: str(plan.run_id), "mlflow.runName": str(plan.run_id)}
     run = client.create_run(experiment_id, tags=tags, run_name=str(plan.run_id))
     from mlflow.entities import Param
 

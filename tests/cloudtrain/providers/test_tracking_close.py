@@ -15,11 +15,14 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.cost.inputs import prices
-from cloudtrain.tracking.closing import ACTUAL_METRIC, JOB_TAG
+from cloudtrain.provider.sweeps import HasTrials
+from cloudtrain.providers import sagemaker
+from cloudtrain.tracking.closing import ACTUAL_METRIC, BEST_TAG, JOB_TAG
 from cloudtrain.tracking.submitting import ESTIMATE_METRIC
-from cloudtrain_runtime.tracking import RUN_TAG
+from cloudtrain_runtime.tracking import PARENT_ENV, PARENT_TAG, RUN_TAG, TRIAL_TAG
 from tests.cloudtrain.providers.fakes.sagemaker_aws import LoopbackAws
 from tests.cloudtrain.providers.fakes.sagemaker_service import FakeJob
+from tests.cloudtrain.providers.sagemaker.test_sweep import play_trial
 from tests.cloudtrain_runtime.harness import free_ports
 from tests.conftest import Result
 
@@ -149,3 +152,42 @@ def test_an_untracked_job_touches_no_store(run_cli: Run, aws: LoopbackAws, tmp_p
         patch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")  # alone, never turns it on
         assert run_cli("status", job_id).code == 0
     assert not (tmp_path / "mlflow.db").exists()
+
+
+SWEEP = str(Path(__file__).resolve().parents[3] / "examples" / "tuning" / "job.yaml")
+SWEEP_IMAGE = "image=123456789012.dkr.ecr.us-east-1.amazonaws.com/cloudtrain-cpu:1"
+
+
+def test_a_sweeps_end_closes_its_run_and_tags_its_best_trial_once(
+    run_cli: Run, aws: LoopbackAws, tmp_path: Path
+) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    aws.sagemaker.on_trial = play_trial
+    submit = ("submit", SWEEP, "--provider", "sagemaker", "--set", SWEEP_IMAGE, "--tracking", uri)
+    result = run_cli(*submit, "--run-id", "swept", "--no-wait")
+    assert result.code == 0, result.err
+    sweep_id = result.out.strip()
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("tuning-example").experiment_id
+    [parent] = client.search_runs([experiment], filter_string=f"tags.`{RUN_TAG}` = 'swept'")
+    [tuning] = aws.sagemaker.tuning_jobs.values()
+    assert tuning["request"]["TrainingJobDefinition"]["Environment"][PARENT_ENV] == parent.info.run_id
+
+    handle = sagemaker.provider.attach(sweep_id, clients=aws.clients())
+    assert (
+        isinstance(handle, HasTrials) and handle.wait(poll_s=0).state == "succeeded"
+    )  # nobody closed it yet
+    best = handle.best()
+    assert best is not None and len(handle.trials()) == 3
+    for trial in handle.trials():  # each trial's run, as its chief makes it (cloudtrain_runtime.tracking)
+        client.create_run(experiment, tags={TRIAL_TAG: trial.id, PARENT_TAG: parent.info.run_id})
+    for _ in range(2):  # seeing the end twice closes it once
+        assert run_cli("status", sweep_id).code == 0
+
+    closed = client.get_run(parent.info.run_id)
+    assert closed.info.status == "FINISHED"
+    said = json.loads(closed.data.tags[BEST_TAG])
+    assert (said["id"], said["objective"], said["values"]) == (best.id, best.objective, dict(best.values))
+    children = [run for run in client.search_runs([experiment]) if TRIAL_TAG in run.data.tags]
+    assert [run.data.tags[TRIAL_TAG] for run in children if BEST_TAG in run.data.tags] == [best.id]
+    assert len(history(client, parent.info.run_id, ACTUAL_METRIC)) == 1  # the trials' billed time, once

@@ -87,6 +87,9 @@ def render(plan: Plan, *, emulate: str | None) -> dict[str, Any]:
             "root": plan.storage.root,
         },
         "spec": plan.spec.model_dump(mode="json"),
+        # What the plan adds to every container's environment (Plan.with_env), for every trial's:
+        # the sweep's MLflow run, with tracking: on.
+        "env": dict(plan.env),
     }
 
 

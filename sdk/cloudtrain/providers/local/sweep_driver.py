@@ -37,6 +37,7 @@ from cloudtrain.spec import JobSpec
 from cloudtrain.sweep import search, trial_run_id
 from cloudtrain.sweep.objective import epoch_value
 from cloudtrain.sweep.space import trial_spec
+from cloudtrain_runtime.environments import TRIAL_ENV
 
 if TYPE_CHECKING:
     import optuna
@@ -94,7 +95,13 @@ class Driver:
         number = len(self.trials) + 1
         run_id = trial_run_id(self.request["run_id"], number)
         spec = trial_spec(self.spec, values)
-        planned = self.provider.plan(spec).with_run(run_id).with_hparams(values).with_bundle(self.bundle_uri)
+        planned = (
+            self.provider.plan(spec)
+            .with_run(run_id)
+            .with_hparams(values)
+            .with_bundle(self.bundle_uri)
+            .with_env({**self.request.get("env", {}), TRIAL_ENV: run_id})
+        )
         job = self.provider.submit(planned, self.provider.render(planned), self.bundle)
         assert isinstance(job, LocalJob)
         record = Trial(number, run_id, "running", values, job=job.id, model=job.outputs.model)
