@@ -55,7 +55,11 @@ def start_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
     ]
     with (folder / "server.log").open("wb") as log:  # the server keeps its own copy of the descriptor
         server = subprocess.Popen(
-            argv, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **SERVER_ENV}, start_new_session=True
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **SERVER_ENV},
+            start_new_session=True,
         )
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _healthy(url):
