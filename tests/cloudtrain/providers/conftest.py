@@ -18,6 +18,7 @@ And for the tests that train on this machine:
 
 - ``project``: a copy of the example project, with a private local provider home
   (``CLOUDTRAIN_LOCAL_HOME``) whose runs are stopped when the test ends;
+- ``tuning_project``: the same of the sweep example, whose sweeps are cancelled too;
 - ``private_tmpdir``: a ``TMPDIR`` of the test's own, for what the replicas write there.
 """
 
@@ -165,6 +166,21 @@ def project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) 
     shutil.copytree(example_job.parent, tmp_path / "project", ignore=shutil.ignore_patterns("outputs"))
     monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
     yield tmp_path / "project"
+    stop_runs(tmp_path / "home")
+
+
+@pytest.fixture
+def tuning_project(tmp_path: Path, example_job: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A copy of the sweep example and a private local home; its sweeps and runs are stopped after the test."""
+    from cloudtrain.providers import local
+
+    shutil.copytree(
+        example_job.parents[1] / "tuning", tmp_path / "project", ignore=shutil.ignore_patterns("outputs")
+    )
+    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
+    yield tmp_path / "project"
+    for folder in sorted((tmp_path / "home" / "sweeps").glob("*")):
+        local.provider.attach(f"local-sweep:{folder.name}").cancel()
     stop_runs(tmp_path / "home")
 
 

@@ -9,29 +9,16 @@ many units), and the sweep's ``outputs.model`` is the best trial's export.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cloudtrain.providers import local
-from tests.cloudtrain.providers.test_local_launcher import stop_runs
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(600)]
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tuning"
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    shutil.copytree(EXAMPLE, tmp_path / "project", ignore=shutil.ignore_patterns("outputs"))
-    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
-    yield tmp_path / "project"
-    for folder in sorted((tmp_path / "home" / "sweeps").glob("*")):
-        local.provider.attach(f"local-sweep:{folder.name}").cancel()
-    stop_runs(tmp_path / "home")
 
 
 def cloudtrain(*args: str) -> subprocess.CompletedProcess[str]:
@@ -40,8 +27,8 @@ def cloudtrain(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_tuning_example_runs_its_trials_here_and_keeps_the_best(project: Path) -> None:
-    job = str(project / "job.yaml")
+def test_the_tuning_example_runs_its_trials_here_and_keeps_the_best(tuning_project: Path) -> None:
+    job = str(tuning_project / "job.yaml")
     done = cloudtrain("submit", job, "--set", "tuning.max_trials=2", "--set", "tuning.parallel_trials=2")
     assert done.returncode == 0, done.stdout + done.stderr
     sweep_id = (
@@ -58,7 +45,7 @@ def test_the_tuning_example_runs_its_trials_here_and_keeps_the_best(project: Pat
     assert best["objective"] == max(t["objective"] for t in trials)
     assert all(t["epochs"] == 2 for t in trials)
 
-    runs = project / "outputs" / "runs"
+    runs = tuning_project / "outputs" / "runs"
     assert sorted(p.name for p in runs.iterdir()) == sorted(t["id"] for t in trials)
     for trial in trials:
         assert trial["id"].endswith(f"-t{trial['number']}")
@@ -78,9 +65,11 @@ def _hidden_kernel_shape(model: Path) -> list[int]:
     return list(variables["variables/0/.ATTRIBUTES/VARIABLE_VALUE"])
 
 
-def test_an_emulated_vertex_sweep_runs_each_trial_as_the_custom_job_vertex_would(project: Path) -> None:
+def test_an_emulated_vertex_sweep_runs_each_trial_as_the_custom_job_vertex_would(
+    tuning_project: Path,
+) -> None:
     """--emulate vertex: each trial is the Vertex CustomJob of its plan, run here with Vertex's environment."""
-    job = str(project / "job.yaml")
+    job = str(tuning_project / "job.yaml")
     done = cloudtrain(
         "submit",
         job,
@@ -100,8 +89,8 @@ def test_an_emulated_vertex_sweep_runs_each_trial_as_the_custom_job_vertex_would
     assert (Path(trial["model"]) / "saved_model.pb").is_file()
 
 
-def test_cancel_stops_the_search_and_every_running_trial(project: Path) -> None:
-    done = cloudtrain("submit", str(project / "job.yaml"), "--no-wait")
+def test_cancel_stops_the_search_and_every_running_trial(tuning_project: Path) -> None:
+    done = cloudtrain("submit", str(tuning_project / "job.yaml"), "--no-wait")
     assert done.returncode == 0, done.stderr
     sweep = local.provider.attach(done.stdout.splitlines()[0])
     sweep.wait(poll_s=0.2, until=lambda status: bool(sweep.trials()))  # a trial has started

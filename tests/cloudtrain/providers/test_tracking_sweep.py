@@ -9,8 +9,7 @@ sees the sweep end, closing the sweep's run and tagging its best trial.
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,6 @@ from cloudtrain.tracking.closing import BEST_TAG
 from cloudtrain.tracking.submitting import SWEEP_TAG
 from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime.tracking import EPOCH_METRIC, PARENT_TAG, RUN_TAG, TRIAL_TAG
-from tests.cloudtrain.providers.test_local_launcher import stop_runs
 from tests.cloudtrain.providers.test_tracking_runs import published_history
 from tests.conftest import Result
 
@@ -28,17 +26,6 @@ pytest.importorskip("mlflow", reason="the tracking extra: pip install 'cloudtrai
 from mlflow.tracking import MlflowClient
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(900), pytest.mark.usefixtures("private_tmpdir")]
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tuning"
-
-
-@pytest.fixture
-def tuning_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    shutil.copytree(EXAMPLE, tmp_path / "project", ignore=shutil.ignore_patterns("outputs"))
-    monkeypatch.setenv("CLOUDTRAIN_LOCAL_HOME", str(tmp_path / "home"))
-    yield tmp_path / "project"
-    for folder in sorted((tmp_path / "home" / "sweeps").glob("*")):
-        local.provider.attach(f"local-sweep:{folder.name}").cancel()
-    stop_runs(tmp_path / "home")
 
 
 @pytest.mark.parametrize("emulate", [None, "sagemaker"])
