@@ -58,7 +58,7 @@ LANE_RUNS := $(LANES:%=lane-%)
 test-lanes: $(LANE_RUNS)
 
 $(LANE_RUNS): lane-%: $(VENV)/lanes/%/.installed
-	sed -n 's/^# run: //p' tests/lanes/$*.txt | while read -r args; do \
+	@sed -n 's/^# run: //p' tests/lanes/$*.txt | while read -r args; do \
 		echo "== lane $*: pytest $$args"; \
 		eval "$(VENV)/lanes/$*/bin/pytest -p no:cacheprovider -n 0 $$args" || exit 1; \
 	done
