@@ -239,7 +239,7 @@ class Tracker:
 
     def _find(self, client: Any) -> Any:
         runs = client.search_runs(
-            [self._experiment_id(client)], filter_string=f"tags.`{RUN_TAG}` = '{self.run}'", max_results=1
+            [self._experiment_id(client)], filter_string=tag_filter(RUN_TAG, self.run), max_results=1
         )
         return runs[0] if runs else None
 
@@ -292,6 +292,29 @@ class Tracker:
         if self.log_model:
             client.log_artifacts(run_id, result["export"], "model")
         self._set_status("FINISHED")
+
+
+def tag_filter(tag: str, value: str) -> str:
+    """The MLflow search for the runs whose ``tag`` is ``value``, whatever ``value`` holds.
+
+    MLflow takes a value between single or double quotes as it stands, with no escapes
+    (mlflow/utils/search_utils.py ``SearchUtils._strip_quotes``, mlflow-skinny 3.18), so the
+    quote is the one the value lacks. A trial's run holds what its provider set
+    (``environments.trial_of``), so the value is not always a run id.
+
+    Raises:
+        ValueError: ``value`` holds both quotes, which no MLflow search can name.
+
+    Example:
+    >>> tag_filter(RUN_TAG, "run-1")
+    "tags.`cloudtrain.run_id` = 'run-1'"
+    >>> print(tag_filter(RUN_TAG, "it's"))
+    tags.`cloudtrain.run_id` = "it's"
+    """
+    for quote in ("'", '"'):
+        if quote not in value:
+            return f"tags.`{tag}` = {quote}{value}{quote}"
+    raise ValueError(f"no MLflow search can name {value[:80]!r}: it holds both ' and \"")
 
 
 def _first_line(err: BaseException) -> str:

@@ -17,7 +17,7 @@ import pytest
 from cloudtrain_runtime import environments
 from cloudtrain_runtime import history as history_lib
 from cloudtrain_runtime.environments import TRIAL_ENV, TrialRun, trial_of
-from cloudtrain_runtime.tracking import PARENT_ENV, PARENT_TAG, RUN_TAG, TRIAL_TAG, Tracker
+from cloudtrain_runtime.tracking import PARENT_ENV, PARENT_TAG, RUN_TAG, TRIAL_TAG, Tracker, tag_filter
 from tests.cloudtrain_runtime.harness import Run, launch, launch_sagemaker, runtime_config
 
 pytestmark = pytest.mark.filterwarnings("ignore:The ``noload`` loader strategy is deprecated")
@@ -130,6 +130,33 @@ def test_a_trial_without_the_sweeps_run_is_its_own_run_unnested(tmp_path: Path) 
     tracker.drain()
     run = MlflowClient(uri).get_run(tracker.run_id)
     assert run.data.tags[TRIAL_TAG] == "4" and PARENT_TAG not in run.data.tags
+
+
+def test_a_trial_id_with_quotes_finds_its_own_run_again_on_each_side(tmp_path: Path) -> None:
+    """MLflow's search grammar is quoted around whatever the environment names, chief and SDK alike."""
+    from cloudtrain.tracking import store
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("exp", artifact_location=str(tmp_path / "artifacts"))
+    parent = client.create_run(experiment, tags={RUN_TAG: "sweep-1"})
+    trial = "it's\\4"
+    env = {**VERTEX_TRIAL, "CLOUD_ML_TRIAL_ID": trial, PARENT_ENV: parent.info.run_id}
+    runs = []
+    for loss in (0.5, 0.25):  # a first attempt of the trial, then its retry
+        tracker = trial_tracker(uri, env, {"units": 8})
+        tracker.sync(history(loss))
+        tracker.drain()
+        assert tracker.failures == 0
+        runs.append(tracker.run_id)
+
+    assert runs[0] == runs[1]
+    assert store.trial_run(client, parent, trial).info.run_id == runs[0]
+
+
+def test_a_trial_id_no_mlflow_search_can_name_is_refused_not_mismatched() -> None:
+    with pytest.raises(ValueError, match="both"):
+        tag_filter(TRIAL_TAG, 'it\'s "4"')
 
 
 def trial_config(root: Path, uri: str, units: int) -> dict[str, Any]:

@@ -75,8 +75,10 @@ class Vertex(PlainTfConfig):
         return Locations.from_uris(config, root, mounts, overrides)
 
     def trial(self, env: Mapping[str, str]) -> str | None:
-        # Every trial's replicas get CLOUD_ML_TRIAL_ID (cloudml-hypertune reads it, see
-        # TRIAL_ENV below); the tuning job's own trial id (aiplatform_v1 Trial.id).
+        # Every trial's replicas get CLOUD_ML_TRIAL_ID, the tuning job's own trial id (aiplatform_v1
+        # Trial.id): cloudml-hypertune reads it (TRIAL_ENV below), and so does Google's own trainer
+        # code for Vertex tuning jobs (GoogleCloudPlatform/vertex-ai-samples,
+        # community-content/vertex_model_garden/model_oss/util/hypertune_utils.py).
         return env.get(TRIAL_ENV) or None
 
     def objective_reporter(self, env: Mapping[str, str], root: str) -> Callable[[str, int, float], None]:

@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from cloudtrain_runtime.tracking import HTTP_DEFAULTS, PARENT_TAG, RUN_TAG, TRIAL_TAG
+from cloudtrain_runtime.tracking import HTTP_DEFAULTS, PARENT_TAG, RUN_TAG, TRIAL_TAG, tag_filter
 
 # MLflow's client writes "View run ... at: URL" to sys.stdout when it ends a run on a
 # tracking server, unless this is set (mlflow/tracking/_tracking_service/client.py
@@ -42,18 +42,11 @@ def tagged(client: Any, experiment_ids: Sequence[str], run: str, *, limit: int =
 def trial_run(client: Any, sweep: Any, trial: str) -> Any:
     """The MLflow run of the sweep's trial ``trial`` (its tag ``cloudtrain.trial``), nested under the
     sweep's MLflow run ``sweep``; None where its chief made none."""
-    nested = (
-        f"tags.`{PARENT_TAG}` = '{_quoted(sweep.info.run_id)}' AND tags.`{TRIAL_TAG}` = '{_quoted(trial)}'"
-    )
+    nested = f"{tag_filter(PARENT_TAG, sweep.info.run_id)} AND {tag_filter(TRIAL_TAG, trial)}"
     found = client.search_runs([sweep.info.experiment_id], filter_string=nested, max_results=1)
     return found[0] if found else None
 
 
 def run_filter(run: str) -> str:
     """The MLflow search that finds the runs tagged with cloudtrain run ``run``."""
-    return f"tags.`{RUN_TAG}` = '{_quoted(run)}'"
-
-
-def _quoted(text: str) -> str:
-    """``text`` inside a single-quoted MLflow search string."""
-    return text.replace("\\", "\\\\").replace("'", "\\'")
+    return tag_filter(RUN_TAG, run)
