@@ -41,7 +41,7 @@ from cloudtrain_runtime.replica import ClusterInfo, Environment, single_replica
 ENTRY_POINT_GROUP = "cloudtrain.runtime_environments"
 # Set by a launcher that gives each trial a run id of its own (the local sweep's driver:
 # ``<sweep run id>-t<N>``): the trial's id, and a sign that the run id names the trial already.
-TRIAL_ENV = "CLOUDTRAIN_TRIAL"
+TRIAL_RUN_ENV = "CLOUDTRAIN_TRIAL"
 _registered: dict[str, Environment] = {}
 
 
@@ -97,7 +97,7 @@ def trial_of(run: str, env: Mapping[str, str], provider: str) -> TrialRun | None
     """Which trial of a sweep this replica of ``run`` trains; None where nothing names one.
 
     Ask only in a sweep's trial (a config with ``hparams``). Where the launcher named the
-    trial's run (``TRIAL_ENV``), ``run`` is the trial's already. Elsewhere every trial runs
+    trial's run (``TRIAL_RUN_ENV``), ``run`` is the trial's already. Elsewhere every trial runs
     under the sweep's run id, and the environment of ``provider`` tells the trials apart
     (``Environment.trial``): the trial's run is ``<run>-t<trial>``, as the local sweep names its trials.
 
@@ -107,8 +107,8 @@ def trial_of(run: str, env: Mapping[str, str], provider: str) -> TrialRun | None
     >>> trial_of("sweep-1", {}, "bare") is None
     True
     """
-    if env.get(TRIAL_ENV):
-        return TrialRun(run, env[TRIAL_ENV])
+    if env.get(TRIAL_RUN_ENV):
+        return TrialRun(run, env[TRIAL_RUN_ENV])
     trial = named(provider).trial(env)
     return TrialRun(f"{run}-t{trial}", trial) if trial else None
 

@@ -157,18 +157,13 @@ class Submission:
 
         The MLflow run is found by its tag or made now (``cloudtrain.tracking.submitting``),
         and the request rendered again with its id. The id is the same for every attempt of
-        the run, so the request is too. A store that cannot be reached leaves the request as
-        it is: the chief then finds or makes the run itself, or warns once and trains on.
+        the run, so the request is too; a store out of reach leaves both as they are.
         """
         if self.plan.spec.tracking is None:
             return self.plan, self.request
         from cloudtrain.tracking import submitting
 
-        try:
-            plan = self.plan.with_env(submitting.run_env(self.plan))
-        except Exception:  # tracking never stops a job: the chief tries again and says why
-            return self.plan, self.request
-        return plan, self.provider.render(plan)
+        return submitting.tracked(self.plan, self.request, submitting.run_env, self.provider.render)
 
 
 def provider_for(provider: str | Provider | None, spec: JobSpec) -> Provider:

@@ -16,7 +16,7 @@ import pytest
 
 from cloudtrain_runtime import environments
 from cloudtrain_runtime import history as history_lib
-from cloudtrain_runtime.environments import TRIAL_ENV, TrialRun, trial_of
+from cloudtrain_runtime.environments import TRIAL_RUN_ENV, TrialRun, trial_of
 from cloudtrain_runtime.tracking import PARENT_ENV, PARENT_TAG, RUN_TAG, TRIAL_TAG, Tracker, tag_filter
 from tests.cloudtrain_runtime.harness import Run, launch, launch_sagemaker, runtime_config
 
@@ -59,8 +59,8 @@ def test_a_sagemaker_trial_is_the_sweeps_run_with_its_training_jobs_name(tmp_pat
 @pytest.mark.parametrize(
     ("env", "provider"),
     [
-        ({TRIAL_ENV: "sweep-1-t2", "TF_CONFIG": "{}"}, "tf_config"),  # the local driver named the run
-        ({TRIAL_ENV: "sweep-1-t2", **VERTEX_TRIAL}, "vertex"),  # a local trial emulating Vertex
+        ({TRIAL_RUN_ENV: "sweep-1-t2", "TF_CONFIG": "{}"}, "tf_config"),  # the local driver named the run
+        ({TRIAL_RUN_ENV: "sweep-1-t2", **VERTEX_TRIAL}, "vertex"),  # a local trial emulating Vertex
     ],
 )
 def test_a_trial_whose_run_the_launcher_named_keeps_it(env: dict[str, str], provider: str) -> None:

@@ -74,15 +74,12 @@ class SweepSubmission:
     def tracked(self) -> tuple[Plan, dict[str, Any]]:
         """The plan and request that hand every trial the sweep's MLflow run (``tracking:``).
 
-        A store that cannot be reached leaves the request as it is, as a job's submit does
+        A store out of reach leaves both as they are, as a job's submit does
         (``api.Submission.tracked``): each trial's chief then logs a run of its own, not nested.
         """
         if self.plan.spec.tracking is None:
             return self.plan, self.request
         from cloudtrain.tracking import submitting
 
-        try:
-            plan = self.plan.with_env(submitting.parent_env(self.plan))
-        except Exception:  # tracking never stops a sweep: its trials are still logged, unnested
-            return self.plan, self.request
-        return plan, tuner(self.provider).render_sweep(plan)
+        render = tuner(self.provider).render_sweep
+        return submitting.tracked(self.plan, self.request, submitting.parent_env, render)

@@ -23,7 +23,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.secrets import value_kind
@@ -39,6 +39,25 @@ ESTIMATE_METRIC = "cost.estimated_usd"
 # MLflow's limits (mlflow/utils/validation.py): a parameter value of at most 6000 characters.
 MAX_PARAM_CHARS = 6000
 HIDDEN = "<set>"
+
+
+def tracked(
+    plan: Plan,
+    request: dict[str, Any],
+    env: Callable[[Plan], dict[str, str]],
+    render: Callable[[Plan], dict[str, Any]],
+) -> tuple[Plan, dict[str, Any]]:
+    """``plan`` with ``env(plan)`` added (``run_env`` or ``parent_env``) and ``render``'s request for it.
+
+    A store that cannot be reached leaves the plan and request as they were: tracking
+    never stops a job or a sweep. A job's chief then finds or makes the run itself, or
+    warns once and trains on; a sweep's trials each log a run of their own, not nested.
+    """
+    try:
+        found = plan.with_env(env(plan))
+    except Exception:  # whatever MLflow raises for its store; the chief tries again and says why
+        return plan, request
+    return found, render(found)
 
 
 def run_env(plan: Plan) -> dict[str, str]:

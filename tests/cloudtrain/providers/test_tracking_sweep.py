@@ -1,9 +1,10 @@
 """A tracked sweep in MLflow: one run for the sweep, and one run per trial nested under it.
 
 The tuning example's sweep of 2 trials, 2 at a time, submitted by the real CLI to the local
-provider (and emulating SageMaker, whose every job has a TRAINING_JOB_NAME) with ``tracking:`` a real ``mlflow server`` on loopback (``tests.mlflow_server``):
-the submit makes the sweep's run, each trial's chief logs its own, and the blocking submit
-sees the sweep end, closing the sweep's run and tagging its best trial.
+provider (and emulating SageMaker, whose every job has a TRAINING_JOB_NAME), tracked in a
+real ``mlflow server`` on loopback (``tests.mlflow_server``): the submit makes the sweep's
+run, each trial's chief logs its own, and the blocking submit sees the sweep end, closing
+the sweep's run and tagging its best trial.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from cloudtrain.spec import JobSpec
 from cloudtrain.sweep import search, trial_run_id
 from cloudtrain.sweep.objective import epoch_value
 from cloudtrain.sweep.space import trial_spec
-from cloudtrain_runtime.environments import TRIAL_ENV
+from cloudtrain_runtime.environments import TRIAL_RUN_ENV
 
 if TYPE_CHECKING:
     import optuna
@@ -100,7 +100,7 @@ class Driver:
             .with_run(run_id)
             .with_hparams(values)
             .with_bundle(self.bundle_uri)
-            .with_env({**self.request.get("env", {}), TRIAL_ENV: run_id})
+            .with_env({**self.request.get("env", {}), TRIAL_RUN_ENV: run_id})
         )
         job = self.provider.submit(planned, self.provider.render(planned), self.bundle)
         assert isinstance(job, LocalJob)
