@@ -117,6 +117,22 @@ def submit(plan: Plan, request: dict[str, Any], bundle: Bundle) -> LocalSweep:
     return LocalSweep(f"{ID_PREFIX}{folder.name}", request=request)
 
 
+def trial_env(request: dict[str, Any]) -> dict[str, str]:
+    """What the sweep's ``request`` adds to every trial's environment (its ``env``, from ``render``).
+
+    Raises:
+        ProviderError: the request's ``env`` is not an object of strings (edited by hand, say).
+
+    Example:
+    >>> trial_env({"env": {"CLOUDTRAIN_MLFLOW_PARENT_RUN_ID": "4f2a"}})
+    {'CLOUDTRAIN_MLFLOW_PARENT_RUN_ID': '4f2a'}
+    """
+    env = request.get("env", {})
+    if isinstance(env, dict) and all(isinstance(item, str) for pair in env.items() for item in pair):
+        return env
+    raise ProviderError(f"The sweep's {REQUEST_FILE} is damaged: its env is not an object of strings.")
+
+
 def packed_record(bundle: Bundle, plan: Plan) -> dict[str, Any]:
     """What the driver needs of the submit's code bundle: its file, digest, size and URI."""
     return {

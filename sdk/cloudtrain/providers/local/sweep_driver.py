@@ -32,6 +32,7 @@ from cloudtrain.providers.local.sweep import (
     STATE_FILE,
     _object,
     read_packed,
+    trial_env,
 )
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweep import search, trial_run_id
@@ -100,7 +101,7 @@ class Driver:
             .with_run(run_id)
             .with_hparams(values)
             .with_bundle(self.bundle_uri)
-            .with_env({**self.request.get("env", {}), TRIAL_RUN_ENV: run_id})
+            .with_env({**trial_env(self.request), TRIAL_RUN_ENV: run_id})
         )
         job = self.provider.submit(planned, self.provider.render(planned), self.bundle)
         assert isinstance(job, LocalJob)
